@@ -1,0 +1,31 @@
+"""kgeo: support vector machines with geometric kernels for text.
+
+Documents are bags of words; L1-normalised they are points of the multinomial
+manifold. kgeo trains SVMs with kernels built on its Fisher geometry (the
+negative geodesic distance kernel of Zhang, Chen & Lee 2005, the diffusion
+kernel of Lafferty & Lebanon 2005) and with the usual Euclidean ones, using
+its own SMO solver.
+"""
+
+from ._embedding import MultinomialEmbedding
+from ._kernels import KERNELS
+from ._pairwise import (
+    geodesic_distance,
+    is_conditionally_positive_definite,
+    is_positive_definite,
+    pairwise_kernels,
+)
+from .exceptions import ConvergenceWarning, NotFittedError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "KERNELS",
+    "ConvergenceWarning",
+    "MultinomialEmbedding",
+    "NotFittedError",
+    "geodesic_distance",
+    "is_conditionally_positive_definite",
+    "is_positive_definite",
+    "pairwise_kernels",
+]

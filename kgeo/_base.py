@@ -1,0 +1,70 @@
+"""The parts of scikit-learn's estimator contract kgeo needs, without importing it."""
+
+import inspect
+
+from .exceptions import NotFittedError
+
+
+class EstimatorMixin:
+    """``get_params``/``set_params`` read from the ``__init__`` signature."""
+
+    @classmethod
+    def _param_names(cls):
+        signature = inspect.signature(cls.__init__)
+        return sorted(
+            p.name for p in signature.parameters.values()
+            if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
+
+    def get_params(self, deep=True):
+        """Parameters of this estimator, as passed to ``__init__``.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Unused (kgeo estimators hold no sub-estimators); kept for the API.
+
+        Returns
+        -------
+        params : dict
+        """
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        """Set parameters; unknown names raise ``ValueError``.
+
+        Returns
+        -------
+        self
+        """
+        valid = self._param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(
+                    f"Invalid parameter {name!r} for estimator {type(self).__name__}; "
+                    f"valid parameters are: {', '.join(valid)}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self):
+        defaults = {
+            p.name: p.default
+            for p in inspect.signature(type(self).__init__).parameters.values()
+        }
+        changed = []
+        for name, value in self.get_params().items():
+            default = defaults.get(name, inspect.Parameter.empty)
+            try:
+                same = value is default or bool(value == default)
+            except Exception:  # arrays and other values without a plain ==
+                same = False
+            if not same:
+                changed.append(f"{name}={value!r}")
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+
+def check_is_fitted(estimator, attribute):
+    """Raise ``NotFittedError`` unless ``estimator`` has ``attribute``."""
+    if not hasattr(estimator, attribute):
+        raise NotFittedError(
+            f"This {type(estimator).__name__} instance is not fitted yet. Call 'fit' "
+            f"with appropriate arguments before using this estimator.")

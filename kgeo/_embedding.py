@@ -1,0 +1,116 @@
+"""Document embeddings: TF or TF-IDF weights, L1 or L2 normalised."""
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._base import EstimatorMixin, check_is_fitted
+from ._validation import check_matrix
+
+__all__ = ["MultinomialEmbedding"]
+
+
+class MultinomialEmbedding(EstimatorMixin):
+    """Map term counts to TF or TF-IDF weights, normalised per document.
+
+    With ``norm="l1"`` each document becomes a point of the multinomial
+    simplex; the TF-IDF embedding is then the pull-back of the Fisher metric
+    with ``lambda_i`` proportional to ``idf_i`` (Zhang, Chen & Lee 2005, eq. 10).
+
+    Parameters
+    ----------
+    weighting : {"tf", "tfidf"}, default="tf"
+        ``tf`` keeps the counts; ``tfidf`` multiplies term ``i`` by
+        ``idf_i = log(m / df_i)``, with ``m`` documents and ``df_i`` of them
+        containing term ``i`` at ``fit``. Terms absent at ``fit`` get weight 0.
+    norm : {"l1", "l2"} or None, default="l1"
+        Row normalisation. A row whose weights are all zero (for example a
+        document made only of terms present in every training document,
+        whose idf is 0) stays zero.
+
+    Attributes
+    ----------
+    idf_ : ndarray of shape (n_features,)
+        Learnt inverse document frequencies (ones for ``weighting="tf"``).
+    n_features_in_ : int
+    """
+
+    def __init__(self, weighting="tf", norm="l1"):
+        self.weighting = weighting
+        self.norm = norm
+
+    def _check_params(self):
+        if self.weighting not in ("tf", "tfidf"):
+            raise ValueError(f"weighting must be 'tf' or 'tfidf', got {self.weighting!r}")
+        if self.norm not in ("l1", "l2", None):
+            raise ValueError(f"norm must be 'l1', 'l2' or None, got {self.norm!r}")
+
+    @staticmethod
+    def _check_counts(X):
+        X = check_matrix(X, name="X")
+        n_neg = int(np.count_nonzero(X.data < 0))
+        if n_neg:
+            raise ValueError(
+                f"X has {n_neg} negative entries; term counts must be >= 0")
+        return X
+
+    def fit(self, X, y=None):
+        """Learn the document frequencies of the terms.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_documents, n_features)
+            Term counts (or any non-negative weights).
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X = self._check_counts(X)
+        n_docs = X.shape[0]
+        if self.weighting == "tfidf":
+            df = np.bincount(X.indices, minlength=X.shape[1])
+            idf = np.zeros(X.shape[1])
+            seen = df > 0
+            idf[seen] = np.log(n_docs / df[seen])
+        else:
+            idf = np.ones(X.shape[1])
+        self.idf_ = idf
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def transform(self, X):
+        """Weight and normalise documents.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_documents, n_features)
+
+        Returns
+        -------
+        X_new : scipy.sparse.csr_matrix of shape (n_documents, n_features)
+        """
+        check_is_fitted(self, "idf_")
+        self._check_params()
+        X = self._check_counts(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but MultinomialEmbedding is expecting "
+                f"{self.n_features_in_} features as input")
+        X.data *= self.idf_[X.indices]
+        X.eliminate_zeros()
+        if self.norm is not None:
+            values = X.data if self.norm == "l1" else X.data ** 2
+            sums = np.zeros(X.shape[0])
+            nonempty = np.diff(X.indptr) > 0
+            sums[nonempty] = np.add.reduceat(values, X.indptr[:-1][nonempty])
+            if self.norm == "l2":
+                sums = np.sqrt(sums)
+            sums[sums == 0] = 1.0
+            X.data /= np.repeat(sums, np.diff(X.indptr))
+        return sp.csr_matrix(X)
+
+    def fit_transform(self, X, y=None):
+        """``fit(X).transform(X)``."""
+        return self.fit(X).transform(X)

@@ -1,0 +1,44 @@
+# Header of the kernel family: the solver cimports these to compute kernel rows
+# without the GIL.
+from kgeo._typedefs cimport float64_t, int32_t, int64_t, intp_t
+
+
+cdef class RowSet:
+    """CSR rows as the kernels read them, with per-row quantities precomputed."""
+    cdef readonly intp_t n_rows
+    cdef readonly intp_t n_features
+    cdef const float64_t[::1] data        # transformed values (sqrt(p) on the simplex)
+    cdef const int32_t[::1] indices       # sorted column indices
+    cdef const int64_t[::1] indptr        # row pointers, n_rows + 1
+    cdef const float64_t[::1] sq_norms    # squared L2 norm of each transformed row
+    cdef readonly object arrays           # the owning NumPy arrays (keeps them alive)
+
+
+cdef class PostingIndex:
+    """Posting lists (column -> rows) of a RowSet, split into contiguous row blocks.
+
+    The dot products of one row against every row of a block are accumulated
+    word by word over the block's posting lists, so only shared words cost work.
+    """
+    cdef readonly RowSet rows
+    cdef readonly intp_t n_blocks
+    cdef const int64_t[::1] block_start   # first row of each block, n_blocks + 1
+    cdef const int64_t[::1] colptr        # block b, column w: postings colptr[b*(F+1)+w] .. +1
+    cdef const int32_t[::1] post_row      # row of each posting, relative to its block start
+    cdef const float64_t[::1] post_val    # value of each posting
+    cdef readonly object arrays
+
+
+cdef class Kernel:
+    cdef readonly bint on_simplex         # rows are mapped to sqrt(x / sum(x)) first
+    cdef readonly float64_t shift         # constant added to every value
+    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
+                       const float64_t* sq_y, float64_t* out,
+                       intp_t n) noexcept nogil
+
+
+cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,
+                           intp_t block, float64_t* acc,
+                           float64_t* out) noexcept nogil
+
+cdef float64_t kernel_self(Kernel kernel, RowSet X, intp_t i) noexcept nogil

@@ -1,0 +1,536 @@
+"""Kernels evaluated on sparse rows, without the GIL.
+
+Every kernel here is a scalar map of one sparse dot product (plus, for the
+Euclidean distance kernels, the two squared norms precomputed per row). A
+kernel row is therefore computed in two steps: the dot products of one row
+against a block of rows are accumulated over the block's posting lists (only
+the words the rows share cost anything), then the kernel's ``map_dots`` turns
+the accumulator into kernel values, zeroing it for the next row.
+
+The manifold kernels read each row as a point ``p = x / sum(x)`` of the
+simplex and work with ``sqrt(p)``: the Fisher geometry of the multinomial is
+that of the sphere, and ``sum_i sqrt(p_i q_i)`` is the cosine of half the
+geodesic distance.
+
+The Python layer (``kgeo/_pairwise.py``) validates inputs and builds the
+kernels; this module holds only the typed loops.
+"""
+
+from cython.parallel cimport prange, threadid
+from libc.math cimport acos, exp, fabs, pow, sqrt, tanh
+
+import numpy as np
+
+cdef float64_t PI = 3.14159265358979323846
+
+
+cdef inline float64_t clip_unit(float64_t c) noexcept nogil:
+    # Rounding can push the Bhattacharyya coefficient a few ulps outside
+    # [0, 1]; arccos would return NaN above 1.
+    if c > 1.0:
+        return 1.0
+    if c < 0.0:
+        return 0.0
+    return c
+
+
+cdef inline float64_t sq_distance(float64_t sq_x, float64_t sq_y,
+                                  float64_t dot) noexcept nogil:
+    cdef float64_t d = sq_x + sq_y - 2.0 * dot
+    return d if d > 0.0 else 0.0
+
+
+# --------------------------------------------------------------------------
+# Row storage
+# --------------------------------------------------------------------------
+
+cdef class RowSet:
+    """Rows of a CSR matrix, transformed for one kernel.
+
+    Parameters
+    ----------
+    data, indices, indptr : ndarray
+        CSR arrays (float64, int32 with sorted rows, int64), already
+        transformed (``sqrt(p)`` for the manifold kernels).
+    n_features : int
+        Number of columns.
+    """
+
+    def __cinit__(self, data, indices, indptr, intp_t n_features):
+        data = np.ascontiguousarray(data, dtype=np.float64)
+        indices = np.ascontiguousarray(indices, dtype=np.int32)
+        indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        # Summed row by row in index order: the same order (hence the same
+        # rounding) as a row's dot product with itself in the posting lists.
+        sq_norms = _row_sq_norms(data, indptr)
+        self.data = data
+        self.indices = indices
+        self.indptr = indptr
+        self.sq_norms = sq_norms
+        self.n_rows = indptr.shape[0] - 1
+        self.n_features = n_features
+        self.arrays = (data, indices, indptr, sq_norms)
+
+    @property
+    def squared_norms(self):
+        return np.asarray(self.sq_norms)
+
+
+def _row_sq_norms(const float64_t[::1] data, const int64_t[::1] indptr):
+    cdef intp_t n = indptr.shape[0] - 1
+    cdef intp_t i, p
+    cdef float64_t s
+    out = np.zeros(n, dtype=np.float64)
+    cdef float64_t[::1] out_view = out
+    with nogil:
+        for i in range(n):
+            s = 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                s = s + data[p] * data[p]
+            out_view[i] = s
+    return out
+
+
+cdef class PostingIndex:
+    """Posting lists of ``rows``, one set per block of consecutive rows.
+
+    Parameters
+    ----------
+    rows : RowSet
+    block_start : array of int, shape (n_blocks + 1,)
+        Increasing row offsets, from 0 to ``rows.n_rows``.
+    """
+
+    def __cinit__(self, RowSet rows, block_start):
+        block_start = np.ascontiguousarray(block_start, dtype=np.int64)
+        if (block_start.ndim != 1 or block_start.shape[0] < 2
+                or block_start[0] != 0 or block_start[len(block_start) - 1] != rows.n_rows
+                or np.any(np.diff(block_start) < 0)):
+            raise ValueError(
+                f"block_start must increase from 0 to {rows.n_rows}, "
+                f"got {block_start!r}")
+        cdef intp_t n_blocks = block_start.shape[0] - 1
+        cdef intp_t F = rows.n_features
+        cdef intp_t nnz = rows.indptr[rows.n_rows]
+        colptr = np.zeros(n_blocks * (F + 1) + 1, dtype=np.int64)
+        post_row = np.empty(nnz, dtype=np.int32)
+        post_val = np.empty(nnz, dtype=np.float64)
+        cdef int64_t[::1] cp = colptr
+        cdef int32_t[::1] prow = post_row
+        cdef float64_t[::1] pval = post_val
+        cdef const int64_t[::1] bs = block_start
+        cdef intp_t b, i, p, w, base, pos
+        # Counting sort of the nonzeros by (block, column); rows stay in
+        # increasing order inside every posting list.
+        with nogil:
+            for b in range(n_blocks):
+                base = b * (F + 1)
+                for i in range(bs[b], bs[b + 1]):
+                    for p in range(rows.indptr[i], rows.indptr[i + 1]):
+                        cp[base + rows.indices[p] + 1] += 1
+            for p in range(n_blocks * (F + 1)):
+                cp[p + 1] += cp[p]
+        fill = colptr[:colptr.shape[0] - 1].copy()  # next free slot of each posting list
+        cdef int64_t[::1] nxt = fill
+        with nogil:
+            for b in range(n_blocks):
+                base = b * (F + 1)
+                for i in range(bs[b], bs[b + 1]):
+                    for p in range(rows.indptr[i], rows.indptr[i + 1]):
+                        w = base + rows.indices[p]
+                        pos = nxt[w]
+                        prow[pos] = <int32_t>(i - bs[b])
+                        pval[pos] = rows.data[p]
+                        nxt[w] = pos + 1
+        self.rows = rows
+        self.n_blocks = n_blocks
+        self.block_start = block_start
+        self.colptr = colptr
+        self.post_row = post_row
+        self.post_val = post_val
+        self.arrays = (block_start, colptr, post_row, post_val)
+
+    @property
+    def nbytes(self):
+        return sum(a.nbytes for a in self.arrays)
+
+
+# --------------------------------------------------------------------------
+# The kernel family
+# --------------------------------------------------------------------------
+
+cdef class Kernel:
+    """Base of the kernel family: ``k(x, y) = f(<x, y>, |x|^2, |y|^2) + shift``."""
+
+    def __cinit__(self, *args, **kwargs):
+        self.shift = 0.0
+        self.on_simplex = False
+
+    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
+                       const float64_t* sq_y, float64_t* out,
+                       intp_t n) noexcept nogil:
+        # Overridden by every concrete kernel.
+        pass
+
+
+cdef class LinearKernel(Kernel):
+    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
+                       const float64_t* sq_y, float64_t* out,
+                       intp_t n) noexcept nogil:
+        cdef intp_t j
+        for j in range(n):
+            out[j] = dots[j] + self.shift
+            dots[j] = 0.0
+
+
+cdef class PolynomialKernel(Kernel):
+    cdef float64_t gamma, coef0, degree
+
+    def __init__(self, float64_t gamma, float64_t coef0, float64_t degree):
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
+
+    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
+                       const float64_t* sq_y, float64_t* out,
+                       intp_t n) noexcept nogil:
+        cdef intp_t j
+        for j in range(n):
+            out[j] = pow(self.gamma * dots[j] + self.coef0, self.degree) + self.shift
+            dots[j] = 0.0
+
+
+cdef class RBFKernel(Kernel):
+    cdef float64_t gamma
+
+    def __init__(self, float64_t gamma):
+        self.gamma = gamma
+
+    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
+                       const float64_t* sq_y, float64_t* out,
+                       intp_t n) noexcept nogil:
+        cdef intp_t j
+        for j in range(n):
+            out[j] = exp(-self.gamma * sq_distance(sq_x, sq_y[j], dots[j])) + self.shift
+            dots[j] = 0.0
+
+
+cdef class SigmoidKernel(Kernel):
+    cdef float64_t gamma, coef0
+
+    def __init__(self, float64_t gamma, float64_t coef0):
+        self.gamma = gamma
+        self.coef0 = coef0
+
+    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
+                       const float64_t* sq_y, float64_t* out,
+                       intp_t n) noexcept nogil:
+        cdef intp_t j
+        for j in range(n):
+            out[j] = tanh(self.gamma * dots[j] + self.coef0) + self.shift
+            dots[j] = 0.0
+
+
+cdef class NegativeEuclideanKernel(Kernel):
+    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
+                       const float64_t* sq_y, float64_t* out,
+                       intp_t n) noexcept nogil:
+        cdef intp_t j
+        for j in range(n):
+            out[j] = self.shift - sqrt(sq_distance(sq_x, sq_y[j], dots[j]))
+            dots[j] = 0.0
+
+
+cdef class NegativeGeodesicKernel(Kernel):
+    """``offset - 2 arccos(c)``: NGD with offset 0, NGD+pi with offset pi."""
+    cdef float64_t offset
+
+    def __init__(self, float64_t offset):
+        self.on_simplex = True
+        self.offset = offset
+
+    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
+                       const float64_t* sq_y, float64_t* out,
+                       intp_t n) noexcept nogil:
+        cdef intp_t j
+        for j in range(n):
+            out[j] = (self.offset - 2.0 * acos(clip_unit(dots[j]))) + self.shift
+            dots[j] = 0.0
+
+
+cdef class BhattacharyyaKernel(Kernel):
+    def __init__(self):
+        self.on_simplex = True
+
+    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
+                       const float64_t* sq_y, float64_t* out,
+                       intp_t n) noexcept nogil:
+        cdef intp_t j
+        for j in range(n):
+            out[j] = clip_unit(dots[j]) + self.shift
+            dots[j] = 0.0
+
+
+cdef class GeodesicExponentialKernel(Kernel):
+    """``exp(log_scale - arccos(c) / t)`` (NGD-E)."""
+    cdef float64_t inv_t, log_scale
+
+    def __init__(self, float64_t t, float64_t log_scale):
+        self.on_simplex = True
+        self.inv_t = 1.0 / t
+        self.log_scale = log_scale
+
+    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
+                       const float64_t* sq_y, float64_t* out,
+                       intp_t n) noexcept nogil:
+        cdef intp_t j
+        for j in range(n):
+            out[j] = exp(self.log_scale - acos(clip_unit(dots[j])) * self.inv_t) + self.shift
+            dots[j] = 0.0
+
+
+cdef class DiffusionKernel(Kernel):
+    """``exp(log_scale - arccos(c)^2 / t)`` (multinomial information diffusion)."""
+    cdef float64_t inv_t, log_scale
+
+    def __init__(self, float64_t t, float64_t log_scale):
+        self.on_simplex = True
+        self.inv_t = 1.0 / t
+        self.log_scale = log_scale
+
+    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
+                       const float64_t* sq_y, float64_t* out,
+                       intp_t n) noexcept nogil:
+        cdef intp_t j
+        cdef float64_t a
+        for j in range(n):
+            a = acos(clip_unit(dots[j]))
+            out[j] = exp(self.log_scale - a * a * self.inv_t) + self.shift
+            dots[j] = 0.0
+
+
+# --------------------------------------------------------------------------
+# Row evaluation
+# --------------------------------------------------------------------------
+
+cdef inline void accumulate_dots(RowSet X, intp_t i, PostingIndex Y,
+                                 intp_t block, float64_t* acc) noexcept nogil:
+    # acc[r] += <x_i, y_(start + r)> over the words x_i shares with the block.
+    cdef intp_t base = block * (Y.rows.n_features + 1)
+    cdef intp_t p, q, q_end
+    cdef int32_t w
+    cdef float64_t v
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        w = X.indices[p]
+        v = X.data[p]
+        q_end = Y.colptr[base + w + 1]
+        for q in range(Y.colptr[base + w], q_end):
+            acc[Y.post_row[q]] += v * Y.post_val[q]
+
+
+cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,
+                           intp_t block, float64_t* acc,
+                           float64_t* out) noexcept nogil:
+    """Write k(x_i, y_j) for every row j of ``block`` of Y into ``out``.
+
+    ``acc`` is a zeroed buffer of at least the block's length; it is left
+    zeroed.
+    """
+    cdef intp_t start = Y.block_start[block]
+    cdef intp_t n = Y.block_start[block + 1] - start
+    accumulate_dots(X, i, Y, block, acc)
+    kernel.map_dots(acc, X.sq_norms[i], &Y.rows.sq_norms[start], out, n)
+
+
+cdef float64_t kernel_self(Kernel kernel, RowSet X, intp_t i) noexcept nogil:
+    """k(x_i, x_i), with the same rounding as the entry of a kernel row."""
+    cdef float64_t dot = X.sq_norms[i]
+    cdef float64_t sq = X.sq_norms[i]
+    cdef float64_t out
+    kernel.map_dots(&dot, sq, &sq, &out, 1)
+    return out
+
+
+def kernel_matrix(Kernel kernel, RowSet X, PostingIndex Y, int n_threads=1):
+    """Dense kernel matrix between the rows of X and all rows of Y.
+
+    Parameters
+    ----------
+    kernel : Kernel
+    X : RowSet
+    Y : PostingIndex
+        Usually a single block; several blocks are concatenated in order.
+    n_threads : int, default=1
+        OpenMP threads over the rows of X (each row is computed by one thread
+        alone, so the result does not depend on the thread count).
+
+    Returns
+    -------
+    K : ndarray of shape (X.n_rows, Y.rows.n_rows)
+    """
+    cdef intp_t n_x = X.n_rows
+    cdef intp_t n_y = Y.rows.n_rows
+    K = np.empty((n_x, n_y), dtype=np.float64)
+    if n_x == 0 or n_y == 0:
+        return K
+    n_threads = max(1, min(n_threads, n_x))
+    # One zeroed accumulator per thread; kernel_block_row leaves it zeroed.
+    acc_all = np.zeros((n_threads, n_y), dtype=np.float64)
+    cdef float64_t[:, ::1] acc = acc_all
+    cdef float64_t[:, ::1] K_view = K
+    cdef intp_t i, b
+    cdef int tid
+    cdef intp_t n_blocks = Y.n_blocks
+    for i in prange(n_x, nogil=True, schedule="dynamic", chunksize=8,
+                    num_threads=n_threads):
+        tid = threadid()
+        for b in range(n_blocks):
+            kernel_block_row(kernel, X, i, Y, b, &acc[tid, 0],
+                             &K_view[i, Y.block_start[b]])
+    return K
+
+
+def kernel_diagonal(Kernel kernel, RowSet X):
+    """k(x_i, x_i) for every row, shape (X.n_rows,)."""
+    out = np.empty(X.n_rows, dtype=np.float64)
+    cdef float64_t[::1] view = out
+    cdef intp_t i
+    with nogil:
+        for i in range(X.n_rows):
+            view[i] = kernel_self(kernel, X, i)
+    return out
+
+
+# --------------------------------------------------------------------------
+# Registry
+# --------------------------------------------------------------------------
+
+# name -> (parameters it accepts with their defaults, reads rows on the simplex)
+KERNELS = {
+    "linear": ({}, False),
+    "poly": ({"gamma": None, "coef0": 0.0, "degree": 3}, False),
+    "rbf": ({"gamma": None}, False),
+    "sigmoid": ({"gamma": None, "coef0": 0.0}, False),
+    "ned": ({}, False),
+    "ngd": ({}, True),
+    "ngd+pi": ({}, True),
+    "ngd_exp": ({"t": 1.0, "normalize": False}, True),
+    "bhattacharyya": ({}, True),
+    "diffusion": ({"t": 1.0, "normalize": False}, True),
+}
+
+# Largest and smallest exponents whose exp() is a normal float64.
+_LOG_MAX = 709.78
+_LOG_MIN = -708.39
+
+
+def _real(value, name, kernel):
+    import numbers
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+        raise ValueError(
+            f"kernel {kernel!r}: {name} must be a finite real number, got {value!r}")
+    return float(value)
+
+
+def _heat_log_scale(kernel, t, n_features, max_exponent):
+    """log of (4 pi t)^(-n/2), n = n_features - 1, the dimension of the simplex."""
+    n = n_features - 1
+    log_scale = -0.5 * n * np.log(4.0 * np.pi * t)
+    if log_scale > _LOG_MAX or log_scale - max_exponent < _LOG_MIN:
+        raise ValueError(
+            f"kernel {kernel!r} with normalize=True: the factor (4 pi t)^(-n/2) = "
+            f"exp({log_scale:.4g}) for n = {n} (n_features - 1) and t = {t} makes kernel "
+            f"values leave the float64 range. The factor only rescales the kernel, "
+            f"and scaling a kernel by c is the same SVM as scaling C by c: use "
+            f"normalize=False and multiply C by the factor instead")
+    return log_scale
+
+
+def kernel_params(name):
+    """Names and defaults of the parameters a kernel accepts.
+
+    Raises
+    ------
+    ValueError
+        If the kernel name is unknown (the message lists the known ones).
+    """
+    if not isinstance(name, str) or name not in KERNELS:
+        raise ValueError(
+            f"Unknown kernel {name!r}; known kernels: {', '.join(sorted(KERNELS))}")
+    return dict(KERNELS[name][0])
+
+
+def get_kernel(name, n_features, shift=0.0, **params):
+    """Build the kernel object for ``name`` on data with ``n_features`` columns.
+
+    Parameters
+    ----------
+    name : str
+        One of ``KERNELS``.
+    n_features : int
+        Number of columns of the data (sets ``gamma=None`` to 1/n_features
+        and the dimension of the heat-kernel normalisation).
+    shift : float, default=0.0
+        Constant added to every kernel value.
+    **params
+        The kernel's parameters (see ``KERNELS``); unknown names raise.
+
+    Returns
+    -------
+    kernel : Kernel
+    """
+    defaults = kernel_params(name)
+    unknown = sorted(set(params) - set(defaults))
+    if unknown:
+        accepted = ", ".join(sorted(defaults)) or "none"
+        raise ValueError(
+            f"kernel {name!r} got unknown parameter(s) {', '.join(unknown)}; "
+            f"it accepts: {accepted}")
+    p = {**defaults, **params}
+    shift = _real(shift, "shift", name)
+    if "gamma" in p:
+        gamma = 1.0 / n_features if p["gamma"] is None else _real(p["gamma"], "gamma", name)
+        if gamma <= 0:
+            raise ValueError(f"kernel {name!r}: gamma must be > 0, got {gamma!r}")
+    if "coef0" in p:
+        coef0 = _real(p["coef0"], "coef0", name)
+    if "t" in p:
+        t = _real(p["t"], "t", name)
+        if t <= 0:
+            raise ValueError(f"kernel {name!r}: t must be > 0, got {t!r}")
+        if not isinstance(p["normalize"], (bool, np.bool_)):
+            raise ValueError(
+                f"kernel {name!r}: normalize must be True or False, got {p['normalize']!r}")
+
+    cdef Kernel kernel
+    if name == "linear":
+        kernel = LinearKernel()
+    elif name == "poly":
+        degree = p["degree"]
+        if (isinstance(degree, bool) or not isinstance(degree, (int, np.integer, float))
+                or degree != int(degree) or degree < 1):
+            raise ValueError(
+                f"kernel 'poly': degree must be an integer >= 1, got {degree!r}")
+        kernel = PolynomialKernel(gamma, coef0, float(degree))
+    elif name == "rbf":
+        kernel = RBFKernel(gamma)
+    elif name == "sigmoid":
+        kernel = SigmoidKernel(gamma, coef0)
+    elif name == "ned":
+        kernel = NegativeEuclideanKernel()
+    elif name == "ngd":
+        kernel = NegativeGeodesicKernel(0.0)
+    elif name == "ngd+pi":
+        kernel = NegativeGeodesicKernel(PI)
+    elif name == "bhattacharyya":
+        kernel = BhattacharyyaKernel()
+    elif name == "ngd_exp":
+        log_scale = (_heat_log_scale(name, t, n_features, (PI / 2) / t)
+                     if p["normalize"] else 0.0)
+        kernel = GeodesicExponentialKernel(t, log_scale)
+    else:  # diffusion
+        log_scale = (_heat_log_scale(name, t, n_features, (PI / 2) ** 2 / t)
+                     if p["normalize"] else 0.0)
+        kernel = DiffusionKernel(t, log_scale)
+    kernel.shift = shift
+    return kernel

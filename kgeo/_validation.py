@@ -1,0 +1,174 @@
+"""Input checks shared by everything public.
+
+Everything the compiled code reads passes through here first: CSR float64
+with sorted, duplicate-free int32 indices, finite values, and (for the
+manifold kernels) non-negative rows with some mass.
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from .exceptions import DataConversionWarning
+
+_MAX_ROWS_LISTED = 10
+
+
+def _describe(obj):
+    return f"{type(obj).__module__}.{type(obj).__qualname__}"
+
+
+def check_matrix(X, *, name="X", min_samples=1):
+    """Return X as a canonical CSR float64 matrix with int32 indices.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Dense arrays of bool, int or float, and any SciPy sparse format, are
+        converted; duplicate sparse entries are summed, as SciPy does.
+    name : str, default="X"
+        Name used in error messages.
+    min_samples : int, default=1
+        Fewest rows accepted.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of float64
+        A new matrix (the input is never modified), sorted indices, no
+        explicit zeros.
+    """
+    if X is None:
+        raise TypeError(f"{name} must be an array-like or a sparse matrix, got None")
+    if sp.issparse(X):
+        if np.iscomplexobj(X.data if hasattr(X, "data") else X):
+            raise ValueError(f"Complex data not supported; {name} has dtype {X.dtype}")
+        if X.dtype.kind not in "biuf":
+            raise TypeError(
+                f"{name} must hold numbers (bool, int or float), got dtype {X.dtype}")
+        X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    else:
+        if isinstance(X, (str, bytes, dict, set)) or not hasattr(X, "__len__") and not hasattr(X, "__array__"):
+            raise TypeError(
+                f"{name} must be an array-like or a sparse matrix, got {_describe(X)}")
+        arr = np.asarray(X)
+        if np.iscomplexobj(arr):
+            raise ValueError(f"Complex data not supported; {name} has dtype {arr.dtype}")
+        if arr.dtype.kind == "O":
+            # Objects holding numbers convert; anything else raises the
+            # TypeError of float() itself, which names the offending value.
+            arr = arr.astype(np.float64)
+        elif arr.dtype.kind not in "biuf":
+            raise TypeError(
+                f"{name} must hold numbers (bool, int or float), got dtype {arr.dtype}")
+        if arr.ndim != 2:
+            raise ValueError(
+                f"Expected a 2D array for {name}, got a {arr.ndim}D array of shape "
+                f"{arr.shape}; reshape a single sample with X.reshape(1, -1) and a "
+                f"single feature with X.reshape(-1, 1)")
+        X = sp.csr_matrix(np.asarray(arr, dtype=np.float64))
+    n_samples, n_features = X.shape
+    if n_samples < min_samples:
+        raise ValueError(
+            f"Found array with {n_samples} sample(s) (shape={X.shape}) while a "
+            f"minimum of {min_samples} is required; {name} is empty or too small")
+    if n_features < 1:
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 "
+            f"is required.")
+    X.sum_duplicates()  # also sorts the indices
+    if not np.all(np.isfinite(X.data)):
+        n_bad = int(np.count_nonzero(~np.isfinite(X.data)))
+        raise ValueError(
+            f"{name} contains {n_bad} NaN or infinity value(s); every entry must be finite")
+    X.eliminate_zeros()
+    if X.nnz > np.iinfo(np.int32).max or n_features > np.iinfo(np.int32).max:
+        raise ValueError(
+            f"{name} has {X.nnz} nonzeros and {n_features} features; kgeo indexes "
+            f"columns with int32 and needs both below 2**31")
+    X.indices = X.indices.astype(np.int32, copy=False)
+    X.indptr = X.indptr.astype(np.int64, copy=False)
+    return X
+
+
+def check_on_simplex(X, *, name="X", kernel="ngd"):
+    """Check that every row of a CSR matrix can be L1-normalised.
+
+    Raises
+    ------
+    ValueError
+        If an entry is negative or a row sums to zero (naming the rows).
+    """
+    n_neg = int(np.count_nonzero(X.data < 0))
+    if n_neg:
+        raise ValueError(
+            f"{name} has {n_neg} negative entries; the multinomial kernel "
+            f"{kernel!r} needs counts or frequencies >= 0")
+    empty = np.flatnonzero(np.diff(X.indptr) == 0)
+    if empty.size:
+        listed = ", ".join(str(i) for i in empty[:_MAX_ROWS_LISTED])
+        more = f" and {empty.size - _MAX_ROWS_LISTED} more" if empty.size > _MAX_ROWS_LISTED else ""
+        raise ValueError(
+            f"{name} has {empty.size} all-zero row(s) (rows {listed}{more}); the "
+            f"multinomial kernel {kernel!r} L1-normalises each row and needs "
+            f"some mass in every row")
+
+
+def check_labels(y, n_samples):
+    """Validate targets: 1D, finite, discrete, as long as X.
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,)
+    """
+    if y is None:
+        raise ValueError("y is required for a classifier, got None")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected. Please "
+            "change the shape of y to (n_samples,), for example using ravel().",
+            DataConversionWarning, stacklevel=3)
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1D (one label per sample), got shape {y.shape}")
+    if y.shape[0] != n_samples:
+        raise ValueError(
+            f"X and y have inconsistent numbers of samples: X has {n_samples}, "
+            f"y has {y.shape[0]}")
+    if y.dtype.kind == "c":
+        raise ValueError("Complex data not supported in y")
+    if y.dtype.kind == "f":
+        if not np.all(np.isfinite(y)):
+            raise ValueError(
+                f"y contains {int(np.count_nonzero(~np.isfinite(y)))} NaN or infinity "
+                f"label(s); labels must be finite")
+        if np.any(y != np.round(y)):
+            raise ValueError(
+                "Unknown label type: continuous. kgeo.SVM is a classifier and needs "
+                "discrete labels (ints, strings, or floats with integral values)")
+    if y.dtype.kind == "O":
+        kinds = {type(v) for v in y}
+        for v in y:
+            if v is None or (isinstance(v, numbers.Real) and not np.isfinite(v)):
+                raise ValueError(f"y contains a missing label ({v!r}); labels must be set")
+            if isinstance(v, numbers.Real) and not isinstance(v, numbers.Integral) and v != round(v):
+                raise ValueError(
+                    "Unknown label type: continuous. kgeo.SVM is a classifier and "
+                    "needs discrete labels")
+        if len(kinds) > 1 and not all(issubclass(k, numbers.Number) for k in kinds):
+            raise ValueError(
+                f"Unknown label type: y mixes label types {sorted(k.__name__ for k in kinds)}")
+    return y
+
+
+def check_positive(value, name, *, allow_zero=False):
+    """Return ``value`` as a float, or raise if it is not a finite positive number."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
+    value = float(value)
+    if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be finite and {bound}, got {value!r}")
+    return value

@@ -1,0 +1,40 @@
+"""Build the Cython extensions; all metadata lives in pyproject.toml."""
+
+import os
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+# KGEO_DEBUG_CYTHON=1 turns bounds and wraparound checks back on for debugging.
+DEBUG = os.environ.get("KGEO_DEBUG_CYTHON", "0") not in ("", "0")
+EXTENSIONS = [n for n in ("_kernels", "_solver") if os.path.exists(f"kgeo/{n}.pyx")]
+OPENMP = os.environ.get("KGEO_NO_OPENMP", "0") in ("", "0")
+
+compile_args = ["-O3"] + (["-fopenmp"] if OPENMP else [])
+link_args = ["-fopenmp"] if OPENMP else []
+
+
+def extension(name):
+    return Extension(
+        f"kgeo.{name}",
+        [f"kgeo/{name}.pyx"],
+        include_dirs=[np.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        extra_compile_args=compile_args,
+        extra_link_args=link_args,
+    )
+
+
+setup(
+    ext_modules=cythonize(
+        [extension(name) for name in EXTENSIONS],
+        compiler_directives={
+            "language_level": 3,
+            "boundscheck": DEBUG,
+            "wraparound": DEBUG,
+            "cdivision": not DEBUG,
+            "initializedcheck": DEBUG,
+        },
+    ),
+)
