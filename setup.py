@@ -8,7 +8,6 @@ from setuptools import Extension, setup
 
 # KGEO_DEBUG_CYTHON=1 turns bounds and wraparound checks back on for debugging.
 DEBUG = os.environ.get("KGEO_DEBUG_CYTHON", "0") not in ("", "0")
-EXTENSIONS = [n for n in ("_kernels", "_solver") if os.path.exists(f"kgeo/{n}.pyx")]
 OPENMP = os.environ.get("KGEO_NO_OPENMP", "0") in ("", "0")
 
 compile_args = ["-O3"] + (["-fopenmp"] if OPENMP else [])
@@ -28,7 +27,7 @@ def extension(name):
 
 setup(
     ext_modules=cythonize(
-        [extension(name) for name in EXTENSIONS],
+        [extension("_kernels"), extension("_solver")],
         compiler_directives={
             "language_level": 3,
             "boundscheck": DEBUG,

@@ -15,15 +15,17 @@ from ._pairwise import (
     is_positive_definite,
     pairwise_kernels,
 )
+from ._svm import SVM
+from ._version import __version__
 from .exceptions import ConvergenceWarning, NotFittedError
-
-__version__ = "0.1.0"
 
 __all__ = [
     "KERNELS",
     "ConvergenceWarning",
     "MultinomialEmbedding",
     "NotFittedError",
+    "SVM",
+    "__version__",
     "geodesic_distance",
     "is_conditionally_positive_definite",
     "is_positive_definite",

@@ -1,0 +1,602 @@
+"""SMO solver for the SVM dual, one-vs-one over class pairs, without libsvm.
+
+For a class pair (s, t) it solves (Zhang, Chen & Lee 2005, Definition 2)
+
+    min_a  1/2 a'Qa - sum(a)   s.t.  0 <= a_k <= C_k,  sum_k y_k a_k = 0,
+
+with ``Q_kl = y_k y_l K(x_k, x_l)``, ``y = +1`` on class s and ``-1`` on
+class t, by sequential minimal optimisation: second-order working-set
+selection (Fan, Chen & Lin, JMLR 2005), a tiny positive curvature where
+``K_ii + K_jj - 2 K_ij <= 0`` (duplicates, and the conditionally positive or
+indefinite kernels), shrinking with gradient reconstruction, and the stopping
+rule ``max_{I_up} -y G + max_{I_low} y G <= tol``.
+
+Kernel values come from one ``KernelRowCache`` shared by every pair. The
+training rows are sorted by class, so the kernel row of a document splits
+into one block per class; the cache stores such (row, class) blocks in
+float64 under a memory budget with least-recently-used eviction. A pair (s, t)
+reads blocks s and t of a row; the block of a document's own class is then
+reused by every pair its class takes part in.
+"""
+
+from cpython.exc cimport PyErr_CheckSignals
+from libc.math cimport INFINITY, fabs
+from libc.stdlib cimport free, malloc
+
+import numpy as np
+
+from kgeo._kernels cimport Kernel, PostingIndex, RowSet, kernel_block_row, kernel_self
+from kgeo._typedefs cimport float64_t, int32_t, int64_t, intp_t
+
+# Curvature used where K_ii + K_jj - 2 K_ij <= 0 (libsvm's TAU).
+cdef float64_t TAU = 1e-12
+# Relative margin under which two candidates of a selection count as tied.
+# SMO makes exact ties routine (after an unclipped step on (i, j), y_i G_i and
+# y_j G_j are equal in exact arithmetic), and a tie left to rounding noise is
+# broken differently by K and K + beta: the path, then the solution within
+# tol, would depend on the shift that Proposition 3 says changes nothing.
+# Breaking near-ties by index makes the path insensitive to rounding.
+cdef float64_t TIE = 1e-9
+# Iterations between two checks for Ctrl-C.
+cdef intp_t SIGNAL_CHECK_EVERY = 64
+
+# Return codes of the solver core (and of solve_pair's status).
+cdef enum:
+    STATUS_CONVERGED = 0
+    STATUS_MAX_ITER = 1
+
+CONVERGED = STATUS_CONVERGED
+MAX_ITER_REACHED = STATUS_MAX_ITER
+
+
+cdef class KernelRowCache:
+    """Kernel values K(x_g, x_j) for j in one class, per training row g.
+
+    Parameters
+    ----------
+    kernel : Kernel
+    index : PostingIndex
+        The training rows with one block per class (rows sorted by class).
+    budget_bytes : int
+        Memory for cached values; at least the two largest class blocks twice
+        over (the two rows of an SMO step must stay cached together).
+    """
+    cdef Kernel kernel
+    cdef PostingIndex index
+    cdef RowSet rows
+    cdef intp_t n_rows, n_classes, n_keys
+    cdef float64_t** blocks       # key = row * n_classes + class -> values or NULL
+    cdef intp_t* lru_prev         # doubly linked LRU list over keys; n_keys is the head
+    cdef intp_t* lru_next
+    cdef float64_t* acc           # zeroed accumulator, as long as the largest class
+    cdef readonly intp_t budget   # in float64 values
+    cdef readonly intp_t used
+    cdef readonly int64_t n_computed   # blocks computed (misses)
+    cdef readonly int64_t n_requests   # blocks requested
+    cdef readonly int64_t values_computed  # kernel values computed
+
+    def __cinit__(self, Kernel kernel, PostingIndex index, int64_t budget_bytes):
+        cdef intp_t c, k, largest = 0
+        self.kernel = kernel
+        self.index = index
+        self.rows = index.rows
+        self.n_rows = index.rows.n_rows
+        self.n_classes = index.n_blocks
+        self.n_keys = self.n_rows * self.n_classes
+        for c in range(self.n_classes):
+            largest = max(largest, index.block_start[c + 1] - index.block_start[c])
+        self.budget = budget_bytes // sizeof(float64_t)
+        self.blocks = <float64_t**> malloc(self.n_keys * sizeof(float64_t*))
+        self.lru_prev = <intp_t*> malloc((self.n_keys + 1) * sizeof(intp_t))
+        self.lru_next = <intp_t*> malloc((self.n_keys + 1) * sizeof(intp_t))
+        self.acc = <float64_t*> malloc((largest + 1) * sizeof(float64_t))
+        if (self.blocks == NULL or self.lru_prev == NULL or self.lru_next == NULL
+                or self.acc == NULL):
+            raise MemoryError("could not allocate the kernel row cache index")
+        for k in range(self.n_keys):
+            self.blocks[k] = NULL
+        for k in range(largest + 1):
+            self.acc[k] = 0.0
+        self.lru_prev[self.n_keys] = self.n_keys
+        self.lru_next[self.n_keys] = self.n_keys
+
+    def __dealloc__(self):
+        cdef intp_t k
+        if self.blocks != NULL:
+            for k in range(self.n_keys):
+                free(self.blocks[k])
+        free(self.blocks)
+        free(self.lru_prev)
+        free(self.lru_next)
+        free(self.acc)
+
+    cdef inline void lru_unlink(self, intp_t key) noexcept nogil:
+        self.lru_next[self.lru_prev[key]] = self.lru_next[key]
+        self.lru_prev[self.lru_next[key]] = self.lru_prev[key]
+
+    cdef inline void lru_push_front(self, intp_t key) noexcept nogil:
+        cdef intp_t head = self.n_keys
+        self.lru_next[key] = self.lru_next[head]
+        self.lru_prev[key] = head
+        self.lru_prev[self.lru_next[head]] = key
+        self.lru_next[head] = key
+
+    cdef inline intp_t block_length(self, intp_t c) noexcept nogil:
+        return self.index.block_start[c + 1] - self.index.block_start[c]
+
+    cdef const float64_t* get(self, intp_t row, intp_t c) except NULL nogil:
+        """K(x_row, x_j) for the rows j of class c, computed if not cached."""
+        cdef intp_t key = row * self.n_classes + c
+        cdef intp_t n = self.block_length(c)
+        cdef intp_t victim
+        cdef float64_t* values = self.blocks[key]
+        self.n_requests += 1
+        if values != NULL:
+            self.lru_unlink(key)
+            self.lru_push_front(key)
+            return values
+        # Evict least recently used blocks until this one fits.
+        while self.used + n > self.budget and self.lru_prev[self.n_keys] != self.n_keys:
+            victim = self.lru_prev[self.n_keys]
+            self.lru_unlink(victim)
+            free(self.blocks[victim])
+            self.blocks[victim] = NULL
+            self.used -= self.block_length(victim % self.n_classes)
+        values = <float64_t*> malloc((n if n > 0 else 1) * sizeof(float64_t))
+        if values == NULL:
+            with gil:
+                raise MemoryError(f"could not allocate a kernel row block of {n} values")
+        kernel_block_row(self.kernel, self.rows, row, self.index, c, self.acc, values)
+        self.blocks[key] = values
+        self.used += n
+        self.lru_push_front(key)
+        self.n_computed += 1
+        self.values_computed += n
+        return values
+
+    def stats(self):
+        """Counters: requested and computed blocks, computed kernel values."""
+        return {
+            "blocks_requested": self.n_requests,
+            "blocks_computed": self.n_computed,
+            "values_computed": self.values_computed,
+            "budget_values": self.budget,
+        }
+
+
+# --------------------------------------------------------------------------
+# Binary SMO on one class pair
+# --------------------------------------------------------------------------
+
+cdef struct Pair:
+    intp_t l              # n_s + n_t; local k < n_s is class s (y = +1)
+    intp_t n_s
+    intp_t start_s        # first global row of class s
+    intp_t start_t
+    intp_t cls_s
+    intp_t cls_t
+    float64_t* alpha
+    float64_t* G          # gradient of the dual objective, Q alpha - 1
+    float64_t* G_bar      # sum over upper-bound j of C_j Q_jk (for reconstruction)
+    float64_t* C
+    float64_t* QD         # K_kk
+    int32_t* active       # active local indices, increasing (class s ones first)
+    intp_t active_size
+    intp_t active_s       # how many of them are in class s
+
+
+cdef struct Row:
+    const float64_t* Ks   # K(x_i, x_j) for j in class s
+    const float64_t* Kt   # ... and in class t
+
+
+cdef inline float64_t y_of(Pair* P, intp_t k) noexcept nogil:
+    return 1.0 if k < P.n_s else -1.0
+
+
+cdef inline float64_t K_at(Row* r, Pair* P, intp_t k) noexcept nogil:
+    return r.Ks[k] if k < P.n_s else r.Kt[k - P.n_s]
+
+
+cdef inline bint is_upper(Pair* P, intp_t k) noexcept nogil:
+    return P.alpha[k] >= P.C[k]
+
+
+cdef inline bint is_lower(Pair* P, intp_t k) noexcept nogil:
+    return P.alpha[k] <= 0.0
+
+
+cdef int fetch_row(KernelRowCache cache, Pair* P, intp_t k, Row* r) except -1 nogil:
+    cdef intp_t g = (P.start_s + k) if k < P.n_s else (P.start_t + k - P.n_s)
+    r.Ks = cache.get(g, P.cls_s)
+    r.Kt = cache.get(g, P.cls_t)
+    return 0
+
+
+cdef int check_signals() except -1 nogil:
+    with gil:
+        PyErr_CheckSignals()
+    return 0
+
+
+cdef int select_working_set(KernelRowCache cache, Pair* P, float64_t tol,
+                            intp_t* out_i, intp_t* out_j) except -1 nogil:
+    """Second-order working-set selection; returns 1 when optimal to tol."""
+    cdef float64_t Gmax = -INFINITY, Gmax2 = -INFINITY, v
+    cdef float64_t obj_min = INFINITY, grad_diff, quad, obj, yk, Kik
+    cdef intp_t a, k, i = -1, j = -1
+    cdef Row ri
+    # i: the most violating variable of I_up; among near-ties the first.
+    for a in range(P.active_size):
+        k = P.active[a]
+        if (P.alpha[k] < P.C[k]) if k < P.n_s else (P.alpha[k] > 0.0):
+            v = -y_of(P, k) * P.G[k]
+            if i == -1 or v > Gmax + TIE * (1.0 + fabs(Gmax)):
+                Gmax = v
+                i = k
+    if i == -1:
+        return 1
+    fetch_row(cache, P, i, &ri)
+    cdef float64_t yi = y_of(P, i)
+    for a in range(P.active_size):
+        k = P.active[a]
+        yk = y_of(P, k)
+        # k in I_low: y = +1 with alpha > 0, or y = -1 with alpha < C.
+        if (yk > 0 and P.alpha[k] > 0.0) or (yk < 0 and P.alpha[k] < P.C[k]):
+            grad_diff = Gmax + yk * P.G[k]
+            if yk * P.G[k] >= Gmax2:
+                Gmax2 = yk * P.G[k]
+            if grad_diff > 0:
+                Kik = K_at(&ri, P, k)
+                quad = P.QD[i] + P.QD[k] - 2.0 * Kik
+                if quad <= 0:
+                    quad = TAU
+                obj = -(grad_diff * grad_diff) / quad
+                if j == -1 or obj < obj_min - TIE * fabs(obj_min):
+                    obj_min = obj
+                    j = k
+    # Gmax may trail the true maximum by the tie margin: negligible against tol.
+    if Gmax + Gmax2 <= tol or j == -1:
+        return 1
+    out_i[0] = i
+    out_j[0] = j
+    return 0
+
+
+cdef void update_pair(Pair* P, intp_t i, intp_t j, float64_t Kij) noexcept nogil:
+    """Solve the two-variable subproblem exactly and clip to the box (libsvm's rule)."""
+    cdef float64_t Ci = P.C[i], Cj = P.C[j]
+    cdef float64_t quad, delta, diff, total
+    cdef float64_t* alpha = P.alpha
+    cdef float64_t* G = P.G
+    quad = P.QD[i] + P.QD[j] - 2.0 * Kij
+    if quad <= 0:
+        quad = TAU
+    if y_of(P, i) != y_of(P, j):
+        delta = (-G[i] - G[j]) / quad
+        diff = alpha[i] - alpha[j]
+        alpha[i] += delta
+        alpha[j] += delta
+        if diff > 0:
+            if alpha[j] < 0:
+                alpha[j] = 0
+                alpha[i] = diff
+        else:
+            if alpha[i] < 0:
+                alpha[i] = 0
+                alpha[j] = -diff
+        if diff > Ci - Cj:
+            if alpha[i] > Ci:
+                alpha[i] = Ci
+                alpha[j] = Ci - diff
+        else:
+            if alpha[j] > Cj:
+                alpha[j] = Cj
+                alpha[i] = Cj + diff
+    else:
+        delta = (G[i] - G[j]) / quad
+        total = alpha[i] + alpha[j]
+        alpha[i] -= delta
+        alpha[j] += delta
+        if total > Ci:
+            if alpha[i] > Ci:
+                alpha[i] = Ci
+                alpha[j] = total - Ci
+        else:
+            if alpha[j] < 0:
+                alpha[j] = 0
+                alpha[i] = total
+        if total > Cj:
+            if alpha[j] > Cj:
+                alpha[j] = Cj
+                alpha[i] = total - Cj
+        else:
+            if alpha[i] < 0:
+                alpha[i] = 0
+                alpha[j] = total
+
+
+cdef void add_row_to(Pair* P, Row* r, float64_t coef, float64_t* target,
+                     bint active_only) noexcept nogil:
+    """target[k] += coef * Q_ik, i.e. coef * y_i * y_k * K_ik (y_i folded in coef)."""
+    cdef intp_t a, k
+    if active_only:
+        for a in range(P.active_s):
+            k = P.active[a]
+            target[k] += coef * r.Ks[k]
+        for a in range(P.active_s, P.active_size):
+            k = P.active[a]
+            target[k] -= coef * r.Kt[k - P.n_s]
+    else:
+        for k in range(P.n_s):
+            target[k] += coef * r.Ks[k]
+        for k in range(P.n_s, P.l):
+            target[k] -= coef * r.Kt[k - P.n_s]
+
+
+cdef int reconstruct_gradient(KernelRowCache cache, Pair* P) except -1 nogil:
+    """Recompute G of the inactive variables from G_bar and the free ones."""
+    cdef intp_t a, k, m, n_free = 0
+    cdef Row r
+    if P.active_size == P.l:
+        return 0
+    cdef char* in_active = <char*> malloc(P.l)
+    if in_active == NULL:
+        with gil:
+            raise MemoryError("could not allocate the gradient reconstruction mask")
+    try:
+        for k in range(P.l):
+            in_active[k] = 0
+        for a in range(P.active_size):
+            in_active[P.active[a]] = 1
+        for k in range(P.l):
+            if not in_active[k]:
+                P.G[k] = P.G_bar[k] - 1.0
+        for a in range(P.active_size):
+            k = P.active[a]
+            if not is_upper(P, k) and not is_lower(P, k):
+                n_free += 1
+        if n_free <= P.l - P.active_size:
+            # Fewer free variables than inactive ones: spread each free row.
+            for a in range(P.active_size):
+                k = P.active[a]
+                if not is_upper(P, k) and not is_lower(P, k):
+                    fetch_row(cache, P, k, &r)
+                    for m in range(P.l):
+                        if not in_active[m]:
+                            P.G[m] += P.alpha[k] * y_of(P, k) * y_of(P, m) * K_at(&r, P, m)
+                    if a % SIGNAL_CHECK_EVERY == 0:
+                        check_signals()
+        else:
+            # Fewer inactive variables: gather over the free ones in their rows.
+            for m in range(P.l):
+                if not in_active[m]:
+                    fetch_row(cache, P, m, &r)
+                    for a in range(P.active_size):
+                        k = P.active[a]
+                        if not is_upper(P, k) and not is_lower(P, k):
+                            P.G[m] += P.alpha[k] * y_of(P, k) * y_of(P, m) * K_at(&r, P, k)
+                    if m % SIGNAL_CHECK_EVERY == 0:
+                        check_signals()
+    finally:
+        free(in_active)
+    return 0
+
+
+cdef inline bint be_shrunk(Pair* P, intp_t k, float64_t Gmax1,
+                           float64_t Gmax2) noexcept nogil:
+    # Shrink only beyond the tie margin, so rounding noise decides nothing.
+    cdef float64_t m1 = Gmax1 + TIE * (1.0 + fabs(Gmax1))
+    cdef float64_t m2 = Gmax2 + TIE * (1.0 + fabs(Gmax2))
+    if is_upper(P, k):
+        return (-P.G[k] > m1) if k < P.n_s else (-P.G[k] > m2)
+    if is_lower(P, k):
+        return (P.G[k] > m2) if k < P.n_s else (P.G[k] > m1)
+    return False
+
+
+cdef void activate_all(Pair* P) noexcept nogil:
+    cdef intp_t k
+    for k in range(P.l):
+        P.active[k] = <int32_t>k
+    P.active_size = P.l
+    P.active_s = P.n_s
+
+
+cdef int do_shrinking(KernelRowCache cache, Pair* P, float64_t tol,
+                      bint* unshrunk) except -1 nogil:
+    """Drop bound variables that cannot move at the current violation level."""
+    cdef float64_t Gmax1 = -INFINITY  # max over I_up of -y G
+    cdef float64_t Gmax2 = -INFINITY  # max over I_low of y G
+    cdef intp_t a, k, kept = 0, kept_s = 0
+    for a in range(P.active_size):
+        k = P.active[a]
+        if k < P.n_s:
+            if not is_upper(P, k) and -P.G[k] >= Gmax1:
+                Gmax1 = -P.G[k]
+            if not is_lower(P, k) and P.G[k] >= Gmax2:
+                Gmax2 = P.G[k]
+        else:
+            if not is_upper(P, k) and -P.G[k] >= Gmax2:
+                Gmax2 = -P.G[k]
+            if not is_lower(P, k) and P.G[k] >= Gmax1:
+                Gmax1 = P.G[k]
+    if not unshrunk[0] and Gmax1 + Gmax2 <= tol * 10:
+        # Close to the end: bring everything back once, so that variables
+        # shrunk early on a stale gradient get another look.
+        unshrunk[0] = True
+        reconstruct_gradient(cache, P)
+        activate_all(P)
+    for a in range(P.active_size):
+        k = P.active[a]
+        if not be_shrunk(P, k, Gmax1, Gmax2):
+            P.active[kept] = <int32_t>k
+            kept += 1
+            if k < P.n_s:
+                kept_s += 1
+    P.active_size = kept
+    P.active_s = kept_s
+    return 0
+
+
+cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
+                         bint shrinking, int64_t max_iter,
+                         int64_t* n_iter) except -1 nogil:
+    """Run SMO to tol (or max_iter); leaves every variable active and G exact."""
+    cdef intp_t i, j, k
+    cdef intp_t counter = P.l if P.l < 1000 else 1000
+    cdef int64_t it = 0
+    cdef bint unshrunk = False, ui, uj, reached_max = False
+    cdef float64_t old_ai, old_aj, dai, daj, yi, yj, Kij
+    cdef Row ri, rj
+    cdef int status = 0
+    activate_all(P)
+    for k in range(P.l):
+        P.G[k] = -1.0
+        P.G_bar[k] = 0.0
+    while True:
+        if max_iter >= 0 and it >= max_iter:
+            reached_max = True
+            break
+        if it % SIGNAL_CHECK_EVERY == 0:
+            check_signals()
+        if shrinking:
+            counter -= 1
+            if counter == 0:
+                counter = P.l if P.l < 1000 else 1000
+                do_shrinking(cache, P, tol, &unshrunk)
+        if select_working_set(cache, P, tol, &i, &j):
+            # Optimal on the active set: check again on all variables.
+            reconstruct_gradient(cache, P)
+            activate_all(P)
+            if select_working_set(cache, P, tol, &i, &j):
+                break
+            counter = 1  # shrink again at the next iteration
+        it += 1
+        fetch_row(cache, P, i, &ri)
+        fetch_row(cache, P, j, &rj)
+        yi = y_of(P, i)
+        yj = y_of(P, j)
+        Kij = K_at(&ri, P, j)
+        old_ai = P.alpha[i]
+        old_aj = P.alpha[j]
+        ui = is_upper(P, i)
+        uj = is_upper(P, j)
+        update_pair(P, i, j, Kij)
+        dai = P.alpha[i] - old_ai
+        daj = P.alpha[j] - old_aj
+        # G_k += Q_ik dai + Q_jk daj over the active set.
+        add_row_to(P, &ri, yi * dai, P.G, True)
+        add_row_to(P, &rj, yj * daj, P.G, True)
+        if shrinking:
+            if ui != is_upper(P, i):
+                add_row_to(P, &ri, yi * P.C[i] * (-1.0 if ui else 1.0), P.G_bar, False)
+            if uj != is_upper(P, j):
+                add_row_to(P, &rj, yj * P.C[j] * (-1.0 if uj else 1.0), P.G_bar, False)
+    if P.active_size < P.l:
+        reconstruct_gradient(cache, P)
+        activate_all(P)
+    n_iter[0] = it
+    return STATUS_MAX_ITER if reached_max else STATUS_CONVERGED
+
+
+cdef float64_t intercept(Pair* P) noexcept nogil:
+    """b*: mean of y_k - sum_i a_i y_i K_ik = -y_k G_k over the free k.
+
+    With no free variable, the midpoint of the interval the KKT conditions
+    leave for b.
+    """
+    cdef float64_t total = 0.0, yG, upper = INFINITY, lower = -INFINITY
+    cdef intp_t k, n_free = 0
+    for k in range(P.l):
+        yG = y_of(P, k) * P.G[k]
+        if is_upper(P, k):
+            if k < P.n_s:
+                lower = max(lower, yG)
+            else:
+                upper = min(upper, yG)
+        elif is_lower(P, k):
+            if k < P.n_s:
+                upper = min(upper, yG)
+            else:
+                lower = max(lower, yG)
+        else:
+            n_free += 1
+            total += yG
+    if n_free > 0:
+        return -total / n_free
+    return -(upper + lower) / 2
+
+
+def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
+               float64_t C_s, float64_t C_t, float64_t tol, bint shrinking,
+               int64_t max_iter):
+    """Solve the binary SVM between classes cls_s (y = +1) and cls_t (y = -1).
+
+    Parameters
+    ----------
+    cache : KernelRowCache
+    cls_s, cls_t : int
+        Class blocks of the cache's posting index.
+    C_s, C_t : float
+        Box bounds of the two classes' dual variables.
+    tol : float
+        Stop when the maximal violating pair's gap is <= tol.
+    shrinking : bool
+    max_iter : int
+        Iteration limit, -1 for none.
+
+    Returns
+    -------
+    alpha : ndarray of shape (n_s + n_t,)
+        Dual variables, class cls_s rows first.
+    b : float
+        The intercept b* (decision = sum_k alpha_k y_k K(x_k, x) + b).
+    n_iter : int
+    objective : float
+        The dual objective sum(alpha) - 1/2 alpha'Q alpha at the solution.
+    status : int
+        CONVERGED or MAX_ITER_REACHED.
+    """
+    cdef PostingIndex index = cache.index
+    cdef intp_t start_s = index.block_start[cls_s], start_t = index.block_start[cls_t]
+    cdef intp_t n_s = index.block_start[cls_s + 1] - start_s
+    cdef intp_t n_t = index.block_start[cls_t + 1] - start_t
+    cdef intp_t l = n_s + n_t, k
+    alpha = np.zeros(l)
+    G = np.empty(l)
+    G_bar = np.empty(l)
+    C = np.empty(l)
+    C[:n_s] = C_s
+    C[n_s:] = C_t
+    QD = np.empty(l)
+    active = np.empty(l, dtype=np.int32)
+    cdef float64_t[::1] alpha_v = alpha, G_v = G, G_bar_v = G_bar, C_v = C, QD_v = QD
+    cdef int32_t[::1] active_v = active
+    cdef Pair P
+    P.l = l
+    P.n_s = n_s
+    P.start_s = start_s
+    P.start_t = start_t
+    P.cls_s = cls_s
+    P.cls_t = cls_t
+    P.alpha = &alpha_v[0]
+    P.G = &G_v[0]
+    P.G_bar = &G_bar_v[0]
+    P.C = &C_v[0]
+    P.QD = &QD_v[0]
+    P.active = &active_v[0]
+    cdef int64_t n_iter = 0
+    cdef int status
+    cdef float64_t b, objective = 0.0
+    with nogil:
+        for k in range(l):
+            P.QD[k] = kernel_self(cache.kernel, cache.rows,
+                                  (start_s + k) if k < n_s else (start_t + k - n_s))
+        status = solve_pair_core(cache, &P, tol, shrinking, max_iter, &n_iter)
+        b = intercept(&P)
+        # With G = Q a - 1: sum(a) - a'Qa/2 = -sum_k a_k (G_k - 1) / 2.
+        for k in range(l):
+            objective -= P.alpha[k] * (P.G[k] - 1.0)
+        objective /= 2
+    return alpha, b, int(n_iter), objective, status

@@ -1,0 +1,498 @@
+"""kgeo.SVM: the estimator. Validation, one-vs-one bookkeeping, attributes.
+
+The numerical work happens in ``_solver`` (SMO per class pair, over one kernel
+row cache shared by all pairs) and ``_kernels`` (kernel rows for prediction).
+Attribute names and sign conventions follow ``sklearn.svm.SVC``.
+"""
+
+import logging
+import numbers
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._version import __version__
+from ._base import EstimatorMixin, check_is_fitted
+from ._kernels import KERNELS, PostingIndex, get_kernel, kernel_matrix, kernel_params
+from ._pairwise import prepare_rows, resolve_n_jobs, single_block
+from ._solver import MAX_ITER_REACHED, KernelRowCache, solve_pair
+from ._validation import check_labels, check_matrix, check_positive
+from .exceptions import ConvergenceWarning
+
+__all__ = ["SVM"]
+
+logger = logging.getLogger(__name__)
+
+# Test rows per kernel block at prediction: bounds the memory of K(X, SV).
+_PREDICT_CHUNK_VALUES = 1 << 22
+
+
+def _progress(iterable, total, enabled, desc):
+    """Wrap ``iterable`` in a tqdm bar when asked and tqdm is installed."""
+    if not enabled:
+        return iterable
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return iterable
+    return tqdm(iterable, total=total, desc=desc, leave=False)
+
+
+class SVM(EstimatorMixin):
+    """C-support vector classifier with geometric kernels, trained by SMO.
+
+    Multi-class problems are solved one-vs-one; prediction is by voting, ties
+    going to the class that comes first in ``classes_``.
+
+    Parameters
+    ----------
+    kernel : str, default="ngd"
+        One of ``kgeo.KERNELS``: ``linear``, ``poly``, ``rbf``, ``sigmoid``,
+        ``ned`` (negative Euclidean distance), ``ngd`` (negative geodesic
+        distance on the multinomial manifold), ``ngd+pi``, ``ngd_exp``,
+        ``bhattacharyya``, ``diffusion``. The manifold kernels L1-normalise
+        each row themselves: pass counts or TF-IDF weights.
+    C : float, default=1.0
+        Box bound of the dual variables (the penalty of slack).
+    shift : float, default=0.0
+        Constant added to the kernel. By Proposition 3 of Zhang, Chen & Lee
+        (2005) it changes nothing but rounding: ``ngd`` and ``ngd+pi`` give
+        the same SVM.
+    gamma : {"scale", "auto"} or float, default="scale"
+        For ``poly``, ``rbf`` and ``sigmoid``: ``"scale"`` is
+        ``1 / (n_features * X.var())``, ``"auto"`` is ``1 / n_features``.
+    coef0 : float, default=0.0
+        For ``poly`` and ``sigmoid``.
+    degree : int, default=3
+        For ``poly``.
+    t : float, default=1.0
+        Diffusion time of ``ngd_exp`` and ``diffusion``.
+    normalize : bool, default=False
+        Multiply ``ngd_exp`` and ``diffusion`` by ``(4 pi t)^(-n/2)``; this
+        only rescales the kernel (the same SVM as scaling C) and is rarely
+        representable in float64 for text vocabularies.
+    tol : float, default=1e-3
+        Stop when the maximal violating pair's gap is at most ``tol``.
+    cache_size : float, default=200
+        Memory for cached kernel values, in MB. Raised (with a warning) to
+        the minimum of two kernel rows of the largest class pair.
+    shrinking : bool, default=True
+        Drop variables stuck at a bound from the working set (libsvm's
+        heuristic); the final check is always on all variables.
+    class_weight : dict, "balanced" or None, default=None
+        Multiply C by a weight per class.
+    max_iter : int, default=-1
+        SMO iterations per class pair; -1 for no limit. Reaching it warns
+        with a ``ConvergenceWarning``.
+    decision_function_shape : {"ovr", "ovo"}, default="ovr"
+        Shape of ``decision_function`` for more than two classes.
+    n_jobs : int, default=None
+        Threads for the kernel rows of prediction (None: all CPUs).
+    verbose : int, default=0
+        1: a progress bar over class pairs (with tqdm installed) and one log
+        line per fit; 2: one log line per class pair.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors in the training set, grouped by class.
+    support_vectors_ : ndarray or CSR matrix of shape (n_SV, n_features)
+    n_support_ : ndarray of shape (n_classes,)
+    dual_coef_ : ndarray of shape (n_classes - 1, n_SV)
+        ``alpha_i y_i`` in libsvm's one-vs-one layout.
+    intercept_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
+        ``b*`` of each class pair.
+    dual_objective_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
+        ``sum(alpha) - 1/2 alpha'Q alpha`` of each class pair at the solution.
+    n_iter_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
+        SMO iterations of each class pair.
+    class_weight_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    cache_stats_ : dict
+        Kernel blocks requested and computed, values computed.
+    fit_time_ : float
+        Seconds spent in ``fit``.
+
+    Examples
+    --------
+    >>> import numpy as np, kgeo
+    >>> X = np.array([[3, 0, 1], [2, 1, 0], [0, 2, 3], [1, 3, 4]])
+    >>> kgeo.SVM(kernel="ngd").fit(X, [0, 0, 1, 1]).predict([[4, 1, 0]])
+    array([0])
+    """
+
+    def __init__(self, kernel="ngd", C=1.0, shift=0.0, gamma="scale", coef0=0.0,
+                 degree=3, t=1.0, normalize=False, tol=1e-3, cache_size=200,
+                 shrinking=True, class_weight=None, max_iter=-1,
+                 decision_function_shape="ovr", n_jobs=None, verbose=0):
+        self.kernel = kernel
+        self.C = C
+        self.shift = shift
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
+        self.t = t
+        self.normalize = normalize
+        self.tol = tol
+        self.cache_size = cache_size
+        self.shrinking = shrinking
+        self.class_weight = class_weight
+        self.max_iter = max_iter
+        self.decision_function_shape = decision_function_shape
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------
+    # parameters
+    # ------------------------------------------------------------------
+
+    def _check_params(self):
+        kernel_params(self.kernel)  # raises for an unknown kernel, listing them
+        check_positive(self.C, "C")
+        check_positive(self.tol, "tol")
+        check_positive(self.cache_size, "cache_size")
+        if not isinstance(self.shrinking, (bool, np.bool_)):
+            raise ValueError(f"shrinking must be True or False, got {self.shrinking!r}")
+        if (isinstance(self.max_iter, bool) or not isinstance(self.max_iter, numbers.Integral)
+                or (self.max_iter < 0 and self.max_iter != -1)):
+            raise ValueError(f"max_iter must be -1 (no limit) or an integer >= 0, got {self.max_iter!r}")
+        if self.decision_function_shape not in ("ovr", "ovo"):
+            raise ValueError(
+                f"decision_function_shape must be 'ovr' or 'ovo', got "
+                f"{self.decision_function_shape!r}")
+        if isinstance(self.verbose, bool) or not isinstance(self.verbose, numbers.Integral):
+            raise ValueError(f"verbose must be an integer, got {self.verbose!r}")
+        resolve_n_jobs(self.n_jobs)
+
+    def _kernel_arguments(self, X):
+        """Parameters of the chosen kernel, with gamma resolved on X."""
+        accepted = kernel_params(self.kernel)
+        params = {}
+        if "gamma" in accepted:
+            params["gamma"] = self._resolve_gamma(X)
+        for name in ("coef0", "degree", "t", "normalize"):
+            if name in accepted:
+                params[name] = getattr(self, name)
+        return params
+
+    def _resolve_gamma(self, X):
+        if isinstance(self.gamma, str):
+            if self.gamma == "auto":
+                return 1.0 / X.shape[1]
+            if self.gamma == "scale":
+                n = X.shape[0] * X.shape[1]
+                mean = X.data.sum() / n
+                var = (X.data ** 2).sum() / n - mean ** 2
+                return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+            raise ValueError(f"gamma must be 'scale', 'auto' or a float > 0, got {self.gamma!r}")
+        return self.gamma
+
+    def _class_weights(self, counts):
+        n_classes = counts.shape[0]
+        cw = self.class_weight
+        if cw is None:
+            return np.ones(n_classes)
+        if isinstance(cw, str):
+            if cw != "balanced":
+                raise ValueError(f"class_weight must be a dict, 'balanced' or None, got {cw!r}")
+            return counts.sum() / (n_classes * counts.astype(np.float64))
+        if not isinstance(cw, dict):
+            raise ValueError(
+                f"class_weight must be a dict, 'balanced' or None, got {type(cw).__name__}")
+        weights = np.ones(n_classes)
+        index = {label: i for i, label in enumerate(self.classes_.tolist())}
+        for label, w in cw.items():
+            if label not in index:
+                raise ValueError(
+                    f"class_weight has label {label!r}, which is not among the classes "
+                    f"{self.classes_.tolist()}")
+            weights[index[label]] = check_positive(w, f"class_weight[{label!r}]")
+        return weights
+
+    # ------------------------------------------------------------------
+    # fit
+    # ------------------------------------------------------------------
+
+    def fit(self, X, y):
+        """Train one binary SVM per pair of classes.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Documents as rows (counts, TF or TF-IDF weights for the manifold
+            kernels).
+        y : array-like of shape (n_samples,)
+            Class labels of any sortable type.
+
+        Returns
+        -------
+        self : SVM
+        """
+        started = time.perf_counter()
+        self._check_params()
+        X_checked = check_matrix(X, name="X")
+        y = check_labels(y, X_checked.shape[0])
+        classes, y_index, counts = np.unique(y, return_inverse=True, return_counts=True)
+        if classes.shape[0] < 2:
+            raise ValueError(
+                f"SVM needs samples of at least 2 classes; the data contains only 1 class "
+                f"({classes[0]!r}) in {X_checked.shape[0]} sample(s)")
+        self.classes_ = classes
+        class_weight = self._class_weights(counts)
+        n_classes = classes.shape[0]
+
+        kernel = get_kernel(self.kernel, X_checked.shape[1], self.shift,
+                            **self._kernel_arguments(X_checked))
+        # Rows sorted by class (stable): every class is a contiguous block.
+        order = np.argsort(y_index, kind="stable")
+        class_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        rows = prepare_rows(kernel, X_checked[order], name="X", kernel_name=self.kernel)
+        index = PostingIndex(rows, class_start)
+        cache = KernelRowCache(kernel, index, self._cache_bytes(counts))
+
+        n_pairs = n_classes * (n_classes - 1) // 2
+        alphas, intercepts = [], np.empty(n_pairs)
+        objectives, n_iter = np.empty(n_pairs), np.empty(n_pairs, dtype=np.int64)
+        unconverged = []
+        pairs = [(s, t) for s in range(n_classes) for t in range(s + 1, n_classes)]
+        for p, (s, t) in enumerate(_progress(pairs, n_pairs, self.verbose >= 1, "class pairs")):
+            alpha, b, iters, objective, status = solve_pair(
+                cache, s, t, self.C * class_weight[s], self.C * class_weight[t],
+                float(self.tol), bool(self.shrinking), int(self.max_iter))
+            alphas.append(alpha)
+            intercepts[p], objectives[p], n_iter[p] = b, objective, iters
+            if status == MAX_ITER_REACHED:
+                unconverged.append((classes[s], classes[t]))
+            if self.verbose >= 2:
+                logger.info("pair (%r, %r): %d iterations, %d SV, objective %.6g",
+                            classes[s], classes[t], iters, np.count_nonzero(alpha), objective)
+        if unconverged:
+            warnings.warn(
+                f"SMO reached max_iter={self.max_iter} before tol={self.tol} for "
+                f"{len(unconverged)} of {n_pairs} class pair(s), first {unconverged[0]}; "
+                f"increase max_iter (-1 for no limit) or tol",
+                ConvergenceWarning, stacklevel=2)
+
+        self._set_support(X, X_checked, order, class_start, alphas, pairs)
+        self.intercept_ = intercepts
+        self.dual_objective_ = objectives
+        self.n_iter_ = n_iter
+        self.class_weight_ = class_weight
+        self.n_features_in_ = X_checked.shape[1]
+        self.shape_fit_ = X_checked.shape
+        self._gamma = self._kernel_arguments(X_checked).get("gamma")
+        self.cache_stats_ = cache.stats()
+        self._kgeo_version = __version__
+        if n_classes == 2:
+            # scikit-learn's convention: positive decision values mean classes_[1].
+            self.intercept_ = -self.intercept_
+            self.dual_coef_ = -self.dual_coef_
+        self.fit_time_ = time.perf_counter() - started
+        if self.verbose >= 1:
+            logger.info("fit: %d samples, %d classes, %d SV, %.3f s",
+                        X_checked.shape[0], n_classes, self.support_.shape[0], self.fit_time_)
+        return self
+
+    def _cache_bytes(self, counts):
+        largest_pair = np.sort(counts)[-2:].sum()
+        minimum = 2 * int(largest_pair) * 8
+        requested = int(self.cache_size * (1 << 20))
+        if requested < minimum:
+            warnings.warn(
+                f"cache_size={self.cache_size} MB is below the minimum of two kernel "
+                f"rows of the largest class pair ({minimum / (1 << 20):.3g} MB); using "
+                f"the minimum", UserWarning, stacklevel=3)
+            return minimum
+        return requested
+
+    def _set_support(self, X, X_checked, order, class_start, alphas, pairs):
+        """SVC's support_, n_support_, dual_coef_ (libsvm layout), support_vectors_."""
+        n = X_checked.shape[0]
+        n_classes = class_start.shape[0] - 1
+        coef = {}  # (pair, class) -> alpha * y over that class's rows (sorted order)
+        is_sv = np.zeros(n, dtype=bool)
+        for p, (s, t) in enumerate(pairs):
+            n_s = class_start[s + 1] - class_start[s]
+            alpha = alphas[p]
+            coef[p, s] = alpha[:n_s]
+            coef[p, t] = -alpha[n_s:]
+            is_sv[class_start[s]:class_start[s + 1]] |= alpha[:n_s] > 0
+            is_sv[class_start[t]:class_start[t + 1]] |= alpha[n_s:] > 0
+        sv_sorted = np.flatnonzero(is_sv)
+        self.support_ = order[sv_sorted].astype(np.int32)
+        self.n_support_ = np.array(
+            [np.count_nonzero(is_sv[class_start[c]:class_start[c + 1]])
+             for c in range(n_classes)], dtype=np.int32)
+        sv_start = np.concatenate([[0], np.cumsum(self.n_support_)])
+        dual_coef = np.zeros((n_classes - 1, sv_sorted.shape[0]))
+        for p, (s, t) in enumerate(pairs):
+            for c, row in ((s, t - 1), (t, s)):
+                mask = is_sv[class_start[c]:class_start[c + 1]]
+                dual_coef[row, sv_start[c]:sv_start[c + 1]] = coef[p, c][mask]
+        self.dual_coef_ = dual_coef
+        self.support_vectors_ = X_checked[self.support_]
+        if not sp.issparse(X):
+            self.support_vectors_ = self.support_vectors_.toarray()
+
+    # ------------------------------------------------------------------
+    # prediction
+    # ------------------------------------------------------------------
+
+    def _pair_coefficients(self):
+        """(n_SV, n_pairs) matrix W with decision values = K(X, SV) @ W + b."""
+        n_classes = self.classes_.shape[0]
+        sv_start = np.concatenate([[0], np.cumsum(self.n_support_)])
+        dual_coef = self.dual_coef_
+        if n_classes == 2:
+            # Undo the binary sign flip: work with libsvm's orientation.
+            dual_coef = -dual_coef
+        W = np.zeros((dual_coef.shape[1], n_classes * (n_classes - 1) // 2))
+        p = 0
+        for s in range(n_classes):
+            for t in range(s + 1, n_classes):
+                W[sv_start[s]:sv_start[s + 1], p] = dual_coef[t - 1, sv_start[s]:sv_start[s + 1]]
+                W[sv_start[t]:sv_start[t + 1], p] = dual_coef[s, sv_start[t]:sv_start[t + 1]]
+                p += 1
+        return W
+
+    def _pairwise_decision(self, X):
+        """Decision values of every class pair, libsvm's orientation (> 0: class s)."""
+        check_is_fitted(self, "dual_coef_")
+        X = check_matrix(X, name="X")
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but SVM is expecting "
+                f"{self.n_features_in_} features as input")
+        params = {}
+        accepted = kernel_params(self.kernel)
+        for name in ("coef0", "degree", "t", "normalize"):
+            if name in accepted:
+                params[name] = getattr(self, name)
+        if "gamma" in accepted:
+            params["gamma"] = self._gamma
+        kernel = get_kernel(self.kernel, self.n_features_in_, self.shift, **params)
+        sv_rows = prepare_rows(kernel, check_matrix(self.support_vectors_, name="support_vectors_"),
+                               name="support_vectors_", kernel_name=self.kernel)
+        sv_index = single_block(sv_rows)
+        W = self._pair_coefficients()
+        b = self.intercept_ if self.classes_.shape[0] > 2 else -self.intercept_
+        n_threads = resolve_n_jobs(self.n_jobs)
+        dec = np.empty((X.shape[0], W.shape[1]))
+        chunk = max(1, _PREDICT_CHUNK_VALUES // max(1, sv_rows.n_rows))
+        for start in range(0, X.shape[0], chunk):
+            part = X[start:start + chunk]
+            rows = prepare_rows(kernel, part, name="X", kernel_name=self.kernel)
+            K = kernel_matrix(kernel, rows, sv_index, n_threads)
+            dec[start:start + chunk] = K @ W + b
+        return dec
+
+    def decision_function(self, X):
+        """Signed distances to the separating hyperplanes.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        dec : ndarray of shape (n_samples,) for two classes (positive for
+            ``classes_[1]``), else (n_samples, n_classes) with
+            ``decision_function_shape="ovr"`` or (n_samples, n_pairs) with
+            ``"ovo"`` (positive for the first class of the pair).
+        """
+        dec = self._pairwise_decision(X)
+        n_classes = self.classes_.shape[0]
+        if n_classes == 2:
+            return -dec[:, 0]
+        if self.decision_function_shape == "ovo":
+            return dec
+        return _ovr_from_pairs(dec, n_classes)
+
+    def predict(self, X):
+        """Class of each sample, by one-vs-one voting (ties to the first class).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        dec = self._pairwise_decision(X)
+        votes = _votes(dec, self.classes_.shape[0])
+        return self.classes_[np.argmax(votes, axis=1)]
+
+    def score(self, X, y):
+        """Mean accuracy of ``predict(X)`` against ``y``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        score : float
+        """
+        return float(np.mean(self.predict(X) == np.asarray(y)))
+
+    # ------------------------------------------------------------------
+    # persistence and scikit-learn integration
+    # ------------------------------------------------------------------
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        if "dual_coef_" in state:
+            state["_kgeo_version"] = __version__
+        return state
+
+    def __setstate__(self, state):
+        saved = state.get("_kgeo_version")
+        if saved is not None and saved.split(".")[:2] != __version__.split(".")[:2]:
+            raise ValueError(
+                f"this SVM was fitted with kgeo {saved}, which is incompatible with the "
+                f"installed kgeo {__version__}; refit it with kgeo {__version__} (or load "
+                f"it with kgeo {saved})")
+        self.__dict__.update(state)
+
+    def __sklearn_tags__(self):
+        # Called only by scikit-learn itself, so importing it here adds no
+        # runtime dependency.
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+
+        on_simplex = isinstance(self.kernel, str) and self.kernel in KERNELS and KERNELS[self.kernel][1]
+        return Tags(
+            estimator_type="classifier",
+            target_tags=TargetTags(required=True),
+            classifier_tags=ClassifierTags(),
+            input_tags=InputTags(sparse=True, positive_only=on_simplex),
+        )
+
+
+def _votes(dec, n_classes):
+    """One-vs-one votes: pair (s, t) votes for s when its decision value is > 0."""
+    votes = np.zeros((dec.shape[0], n_classes), dtype=np.int64)
+    p = 0
+    for s in range(n_classes):
+        for t in range(s + 1, n_classes):
+            wins = dec[:, p] > 0
+            votes[:, s] += wins
+            votes[:, t] += ~wins
+            p += 1
+    return votes
+
+
+def _ovr_from_pairs(dec, n_classes):
+    """Votes plus confidences squashed into (-1/3, 1/3), as scikit-learn's SVC does."""
+    confidence = np.zeros((dec.shape[0], n_classes))
+    p = 0
+    for s in range(n_classes):
+        for t in range(s + 1, n_classes):
+            confidence[:, s] += dec[:, p]
+            confidence[:, t] -= dec[:, p]
+            p += 1
+    return _votes(dec, n_classes) + confidence / (3 * (np.abs(confidence) + 1))

@@ -1,0 +1,159 @@
+"""Shared fixtures for the kgeo tests.
+
+Fixtures here are used by several test modules; names are specific so that
+modules with fixtures of their own do not collide with them.
+
+- ``rng``: a seeded NumPy generator, fresh for every test.
+- ``random_count_csr``: a function making random term-count CSR matrices.
+- ``data_dir``: the folder of real corpora (``$KGEO_DATA`` or
+  ``<repository root>/../shared/data``); tests using it skip when it is absent.
+- ``newsgroups_counts``: ~400 real 20 Newsgroups training documents as a CSR
+  count matrix, parsed straight from the tar so that it depends on no other
+  kgeo module.
+
+A hypothesis profile ``kgeo`` is registered and loaded: derandomised (the
+same examples on every run), no deadline (the first call of a compiled kernel
+may be slow), few examples (the whole suite should stay fast).
+"""
+
+import collections
+import os
+import re
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # hypothesis is a test extra; tests using it import it themselves
+    settings = None
+else:
+    settings.register_profile(
+        "kgeo",
+        derandomize=True,
+        deadline=None,
+        max_examples=30,
+        database=None,  # derandomised runs need no example database on disk
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    settings.load_profile("kgeo")
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+NEWSGROUPS_TAR = Path("20news-bydate") / "20news-bydate.tar.gz"
+NEWSGROUPS_PER_CLASS = 20  # 20 classes x 20 = 400 documents
+TOKEN = re.compile(r"[a-z]+")
+
+
+@pytest.fixture
+def rng():
+    """A seeded generator, new for each test (tests do not share state)."""
+    return np.random.default_rng(20050815)
+
+
+def make_count_csr(rng, n_samples, n_features, *, density=0.3, max_count=5,
+                   nonempty_rows=True):
+    """Random term counts as a CSR float64 matrix.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    n_samples, n_features : int
+    density : float, default=0.3
+        Probability that an entry is nonzero.
+    max_count : int, default=5
+        Nonzero counts are drawn uniformly from 1..max_count.
+    nonempty_rows : bool, default=True
+        Give every empty row one count, so that it can be L1-normalised.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of shape (n_samples, n_features)
+    """
+    counts = rng.integers(1, max_count + 1, size=(n_samples, n_features))
+    counts = counts * (rng.random((n_samples, n_features)) < density)
+    if nonempty_rows:
+        empty = np.flatnonzero(counts.sum(axis=1) == 0)
+        counts[empty, rng.integers(0, n_features, size=empty.size)] = 1
+    return sp.csr_matrix(counts.astype(np.float64))
+
+
+@pytest.fixture
+def random_count_csr(rng):
+    """``make(n_samples, n_features, **kw)`` -> random counts, see make_count_csr."""
+    def make(n_samples, n_features, **kw):
+        return make_count_csr(rng, n_samples, n_features, **kw)
+    return make
+
+
+def _data_dir():
+    env = os.environ.get("KGEO_DATA")
+    return Path(env) if env else REPO_ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def data_dir():
+    """Folder holding the real corpora; skip the test when it is missing."""
+    path = _data_dir()
+    if not path.is_dir():
+        pytest.skip(f"real-corpus folder {path} not found (set KGEO_DATA to its location)")
+    return path
+
+
+def load_newsgroups_subset(tar_path, per_class=NEWSGROUPS_PER_CLASS):
+    """First ``per_class`` training documents of each 20 Newsgroups class.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of float64, shape (n_documents, n_words)
+        Counts of lowercase alphabetic tokens; columns are the words of
+        these documents in sorted order.
+    labels : ndarray of str, shape (n_documents,)
+    """
+    taken = collections.Counter()
+    texts, labels = [], []
+    with tarfile.open(tar_path) as tar:
+        for member in tar:
+            parts = member.name.split("/")
+            if not member.isfile() or len(parts) != 3 or parts[0] != "20news-bydate-train":
+                continue
+            group = parts[1]
+            if taken[group] >= per_class:
+                continue
+            raw = tar.extractfile(member).read()
+            texts.append(raw.decode("latin-1").lower())  # some files are not UTF-8
+            labels.append(group)
+            taken[group] += 1
+    docs = [collections.Counter(TOKEN.findall(text)) for text in texts]
+    vocabulary = {w: j for j, w in enumerate(sorted(set().union(*docs)))}
+    indptr, indices, data = [0], [], []
+    for doc in docs:
+        indices.extend(vocabulary[w] for w in doc)
+        data.extend(doc.values())
+        indptr.append(len(indices))
+    X = sp.csr_matrix(
+        (np.array(data, dtype=np.float64), np.array(indices), np.array(indptr)),
+        shape=(len(docs), len(vocabulary)))
+    X.sort_indices()
+    return X, np.array(labels)
+
+
+@pytest.fixture(scope="session")
+def newsgroups_subset(data_dir):
+    """``(X, labels)``: ~400 real training documents, 20 of each class."""
+    tar_path = data_dir / NEWSGROUPS_TAR
+    if not tar_path.is_file():
+        pytest.skip(f"20 Newsgroups archive {tar_path} not found")
+    X, labels = load_newsgroups_subset(tar_path)
+    # Every message has a header, so no row is empty; the manifold kernels rely on it.
+    assert np.all(np.diff(X.indptr) > 0)
+    return X, labels
+
+
+@pytest.fixture(scope="session")
+def newsgroups_counts(newsgroups_subset):
+    """CSR count matrix of ~400 real 20 Newsgroups training documents."""
+    return newsgroups_subset[0]

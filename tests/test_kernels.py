@@ -1,0 +1,651 @@
+"""kgeo.pairwise_kernels against slow dense NumPy references.
+
+Every kernel is compared with a reference written here from the formulas of
+Zhang, Chen & Lee (2005) and Lafferty & Lebanon (2005), on every input form
+the public API accepts. The manifold kernels are referenced through the
+Hellinger distance ``d_H = ||sqrt(p) - sqrt(q)||``, with
+``arccos(sum sqrt(p q)) = 2 arcsin(d_H / 2)``: unlike ``arccos`` of the
+Bhattacharyya coefficient it has no cancellation near the diagonal, so the
+reference is accurate to a few ulps everywhere and the tolerances below bound
+kgeo's error alone.
+
+Tolerances, and why:
+- linear, poly, rbf, sigmoid, bhattacharyya: 1e-12 relative (one sparse dot
+  product plus a smooth scalar map; the data are counts, so no cancellation).
+- ngd, ngd+pi, ngd_exp, diffusion: 1e-7 absolute. ``arccos(c)`` near ``c = 1``
+  turns the few-ulp rounding of ``c`` into ``sqrt(2 * k * eps) ~ 3e-8``.
+  Their ``cos(angle)`` transforms are checked against the reference
+  Bhattacharyya coefficient at 1e-12, which shows that only arccos is lossy.
+- ned: 1e-7 absolute (``sqrt`` of ``|x|^2 + |y|^2 - 2<x, y>``, which cancels
+  near the diagonal), and its square at 1e-12 relative to ``|x|^2 + |y|^2``.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import kgeo
+
+SIMPLEX_KERNELS = ("ngd", "ngd+pi", "ngd_exp", "bhattacharyya", "diffusion")
+ARCCOS_KERNELS = ("ngd", "ngd+pi", "ngd_exp", "diffusion")
+
+# Non-default parameters for the comparison (positive coef0: no cancellation
+# inside tanh or pow on non-negative data, so 1e-12 relative is fair).
+PARAMS = {
+    "linear": {},
+    "poly": {"gamma": 0.3, "coef0": 1.0, "degree": 3},
+    "rbf": {"gamma": 0.2},
+    "sigmoid": {"gamma": 0.05, "coef0": 0.3},
+    "ned": {},
+    "ngd": {},
+    "ngd+pi": {},
+    "ngd_exp": {"t": 0.7},
+    "bhattacharyya": {},
+    "diffusion": {"t": 0.5},
+}
+
+TIGHT = dict(rtol=1e-12, atol=1e-15)
+ARCCOS_ATOL = 1e-7
+
+
+# --------------------------------------------------------------------------
+# References: dense, broadcast over all pairs, straight from the formulas
+# --------------------------------------------------------------------------
+
+def pair_dots(X, Y):
+    return (X[:, None, :] * Y[None, :, :]).sum(axis=-1)
+
+
+def pair_sq_distances(X, Y):
+    return ((X[:, None, :] - Y[None, :, :]) ** 2).sum(axis=-1)
+
+
+def simplex_points(X):
+    return X / X.sum(axis=1, keepdims=True)
+
+
+def ref_bhattacharyya(X, Y):
+    """sum_i sqrt(p_i q_i), p = x / sum(x)."""
+    P, Q = simplex_points(X), simplex_points(Y)
+    return np.sqrt(P[:, None, :] * Q[None, :, :]).sum(axis=-1)
+
+
+def ref_angle(X, Y):
+    """arccos(sum sqrt(p q)) = half the geodesic distance, accurate near 0.
+
+    ``|sqrt p - sqrt q|^2 = 2 - 2 cos(angle) = 4 sin^2(angle / 2)``.
+    """
+    P, Q = simplex_points(X), simplex_points(Y)
+    hellinger = np.sqrt(pair_sq_distances(np.sqrt(P), np.sqrt(Q)))
+    return 2.0 * np.arcsin(np.minimum(hellinger / 2.0, 1.0))
+
+
+def heat_factor(t, n_features):
+    """(4 pi t)^(-n/2) with n = n_features - 1, the dimension of the simplex."""
+    return (4.0 * np.pi * t) ** (-(n_features - 1) / 2.0)
+
+
+def ref_kernel(name, X, Y=None, **params):
+    """Dense reference kernel matrix; X and Y are dense float64 arrays."""
+    Y = X if Y is None else Y
+    n_features = X.shape[1]
+    gamma = params.get("gamma")
+    gamma = 1.0 / n_features if gamma is None else gamma
+    coef0 = params.get("coef0", 0.0)
+    t = params.get("t", 1.0)
+    factor = heat_factor(t, n_features) if params.get("normalize", False) else 1.0
+    if name == "linear":
+        return pair_dots(X, Y)
+    if name == "poly":
+        return (gamma * pair_dots(X, Y) + coef0) ** params.get("degree", 3)
+    if name == "rbf":
+        return np.exp(-gamma * pair_sq_distances(X, Y))
+    if name == "sigmoid":
+        return np.tanh(gamma * pair_dots(X, Y) + coef0)
+    if name == "ned":
+        return -np.sqrt(pair_sq_distances(X, Y))
+    if name == "bhattacharyya":
+        return ref_bhattacharyya(X, Y)
+    angle = ref_angle(X, Y)
+    if name == "ngd":
+        return -2.0 * angle
+    if name == "ngd+pi":
+        return np.pi - 2.0 * angle
+    if name == "ngd_exp":
+        return factor * np.exp(-angle / t)
+    if name == "diffusion":
+        return factor * np.exp(-angle ** 2 / t)
+    raise AssertionError(f"no reference for kernel {name!r}")
+
+
+def cos_angle(name, K, **params):
+    """Invert a manifold kernel's map back to the Bhattacharyya coefficient."""
+    t = params.get("t", 1.0)
+    if name == "ngd":
+        angle = -K / 2.0
+    elif name == "ngd+pi":
+        angle = (np.pi - K) / 2.0
+    elif name == "ngd_exp":
+        angle = -t * np.log(K)
+    elif name == "diffusion":
+        angle = np.sqrt(np.maximum(-t * np.log(K), 0.0))
+    else:
+        raise AssertionError(name)
+    return np.cos(angle)
+
+
+def assert_matches_reference(name, K, X, Y=None, **params):
+    ref = ref_kernel(name, X, Y, **params)
+    assert K.shape == ref.shape
+    assert K.dtype == np.float64
+    if name in ARCCOS_KERNELS:
+        np.testing.assert_allclose(K, ref, rtol=0, atol=ARCCOS_ATOL)
+        np.testing.assert_allclose(
+            cos_angle(name, K, **params), ref_bhattacharyya(X, X if Y is None else Y),
+            rtol=0, atol=1e-12)
+    elif name == "ned":
+        np.testing.assert_allclose(K, ref, rtol=0, atol=ARCCOS_ATOL)
+        Yd = X if Y is None else Y
+        scale = (X ** 2).sum(1)[:, None] + (Yd ** 2).sum(1)[None, :]
+        np.testing.assert_array_less(np.abs(K ** 2 - ref ** 2), 1e-12 * scale + 1e-300)
+    else:
+        np.testing.assert_allclose(K, ref, **TIGHT)
+
+
+# --------------------------------------------------------------------------
+# Data and input forms
+# --------------------------------------------------------------------------
+
+def base_counts():
+    """Counts with the awkward cases: a duplicate row, a rescaled row (same
+    point of the simplex), a one-word row, rows sharing no word."""
+    X = np.array([
+        [3, 0, 1, 0, 0, 2, 0, 0, 1, 0, 0, 4],
+        [0, 1, 0, 0, 5, 0, 0, 2, 0, 0, 1, 0],
+        [3, 0, 1, 0, 0, 2, 0, 0, 1, 0, 0, 4],   # = row 0
+        [6, 0, 2, 0, 0, 4, 0, 0, 2, 0, 0, 8],   # = 2 * row 0
+        [0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0],   # one word, shared with nobody
+        [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1],
+        [0, 2, 0, 0, 0, 0, 3, 0, 0, 1, 0, 0],
+        [5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+        [0, 0, 4, 0, 2, 0, 0, 0, 3, 0, 2, 0],
+    ], dtype=np.float64)
+    Y = np.array([
+        [0, 1, 0, 0, 5, 0, 0, 2, 0, 0, 1, 0],   # = X row 1
+        [0, 3, 0, 0, 15, 0, 0, 6, 0, 0, 3, 0],  # = 3 * X row 1
+        [2, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0],
+        [0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0],
+        [1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0],
+        [4, 1, 0, 3, 0, 0, 0, 2, 0, 1, 0, 5],
+    ], dtype=np.float64)
+    return X, Y
+
+
+def unsorted_csr(D):
+    """CSR with every row's entries stored in reverse column order."""
+    S = sp.csr_matrix(D)
+    data, indices = S.data.copy(), S.indices.copy()
+    for i in range(S.shape[0]):
+        lo, hi = S.indptr[i], S.indptr[i + 1]
+        data[lo:hi] = data[lo:hi][::-1]
+        indices[lo:hi] = indices[lo:hi][::-1]
+    out = sp.csr_matrix((data, indices, S.indptr.copy()), shape=S.shape)
+    out.has_sorted_indices = False
+    assert any(np.any(np.diff(indices[S.indptr[i]:S.indptr[i + 1]]) < 0)
+               for i in range(S.shape[0]))
+    return out
+
+
+def csr_with_explicit_zeros(D):
+    """CSR storing a 0.0 in every row at a column the row does not use."""
+    indptr, indices, data = [0], [], []
+    for row in D:
+        cols = list(np.flatnonzero(row))
+        vals = list(row[cols])
+        free = np.flatnonzero(row == 0)
+        if free.size:
+            cols.append(free[0])
+            vals.append(0.0)
+        order = np.argsort(cols)
+        indices.extend(np.asarray(cols)[order])
+        data.extend(np.asarray(vals)[order])
+        indptr.append(len(indices))
+    out = sp.csr_matrix((np.array(data), np.array(indices), np.array(indptr)), shape=D.shape)
+    assert np.count_nonzero(out.data == 0) > 0
+    return out
+
+
+def coo_with_duplicates(D):
+    """COO where each count c > 1 is stored as two entries 1 and c - 1."""
+    rows, cols = np.nonzero(D)
+    vals = D[rows, cols]
+    split = vals > 1
+    return sp.coo_matrix(
+        (np.concatenate([np.where(split, 1.0, vals), vals[split] - 1.0]),
+         (np.concatenate([rows, rows[split]]), np.concatenate([cols, cols[split]]))),
+        shape=D.shape)
+
+
+def readonly_dense(D):
+    D = D.copy()
+    D.flags.writeable = False
+    return D
+
+
+def readonly_csr(D):
+    S = sp.csr_matrix(D)
+    for a in (S.data, S.indices, S.indptr):
+        a.flags.writeable = False
+    return S
+
+
+FORMS = {
+    "dense": lambda D: D.copy(),
+    "list": lambda D: D.tolist(),
+    "csr": lambda D: sp.csr_matrix(D),
+    "csr_array": lambda D: sp.csr_array(D),
+    "csr_unsorted": unsorted_csr,
+    "csr_explicit_zeros": csr_with_explicit_zeros,
+    "readonly_dense": readonly_dense,
+    "readonly_csr": readonly_csr,
+    "coo_duplicates": coo_with_duplicates,
+    "csc": lambda D: sp.csc_matrix(D),
+    "int_dense": lambda D: D.astype(np.int64),
+    "int32_csr": lambda D: sp.csr_matrix(D.astype(np.int32)),
+    "float32_dense": lambda D: D.astype(np.float32),
+    "float32_csr": lambda D: sp.csr_matrix(D.astype(np.float32)),
+    "bool_dense": lambda D: D > 0,
+    "bool_csr": lambda D: sp.csr_matrix(D > 0),
+}
+
+
+def values_of(obj):
+    """The float64 values a kernel must see for an input in any form."""
+    if sp.issparse(obj):
+        return obj.toarray().astype(np.float64)
+    return np.asarray(obj, dtype=np.float64)
+
+
+# --------------------------------------------------------------------------
+# Every kernel x every input form, against the reference
+# --------------------------------------------------------------------------
+
+def test_reference_table_covers_every_kernel():
+    assert set(kgeo.KERNELS) == set(PARAMS)
+    assert {name for name, (_, simplex) in kgeo.KERNELS.items() if simplex} == set(SIMPLEX_KERNELS)
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+@pytest.mark.parametrize("kernel", sorted(PARAMS))
+@pytest.mark.parametrize("with_y", [False, True], ids=["X_vs_X", "X_vs_Y"])
+def test_kernel_matches_reference(kernel, form, with_y):
+    X0, Y0 = base_counts()
+    X = FORMS[form](X0)
+    Y = FORMS[form](Y0) if with_y else None
+    if not form.startswith("bool"):
+        np.testing.assert_array_equal(values_of(X), X0)  # the form kept the values
+    K = kgeo.pairwise_kernels(X, Y, kernel=kernel, **PARAMS[kernel])
+    assert isinstance(K, np.ndarray)
+    assert_matches_reference(kernel, K, values_of(X), None if Y is None else values_of(Y),
+                             **PARAMS[kernel])
+
+
+@pytest.mark.parametrize("kernel", sorted(PARAMS))
+def test_kernel_matches_reference_random_counts(kernel, random_count_csr):
+    X = random_count_csr(40, 25, density=0.2, max_count=6)
+    Y = random_count_csr(17, 25, density=0.4, max_count=3)
+    for A, B in ((X, None), (X, Y), (Y, X)):
+        K = kgeo.pairwise_kernels(A, B, kernel=kernel, **PARAMS[kernel])
+        assert_matches_reference(kernel, K, A.toarray(), None if B is None else B.toarray(),
+                                 **PARAMS[kernel])
+
+
+@pytest.mark.parametrize("kernel", ["poly", "rbf", "sigmoid"])
+def test_gamma_none_is_one_over_n_features(kernel, random_count_csr):
+    X = random_count_csr(12, 7)
+    K = kgeo.pairwise_kernels(X, kernel=kernel)
+    ref = ref_kernel(kernel, X.toarray(), gamma=1.0 / 7)
+    np.testing.assert_allclose(K, ref, **TIGHT)
+
+
+@pytest.mark.parametrize("degree", [1, 2, 4.0, np.int64(5)])
+def test_poly_degrees(degree, random_count_csr):
+    X = random_count_csr(10, 6)
+    K = kgeo.pairwise_kernels(X, kernel="poly", degree=degree, coef0=0.5, gamma=0.1)
+    ref = ref_kernel("poly", X.toarray(), degree=int(degree), coef0=0.5, gamma=0.1)
+    np.testing.assert_allclose(K, ref, **TIGHT)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "poly", "rbf", "sigmoid", "ned"])
+def test_euclidean_kernels_take_signed_real_data(kernel, rng):
+    X = rng.standard_normal((15, 8))
+    Y = rng.standard_normal((6, 8))
+    params = {"poly": {"gamma": 0.2, "coef0": 0.0, "degree": 2}}.get(kernel, {})
+    K = kgeo.pairwise_kernels(X, Y, kernel=kernel, **params)
+    ref = ref_kernel(kernel, X, Y, **params)
+    # Signed data cancel inside the dot product: error relative to the norms.
+    scale = np.sqrt((X ** 2).sum(1))[:, None] * np.sqrt((Y ** 2).sum(1))[None, :]
+    np.testing.assert_allclose(K, ref, rtol=1e-12, atol=1e-12 * scale.max())
+
+
+@pytest.mark.parametrize("kernel", SIMPLEX_KERNELS)
+def test_manifold_kernels_normalise_rows_themselves(kernel, random_count_csr):
+    # Scaling a document (any positive factor per row) leaves it on the same
+    # point of the simplex.
+    X = random_count_csr(12, 9)
+    scales = np.linspace(0.01, 1000.0, 12)
+    K = kgeo.pairwise_kernels(X, kernel=kernel, **PARAMS[kernel])
+    K_scaled = kgeo.pairwise_kernels(sp.diags(scales) @ X, kernel=kernel, **PARAMS[kernel])
+    np.testing.assert_allclose(K_scaled, K, rtol=0, atol=ARCCOS_ATOL)
+
+
+def test_one_feature_and_one_row():
+    # With one word every document is the same point: distance 0, coefficient 1.
+    X = np.array([[3.0], [0.5], [12.0]])
+    np.testing.assert_array_equal(kgeo.pairwise_kernels(X, kernel="ngd"), np.zeros((3, 3)))
+    np.testing.assert_array_equal(kgeo.pairwise_kernels(X, kernel="bhattacharyya"), np.ones((3, 3)))
+    np.testing.assert_array_equal(
+        kgeo.pairwise_kernels([[1.0, 2.0]], [[2.0, 0.0]], kernel="linear"), [[2.0]])
+
+
+def test_disjoint_documents_are_pi_apart():
+    X = np.array([[1.0, 2.0, 0.0, 0.0], [0.0, 0.0, 5.0, 1.0]])
+    K = kgeo.pairwise_kernels(X, kernel="ngd")
+    assert K[0, 1] == K[1, 0] == -np.pi
+    assert kgeo.pairwise_kernels(X, kernel="ngd+pi")[0, 1] == 0.0
+    assert kgeo.pairwise_kernels(X, kernel="bhattacharyya")[0, 1] == 0.0
+
+
+def test_geodesic_distance_matches_reference(random_count_csr):
+    X = random_count_csr(20, 15)
+    Y = random_count_csr(7, 15)
+    np.testing.assert_allclose(kgeo.geodesic_distance(X), 2 * ref_angle(X.toarray(), X.toarray()),
+                               rtol=0, atol=ARCCOS_ATOL)
+    D = kgeo.geodesic_distance(X, Y)
+    np.testing.assert_allclose(D, 2 * ref_angle(X.toarray(), Y.toarray()), rtol=0, atol=ARCCOS_ATOL)
+    np.testing.assert_allclose(np.cos(D / 2), ref_bhattacharyya(X.toarray(), Y.toarray()),
+                               rtol=0, atol=1e-12)
+
+
+# --------------------------------------------------------------------------
+# Threads, shift, inputs left alone
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kernel", sorted(PARAMS))
+def test_result_does_not_depend_on_n_jobs(kernel, random_count_csr):
+    X = random_count_csr(150, 60, density=0.15)
+    Y = random_count_csr(90, 60, density=0.15)
+    for B in (None, Y):
+        K1 = kgeo.pairwise_kernels(X, B, kernel=kernel, n_jobs=1, **PARAMS[kernel])
+        for n_jobs in (2, 3, -1, None):
+            K = kgeo.pairwise_kernels(X, B, kernel=kernel, n_jobs=n_jobs, **PARAMS[kernel])
+            assert np.array_equal(K, K1), f"n_jobs={n_jobs} differs from n_jobs=1"
+
+
+@pytest.mark.parametrize("shift", [2.5, -1.25, np.pi])
+@pytest.mark.parametrize("kernel", sorted(PARAMS))
+def test_shift_adds_exactly_the_constant(kernel, shift, random_count_csr):
+    X = random_count_csr(20, 10)
+    Y = random_count_csr(5, 10)
+    for B in (None, Y):
+        K = kgeo.pairwise_kernels(X, B, kernel=kernel, **PARAMS[kernel])
+        K_shifted = kgeo.pairwise_kernels(X, B, kernel=kernel, shift=shift, **PARAMS[kernel])
+        # The kernel adds the shift as the last operation: bit for bit K + shift.
+        assert np.array_equal(K_shifted, K + shift)
+
+
+def test_ngd_plus_pi_is_ngd_shifted_by_pi(random_count_csr):
+    X = random_count_csr(25, 12)
+    np.testing.assert_allclose(kgeo.pairwise_kernels(X, kernel="ngd+pi"),
+                               kgeo.pairwise_kernels(X, kernel="ngd", shift=np.pi),
+                               rtol=0, atol=4 * np.finfo(float).eps)
+
+
+@pytest.mark.parametrize("form", ["csr_unsorted", "csr_explicit_zeros", "coo_duplicates", "dense"])
+def test_input_is_not_modified(form):
+    X0, _ = base_counts()
+    X = FORMS[form](X0)
+    before = [a.copy() for a in (
+        (X.data, X.indices, X.indptr) if sp.isspmatrix_csr(X) else
+        (X.data, X.row, X.col) if sp.issparse(X) else (X,))]
+    kgeo.pairwise_kernels(X, kernel="ngd")
+    kgeo.pairwise_kernels(X, kernel="linear")
+    after = ((X.data, X.indices, X.indptr) if sp.isspmatrix_csr(X) else
+             (X.data, X.row, X.col) if sp.issparse(X) else (X,))
+    for b, a in zip(before, after):
+        np.testing.assert_array_equal(a, b)
+
+
+# --------------------------------------------------------------------------
+# The heat-kernel normalisation (4 pi t)^(-n/2)
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("t", [0.05, 0.5, 1.0, 3.0])
+@pytest.mark.parametrize("n_features", [1, 2, 6, 30])
+@pytest.mark.parametrize("kernel", ["ngd_exp", "diffusion"])
+def test_normalize_applies_the_heat_factor(kernel, n_features, t, random_count_csr):
+    X = random_count_csr(15, n_features, density=0.5)
+    Y = random_count_csr(6, n_features, density=0.5)
+    factor = heat_factor(t, n_features)
+    for B in (None, Y):
+        Bd = None if B is None else B.toarray()
+        K = kgeo.pairwise_kernels(X, B, kernel=kernel, t=t, normalize=True)
+        K_plain = kgeo.pairwise_kernels(X, B, kernel=kernel, t=t)
+        ref = ref_kernel(kernel, X.toarray(), Bd, t=t, normalize=True)
+        # exp(log_scale - a/t): an error da in the angle is a relative error da/t.
+        np.testing.assert_allclose(K, ref, rtol=ARCCOS_ATOL / t, atol=0)
+        # The factor is exactly what separates it from the unnormalised kernel.
+        mask = K_plain > 1e-250
+        np.testing.assert_allclose(K[mask] / K_plain[mask], factor, rtol=1e-12)
+
+
+@pytest.mark.parametrize("n_features, t", [(20_000, 1.0), (20_000, 0.001), (3000, 10.0)])
+@pytest.mark.parametrize("kernel", ["ngd_exp", "diffusion"])
+def test_normalize_raises_when_not_representable(kernel, n_features, t):
+    X = sp.random(4, n_features, density=0.01, format="csr", random_state=0) + \
+        sp.csr_matrix(([1.0] * 4, ([0, 1, 2, 3], [0, 1, 2, 3])), shape=(4, n_features))
+    with pytest.raises(ValueError, match="normalize"):
+        kgeo.pairwise_kernels(X, kernel=kernel, t=t, normalize=True)
+    # ... while the unnormalised kernel is fine on the same data.
+    K = kgeo.pairwise_kernels(X, kernel=kernel, t=t)
+    assert np.all(np.isfinite(K))
+
+
+# --------------------------------------------------------------------------
+# Bad input: the error names the problem
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kernel", SIMPLEX_KERNELS)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_negative_entries_rejected_by_manifold_kernels(kernel, sparse):
+    X = np.array([[1.0, -2.0, 3.0], [1.0, 1.0, 0.0]])
+    X = sp.csr_matrix(X) if sparse else X
+    with pytest.raises(ValueError, match=r"X has 1 negative entries"):
+        kgeo.pairwise_kernels(X, kernel=kernel)
+    with pytest.raises(ValueError, match=r"Y has 1 negative entries"):
+        kgeo.pairwise_kernels(np.ones((2, 3)), X, kernel=kernel)
+    with pytest.raises(ValueError, match="negative"):
+        kgeo.geodesic_distance(X)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "poly", "rbf", "sigmoid", "ned"])
+def test_negative_entries_fine_for_euclidean_kernels(kernel):
+    X = np.array([[1.0, -2.0, 3.0], [1.0, 1.0, 0.0]])
+    np.testing.assert_allclose(kgeo.pairwise_kernels(X, kernel=kernel), ref_kernel(kernel, X),
+                               rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("kernel", ["linear", "ngd"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_nan_and_inf_rejected(bad, kernel, sparse):
+    X = np.array([[1.0, 2.0, 3.0], [1.0, bad, 0.0]])
+    X = sp.csr_matrix(X) if sparse else X
+    with pytest.raises(ValueError, match=r"X contains 1 NaN or infinity"):
+        kgeo.pairwise_kernels(X, kernel=kernel)
+    with pytest.raises(ValueError, match=r"Y contains 1 NaN or infinity"):
+        kgeo.pairwise_kernels(np.ones((2, 3)), X, kernel=kernel)
+
+
+@pytest.mark.parametrize("kernel", SIMPLEX_KERNELS)
+def test_all_zero_rows_named(kernel):
+    X = np.array([[1.0, 2.0], [0.0, 0.0], [3.0, 0.0], [0.0, 0.0]])
+    with pytest.raises(ValueError, match=r"X has 2 all-zero row\(s\) \(rows 1, 3\)"):
+        kgeo.pairwise_kernels(X, kernel=kernel)
+    with pytest.raises(ValueError, match=r"Y has 2 all-zero row\(s\) \(rows 1, 3\)"):
+        kgeo.pairwise_kernels(np.ones((1, 2)), X, kernel=kernel)
+    # A row whose only stored values are explicit zeros is empty too.
+    S = sp.csr_matrix((np.array([1.0, 0.0]), np.array([0, 1]), np.array([0, 1, 2])), shape=(2, 2))
+    with pytest.raises(ValueError, match=r"\(rows 1\)"):
+        kgeo.pairwise_kernels(S, kernel=kernel)
+
+
+def test_many_all_zero_rows_listed_briefly():
+    X = np.zeros((30, 3))
+    X[0, 0] = 1.0
+    with pytest.raises(ValueError, match=r"29 all-zero row\(s\) \(rows 1, 2, .*, 10 and 19 more\)"):
+        kgeo.pairwise_kernels(X, kernel="ngd")
+
+
+def test_all_zero_rows_fine_for_linear():
+    X = np.array([[1.0, 2.0], [0.0, 0.0]])
+    np.testing.assert_array_equal(kgeo.pairwise_kernels(X, kernel="linear"), [[5.0, 0.0], [0.0, 0.0]])
+
+
+def test_feature_mismatch():
+    with pytest.raises(ValueError, match="same number of features: X has 3, Y has 4"):
+        kgeo.pairwise_kernels(np.ones((2, 3)), np.ones((2, 4)), kernel="linear")
+
+
+@pytest.mark.parametrize("name", ["gaussian", "NGD", "ngd_pi", "", None, 3])
+def test_unknown_kernel_lists_known_ones(name):
+    with pytest.raises(ValueError, match="Unknown kernel") as info:
+        kgeo.pairwise_kernels(np.ones((2, 3)), kernel=name)
+    for known in kgeo.KERNELS:
+        assert known in str(info.value)
+
+
+@pytest.mark.parametrize("kernel, params, match", [
+    ("poly", {"degre": 2}, r"'poly' got unknown parameter\(s\) degre; it accepts: coef0, degree, gamma"),
+    ("linear", {"gamma": 1.0}, r"'linear' got unknown parameter\(s\) gamma; it accepts: none"),
+    ("ngd", {"t": 1.0}, r"unknown parameter\(s\) t"),
+    ("rbf", {"sigma": 1.0, "coef0": 1.0}, r"unknown parameter\(s\) coef0, sigma"),
+    ("diffusion", {"gamma": 1.0}, r"accepts: normalize, t"),
+])
+def test_unknown_kernel_parameter(kernel, params, match):
+    with pytest.raises(ValueError, match=match):
+        kgeo.pairwise_kernels(np.ones((2, 3)), kernel=kernel, **params)
+
+
+@pytest.mark.parametrize("t", [0, 0.0, -1.0, -1e-300])
+@pytest.mark.parametrize("kernel", ["ngd_exp", "diffusion"])
+def test_t_must_be_positive(kernel, t):
+    with pytest.raises(ValueError, match=r"t must be > 0"):
+        kgeo.pairwise_kernels(np.ones((2, 3)), kernel=kernel, t=t)
+
+
+@pytest.mark.parametrize("t", [np.nan, np.inf, "1", None])
+def test_t_must_be_a_finite_number(t):
+    with pytest.raises(ValueError, match=r"t must be a finite real number"):
+        kgeo.pairwise_kernels(np.ones((2, 3)), kernel="diffusion", t=t)
+
+
+@pytest.mark.parametrize("normalize", [1, "yes", None])
+def test_normalize_must_be_bool(normalize):
+    with pytest.raises(ValueError, match="normalize must be True or False"):
+        kgeo.pairwise_kernels(np.ones((2, 3)), kernel="ngd_exp", normalize=normalize)
+
+
+@pytest.mark.parametrize("degree", [0, -1, 2.5, 0.5, True, "3", None])
+def test_degree_must_be_integer_at_least_one(degree):
+    with pytest.raises(ValueError, match=r"degree must be an integer >= 1"):
+        kgeo.pairwise_kernels(np.ones((2, 3)), kernel="poly", degree=degree)
+
+
+@pytest.mark.parametrize("gamma", [0, 0.0, -0.5])
+@pytest.mark.parametrize("kernel", ["poly", "rbf", "sigmoid"])
+def test_gamma_must_be_positive(kernel, gamma):
+    with pytest.raises(ValueError, match=r"gamma must be > 0"):
+        kgeo.pairwise_kernels(np.ones((2, 3)), kernel=kernel, gamma=gamma)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_gamma_coef0_shift_must_be_finite(value):
+    for kernel, kw in (("rbf", {"gamma": value}), ("sigmoid", {"coef0": value}),
+                       ("linear", {"shift": value})):
+        with pytest.raises(ValueError, match="must be a finite real number"):
+            kgeo.pairwise_kernels(np.ones((2, 3)), kernel=kernel, **kw)
+
+
+@pytest.mark.parametrize("X", [np.ones(3), np.ones((2, 3, 1)), np.float64(2.0)],
+                         ids=["1d", "3d", "0d"])
+def test_not_2d_rejected(X):
+    with pytest.raises(ValueError, match=r"Expected a 2D array for X, got a \dD array"):
+        kgeo.pairwise_kernels(X, kernel="linear")
+    with pytest.raises(ValueError, match=r"Expected a 2D array for Y"):
+        kgeo.pairwise_kernels(np.ones((2, 3)), X, kernel="linear")
+
+
+@pytest.mark.parametrize("X, match", [
+    (np.ones((0, 3)), r"0 sample\(s\)"),
+    (sp.csr_matrix((0, 3)), r"0 sample\(s\)"),
+    (np.ones((3, 0)), r"0 feature\(s\)"),
+    (sp.csr_matrix((3, 0)), r"0 feature\(s\)"),
+    ([], r"Expected a 2D array"),
+], ids=["no_rows", "no_rows_sparse", "no_columns", "no_columns_sparse", "empty_list"])
+def test_empty_input_rejected(X, match):
+    with pytest.raises(ValueError, match=match):
+        kgeo.pairwise_kernels(X, kernel="linear")
+
+
+@pytest.mark.parametrize("X", [
+    np.array([[1 + 2j, 0.0]]), sp.csr_matrix(np.array([[1 + 2j, 0.0]])),
+], ids=["dense", "sparse"])
+def test_complex_rejected(X):
+    with pytest.raises(ValueError, match="Complex data not supported"):
+        kgeo.pairwise_kernels(X, kernel="linear")
+
+
+@pytest.mark.parametrize("X", [
+    "some text",
+    b"bytes",
+    [["a", "b"]],
+    np.array([["1", "2"]]),
+    {"a": 1},
+    None,
+], ids=["str", "bytes", "list_of_str", "str_array", "dict", "None"])
+def test_non_numeric_input_is_a_type_error(X):
+    with pytest.raises(TypeError, match=r"X must"):
+        kgeo.pairwise_kernels(X, kernel="linear")
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
+    "an object array holding a string raises float()'s ValueError 'could not convert "
+    "string to float', not the TypeError every other non-numeric input gets (the comment "
+    "in _validation.check_matrix says float() raises TypeError; it raises ValueError)"))
+def test_object_array_of_strings_is_a_type_error():
+    with pytest.raises(TypeError):
+        kgeo.pairwise_kernels(np.array([[1.0, "a"]], dtype=object), kernel="linear")
+
+
+def test_object_array_of_numbers_accepted():
+    X = np.array([[1, 2.5], [0, 3]], dtype=object)
+    np.testing.assert_array_equal(kgeo.pairwise_kernels(X, kernel="linear"),
+                                  [[7.25, 7.5], [7.5, 9.0]])
+
+
+@pytest.mark.parametrize("n_jobs", [0, -2, 1.5, True, "2"])
+def test_invalid_n_jobs(n_jobs):
+    with pytest.raises(ValueError, match=rf"Invalid n_jobs {n_jobs!r}, must be None, -1 or an integer >= 1"):
+        kgeo.pairwise_kernels(np.ones((2, 3)), kernel="linear", n_jobs=n_jobs)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "row sums overflow: a row of finite values whose sum exceeds the float64 range "
+    "(e.g. [1e308, 1e308]) gets p = x / inf = 0 in _pairwise.prepare_rows, so it is "
+    "treated as sharing nothing, even with itself (NGD self-distance -pi, with a "
+    "RuntimeWarning); scaling by the row maximum before summing would avoid it"))
+def test_huge_finite_counts_stay_on_the_simplex():
+    X = np.array([[1e308, 1e308], [1.0, 1.0]])
+    np.testing.assert_allclose(kgeo.pairwise_kernels(X, kernel="ngd"), np.zeros((2, 2)),
+                               atol=ARCCOS_ATOL)
