@@ -2,7 +2,7 @@
 
 import inspect
 
-from .exceptions import NotFittedError
+from .exceptions import not_fitted_error
 
 
 class EstimatorMixin:
@@ -65,6 +65,6 @@ class EstimatorMixin:
 def check_is_fitted(estimator, attribute):
     """Raise ``NotFittedError`` unless ``estimator`` has ``attribute``."""
     if not hasattr(estimator, attribute):
-        raise NotFittedError(
+        raise not_fitted_error(
             f"This {type(estimator).__name__} instance is not fitted yet. Call 'fit' "
             f"with appropriate arguments before using this estimator.")

@@ -65,8 +65,8 @@ def check_matrix(X, *, name="X", min_samples=1):
         if arr.ndim != 2:
             raise ValueError(
                 f"Expected a 2D array for {name}, got a {arr.ndim}D array of shape "
-                f"{arr.shape}; reshape a single sample with X.reshape(1, -1) and a "
-                f"single feature with X.reshape(-1, 1)")
+                f"{arr.shape}. Reshape your data with X.reshape(1, -1) for a single "
+                f"sample or X.reshape(-1, 1) for a single feature")
         X = sp.csr_matrix(np.asarray(arr, dtype=np.float64))
     n_samples, n_features = X.shape
     if n_samples < min_samples:
@@ -87,8 +87,10 @@ def check_matrix(X, *, name="X", min_samples=1):
         raise ValueError(
             f"{name} has {X.nnz} nonzeros and {n_features} features; kgeo indexes "
             f"columns with int32 and needs both below 2**31")
+    # SciPy wants one index dtype for both arrays; the kernels read int32
+    # columns (and widen the row pointers themselves).
     X.indices = X.indices.astype(np.int32, copy=False)
-    X.indptr = X.indptr.astype(np.int64, copy=False)
+    X.indptr = X.indptr.astype(np.int32, copy=False)
     return X
 
 
@@ -103,8 +105,9 @@ def check_on_simplex(X, *, name="X", kernel="ngd"):
     n_neg = int(np.count_nonzero(X.data < 0))
     if n_neg:
         raise ValueError(
-            f"{name} has {n_neg} negative entries; the multinomial kernel "
-            f"{kernel!r} needs counts or frequencies >= 0")
+            f"Negative values in data passed to the multinomial kernel {kernel!r}: "
+            f"{name} has {n_neg} negative entries, and the kernel needs counts or "
+            f"frequencies >= 0")
     empty = np.flatnonzero(np.diff(X.indptr) == 0)
     if empty.size:
         listed = ", ".join(str(i) for i in empty[:_MAX_ROWS_LISTED])
@@ -123,7 +126,7 @@ def check_labels(y, n_samples):
     y : ndarray of shape (n_samples,)
     """
     if y is None:
-        raise ValueError("y is required for a classifier, got None")
+        raise ValueError("This classifier requires y to be passed, but the target y is None")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn(

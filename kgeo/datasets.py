@@ -961,7 +961,8 @@ def load_smart(path, name):
         ``query doc code`` with the queries renumbered 1..225 in file order,
         so CRAN's ``query_ids`` are 1..225 and ``original_query_ids`` keep the
         ``.I`` numbers of ``cran.qry``. Checked sizes: ADI 82 documents / 35
-        queries, CISI 1,460 / 112 (76 judged), CRAN 1,400 / 225, MED 1,033 / 30.
+        queries, CISI 1,460 / 112 (76 judged), CRAN 1,400 / 225, MED 1,033 / 30;
+        CRAN documents 471 and 995 are empty records, kept as empty strings.
 
     Raises
     ------

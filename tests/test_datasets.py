@@ -1,0 +1,678 @@
+"""Tests for kgeo.datasets: loaders on tiny corpora built here, real-data counts, fetchers.
+
+The fetchers are exercised only against an HTTP server on 127.0.0.1 started by
+the test itself; no test contacts another address.
+"""
+
+import functools
+import hashlib
+import http.server
+import io
+import os
+import tarfile
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from kgeo.datasets import (
+    NEWSGROUPS_SHA256,
+    DatasetNotFoundError,
+    fetch_20newsgroups,
+    fetch_webkb,
+    get_data_home,
+    load_20newsgroups,
+    load_reuters21578,
+    load_smart,
+    load_webkb,
+    topics_to_indicator,
+)
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _real_data_dir():
+    env = os.environ.get("KGEO_DATA")
+    root = Path(env) if env else REPO_ROOT.parent / "shared" / "data"
+    return root
+
+
+def _real(relative):
+    path = _real_data_dir() / relative
+    if not path.exists():
+        pytest.skip(f"real corpus {relative} not found under {_real_data_dir()} "
+                    f"(set KGEO_DATA to the folder holding it)")
+    return path
+
+
+def _write_tree(root, files):
+    """Write {relative path: bytes} under root."""
+    for rel, content in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(content)
+
+
+def _write_tar(path, files):
+    """Write {member name: bytes} into a gzip-compressed tar at path."""
+    with tarfile.open(path, "w:gz") as tf:
+        for name, content in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            tf.addfile(info, io.BytesIO(content))
+    return path
+
+
+# ---------------------------------------------------------------------------
+# 20 Newsgroups
+# ---------------------------------------------------------------------------
+
+NG_FILES = {
+    # Ids chosen so that numeric and string order differ (9 < 10).
+    "20news-bydate-train/sci.space/10": b"From: a@b\nSubject: orbit\n\nlaunch window\n",
+    "20news-bydate-train/sci.space/9": b"From: c@d\r\nSubject: moon\r\n\r\nlunar \xe9t\xe9\r\n",
+    "20news-bydate-train/alt.atheism/300": b"From: e@f\n\natheism text\n",
+    "20news-bydate-test/alt.atheism/301": b"From: g@h\n\nmore atheism\n",
+    "20news-bydate-test/sci.space/11": b"From: i@j\n\nrocket\n",
+    # Only in the test split: still numbered among the groups of every subset.
+    "20news-bydate-test/comp.graphics/12": b"From: k@l\n\npixels\n",
+}
+
+
+@pytest.fixture
+def ng_tar(tmp_path):
+    return _write_tar(tmp_path / "20news-bydate.tar.gz", NG_FILES)
+
+
+@pytest.fixture
+def ng_dir(tmp_path):
+    root = tmp_path / "extracted"
+    _write_tree(root, NG_FILES)
+    (root / "20news-bydate-train" / "sci.space" / "README.txt").write_bytes(b"not a message")
+    return root
+
+
+def test_20newsgroups_train_from_archive(ng_tar):
+    corpus = load_20newsgroups(ng_tar, subset="train")
+    assert corpus.target_names == ["alt.atheism", "comp.graphics", "sci.space"]
+    assert corpus.filenames == [
+        "20news-bydate-train/alt.atheism/300",
+        "20news-bydate-train/sci.space/9",
+        "20news-bydate-train/sci.space/10",
+    ]
+    np.testing.assert_array_equal(corpus.target, [0, 2, 2])
+    assert corpus.target.dtype == np.int64
+    assert corpus.split.tolist() == ["train"] * 3
+    # Latin-1 decoding keeps every byte: CR bytes and the non-UTF-8 \xe9.
+    assert corpus.data[1] == "From: c@d\r\nSubject: moon\r\n\r\nlunar \u00e9t\u00e9\r\n"
+    assert len(corpus) == 3
+    assert "subset='train'" in repr(corpus)
+
+
+def test_20newsgroups_all_is_train_then_test(ng_tar):
+    corpus = load_20newsgroups(ng_tar, subset="all")
+    assert corpus.split.tolist() == ["train"] * 3 + ["test"] * 3
+    assert corpus.filenames[3:] == [
+        "20news-bydate-test/alt.atheism/301",
+        "20news-bydate-test/comp.graphics/12",
+        "20news-bydate-test/sci.space/11",
+    ]
+    np.testing.assert_array_equal(corpus.target, [0, 2, 2, 0, 1, 2])
+
+
+@pytest.mark.parametrize("subset", ["train", "test", "all"])
+def test_20newsgroups_folder_equals_archive(ng_tar, ng_dir, subset):
+    a = load_20newsgroups(ng_tar, subset=subset)
+    b = load_20newsgroups(ng_dir, subset=subset)
+    assert a.data == b.data
+    assert a.filenames == b.filenames
+    assert a.target_names == b.target_names
+    np.testing.assert_array_equal(a.target, b.target)
+
+
+def test_20newsgroups_path_variants(tmp_path):
+    # DIR/20news-bydate/20news-bydate.tar.gz, as in the shared data folder.
+    (tmp_path / "20news-bydate").mkdir()
+    _write_tar(tmp_path / "20news-bydate" / "20news-bydate.tar.gz", NG_FILES)
+    expected = load_20newsgroups(tmp_path / "20news-bydate" / "20news-bydate.tar.gz")
+    for path in (tmp_path, tmp_path / "20news-bydate", str(tmp_path)):
+        assert load_20newsgroups(path).filenames == expected.filenames
+    # DIR/20news-bydate/ holding the extracted folders.
+    other = tmp_path / "other"
+    _write_tree(other / "20news-bydate", NG_FILES)
+    assert load_20newsgroups(other).filenames == expected.filenames
+
+
+def test_20newsgroups_bad_input(tmp_path, ng_tar):
+    with pytest.raises(ValueError, match=r"subset must be one of \['train', 'test', 'all'\], got 'dev'"):
+        load_20newsgroups(ng_tar, subset="dev")
+    missing = tmp_path / "nowhere"
+    with pytest.raises(ValueError, match="does not exist"):
+        load_20newsgroups(missing)
+    with pytest.raises(FileNotFoundError):
+        load_20newsgroups(missing)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DatasetNotFoundError, match="no 20 Newsgroups corpus under"):
+        load_20newsgroups(tmp_path / "empty")
+    with pytest.raises(TypeError, match="path must be a str or os.PathLike, got int"):
+        load_20newsgroups(42)
+
+
+def test_20newsgroups_corrupted_archives(tmp_path, ng_tar):
+    garbage = tmp_path / "garbage.tar.gz"
+    garbage.write_bytes(b"this is not an archive at all" * 10)
+    with pytest.raises(ValueError, match="is not a readable tar archive"):
+        load_20newsgroups(garbage)
+    truncated = tmp_path / "truncated.tar.gz"
+    truncated.write_bytes(ng_tar.read_bytes()[:150])
+    with pytest.raises(ValueError, match="is not a readable tar archive"):
+        load_20newsgroups(truncated)
+    unrelated = _write_tar(tmp_path / "unrelated.tar.gz", {"docs/readme.txt": b"hello"})
+    with pytest.raises(ValueError, match="no 20 Newsgroups message found for subset='train'"):
+        load_20newsgroups(unrelated)
+
+
+def test_20newsgroups_folder_missing_split(tmp_path):
+    _write_tree(tmp_path, {k: v for k, v in NG_FILES.items() if "-train/" in k})
+    assert len(load_20newsgroups(tmp_path, subset="train")) == 3
+    with pytest.raises(DatasetNotFoundError, match="20news-bydate-test.*needed for subset='test'"):
+        load_20newsgroups(tmp_path, subset="test")
+
+
+# ---------------------------------------------------------------------------
+# WebKB
+# ---------------------------------------------------------------------------
+
+def _page(title):
+    return (b"MIME-Version: 1.0\r\nServer: CERN/3.0\r\nContent-Type: text/html\r\n\r\n"
+            b"<html><title>" + title + b"</title><body>caf\xe9</body></html>\n")
+
+
+WEBKB_FILES = {
+    "webkb/student/cornell/http:^^www.cs.cornell.edu^~ann^": _page(b"Ann"),
+    "webkb/student/texas/http:^^www.cs.utexas.edu^users^bob^\r": _page(b"Bob"),
+    "webkb/student/misc/http:^^www.cs.misc.edu^~cy^": _page(b"Cy"),
+    "webkb/faculty/washington/http:^^www.cs.washington.edu^homes^dee^": _page(b"Dee"),
+    "webkb/faculty/wisconsin/http:^^www.cs.wisc.edu^~eve^": _page(b"Eve"),
+    "webkb/course/cornell/http:^^www.cs.cornell.edu^Info^CS100^": _page(b"CS100"),
+    "webkb/project/wisconsin/http:^^www.cs.wisc.edu^condor^": _page(b"Condor"),
+    "webkb/other/texas/http:^^www.cs.utexas.edu^misc^": _page(b"Other"),
+    "webkb/staff/cornell/http:^^www.cs.cornell.edu^staff^": _page(b"Staff"),
+}
+
+
+@pytest.fixture
+def webkb_tar(tmp_path):
+    return _write_tar(tmp_path / "webkb-data.gtar.gz", WEBKB_FILES)
+
+
+@pytest.fixture
+def webkb_dir(tmp_path):
+    _write_tree(tmp_path / "tree", WEBKB_FILES)
+    return tmp_path / "tree"
+
+
+def test_webkb_from_archive(webkb_tar):
+    corpus = load_webkb(webkb_tar)
+    assert corpus.target_names == ["student", "faculty", "course", "project"]
+    assert corpus.filenames == [
+        "student/cornell/http:^^www.cs.cornell.edu^~ann^",
+        "student/misc/http:^^www.cs.misc.edu^~cy^",
+        "student/texas/http:^^www.cs.utexas.edu^users^bob^\r",
+        "faculty/washington/http:^^www.cs.washington.edu^homes^dee^",
+        "faculty/wisconsin/http:^^www.cs.wisc.edu^~eve^",
+        "course/cornell/http:^^www.cs.cornell.edu^Info^CS100^",
+        "project/wisconsin/http:^^www.cs.wisc.edu^condor^",
+    ]
+    np.testing.assert_array_equal(corpus.target, [0, 0, 0, 1, 1, 2, 3])
+    assert corpus.universities.tolist() == [
+        "cornell", "misc", "texas", "washington", "wisconsin", "cornell", "wisconsin"]
+    assert corpus.data[0].startswith("MIME-Version: 1.0\r\n")
+    assert corpus.data[0].endswith("caf\u00e9</body></html>\n")
+
+
+def test_webkb_leave_one_university_out(webkb_tar):
+    corpus = load_webkb(webkb_tar)
+    assert corpus.held_out == ["cornell", "texas", "washington", "wisconsin"]
+    assert len(corpus.splits) == 4
+    n = len(corpus)
+    for university, (train, test) in zip(corpus.held_out, corpus.splits):
+        assert np.intersect1d(train, test).size == 0
+        np.testing.assert_array_equal(np.sort(np.concatenate([train, test])), np.arange(n))
+        assert set(corpus.universities[test]) == {university}
+        assert university not in set(corpus.universities[train])
+        # misc pages are always training pages.
+        assert 1 in train
+    np.testing.assert_array_equal(corpus.splits[0][1], [0, 5])  # cornell
+
+
+def test_webkb_folder_keeps_carriage_return_names(webkb_tar, webkb_dir):
+    from_dir = load_webkb(webkb_dir)
+    assert any(name.endswith("^\r") for name in from_dir.filenames)
+    from_tar = load_webkb(webkb_tar)
+    assert from_dir.filenames == from_tar.filenames
+    assert from_dir.data == from_tar.data
+    # The tree's root is "webkb/": its parent, the folder itself, and a folder
+    # holding webkb/webkb-data.gtar.gz all work.
+    assert load_webkb(webkb_dir / "webkb").filenames == from_tar.filenames
+    holder = webkb_tar.parent / "holder"
+    (holder / "webkb").mkdir(parents=True)
+    (holder / "webkb" / "webkb-data.gtar.gz").write_bytes(webkb_tar.read_bytes())
+    assert load_webkb(holder).filenames == from_tar.filenames
+
+
+def test_webkb_class_selection(webkb_tar):
+    corpus = load_webkb(webkb_tar, classes=["staff", "other"])
+    assert corpus.target_names == ["staff", "other"]
+    assert [f.split("/")[0] for f in corpus.filenames] == ["staff", "other"]
+    np.testing.assert_array_equal(corpus.target, [0, 1])
+
+
+def test_webkb_bad_input(webkb_tar, tmp_path):
+    with pytest.raises(ValueError, match=r"unknown WebKB classes \['students'\]"):
+        load_webkb(webkb_tar, classes=("students",))
+    with pytest.raises(ValueError, match="must not repeat"):
+        load_webkb(webkb_tar, classes=("course", "course"))
+    with pytest.raises(ValueError, match="at least one WebKB class"):
+        load_webkb(webkb_tar, classes=())
+    with pytest.raises(TypeError, match="single string 'course'"):
+        load_webkb(webkb_tar, classes="course")
+    with pytest.raises(ValueError, match="does not exist"):
+        load_webkb(tmp_path / "missing.gtar.gz")
+    with pytest.raises(ValueError, match="no WebKB page of classes"):
+        load_webkb(webkb_tar, classes=("department",))
+
+
+# ---------------------------------------------------------------------------
+# Reuters-21578
+# ---------------------------------------------------------------------------
+
+def _story(newid, split, topics, title=None, body=None, topics_flag="YES", text_type=None,
+           raw_text=None):
+    d = "".join(f"<D>{t}</D>" for t in topics)
+    if raw_text is None:
+        parts = [f"<TITLE>{title}</TITLE>"] if title is not None else []
+        if body is not None:
+            parts.append(f"<DATELINE>    CITY, Mar 1 - </DATELINE><BODY>{body}</BODY>")
+        raw_text = "&#2;\n" + "\n".join(parts)
+    attr = f' TYPE="{text_type}"' if text_type else ""
+    return (f'<REUTERS TOPICS="{topics_flag}" LEWISSPLIT="{split}" CGISPLIT="TRAINING-SET" '
+            f'OLDID="{9000 + newid}" NEWID="{newid}">\n<DATE> 1-MAR-1987</DATE>\n'
+            f"<TOPICS>{d}</TOPICS>\n<PLACES></PLACES>\n<UNKNOWN> \n&#5;&#5;&#5;C T\n</UNKNOWN>\n"
+            f"<TEXT{attr}>{raw_text}</TEXT>\n</REUTERS>\n")
+
+
+def _reuters_files():
+    first = "".join([
+        '<!DOCTYPE lewis SYSTEM "lewis.dtd">\n',
+        _story(1, "TRAIN", ["earn"], "EARN ONE", "Profit &lt;up&gt; 5 pct &amp; more\n Reuter\n&#3;"),
+        _story(2, "TRAIN", ["acq", "earn"], "ACQ AND EARN", "Bought a firm"),
+        _story(3, "TEST", ["earn"], "TEST EARN", "Quarterly net"),
+        _story(4, "TEST", ["acq"], "TEST ACQ", "Takeover bid M\xfcnchen"),
+        _story(5, "TRAIN", ["grain"], "GRAIN", "Wheat harvest"),
+        _story(6, "TRAIN", ["earn"], "NOT TOPICS", "excluded", topics_flag="NO"),
+    ])
+    second = "".join([
+        _story(7, "NOT-USED", ["earn"], "UNUSED", "excluded too"),
+        _story(8, "TEST", [], "NO TOPIC", "no category at all"),
+        _story(9, "TEST", ["trade", "trade"], "TWICE", "trade listed twice"),
+        _story(10, "TRAIN", ["trade"], "TRADE", "Trade surplus"),
+        _story(11, "TRAIN", ["earn"], text_type="UNPROC",
+               raw_text="&#2;\nUNPROCESSED STORY <B>bold</B> text\n&#3;"),
+        _story(12, "TRAIN", ["acq"], "BRIEF ACQ ONLY", text_type="BRIEF"),
+    ])
+    return {"reut2-000.sgm": first.encode("latin-1"), "reut2-001.sgm": second.encode("latin-1")}
+
+
+@pytest.fixture
+def reuters_tar(tmp_path):
+    files = {f"reuters21578/{k}": v for k, v in _reuters_files().items()}
+    files["reuters21578/README.txt"] = b"readme"
+    return _write_tar(tmp_path / "reuters21578.tar.gz", files)
+
+
+@pytest.fixture
+def reuters_dir(tmp_path):
+    _write_tree(tmp_path / "folder", _reuters_files())
+    return tmp_path / "folder"
+
+
+def test_reuters_modapte_view(reuters_tar):
+    train = load_reuters21578(reuters_tar, subset="train")
+    test = load_reuters21578(reuters_tar, subset="test")
+    assert train.newids.tolist() == [1, 2, 5, 10, 11, 12]
+    assert test.newids.tolist() == [3, 4, 8, 9]
+    assert train.category_names == test.category_names == ["acq", "earn", "grain", "trade"]
+    assert train.target is None
+    assert train.topics == [["earn"], ["acq", "earn"], ["grain"], ["trade"], ["earn"], ["acq"]]
+    assert test.topics == [["earn"], ["acq"], [], ["trade"]]  # "trade" listed twice -> once
+    assert train.filenames == ["reut2-000.sgm"] * 3 + ["reut2-001.sgm"] * 3
+    # Entities decoded, control characters (&#2; &#3;) dropped, title + body.
+    assert train.data[0] == "EARN ONE\nProfit <up> 5 pct & more\n Reuter"
+    assert test.data[1] == "TEST ACQ\nTakeover bid M\u00fcnchen"
+    assert train.data[4] == "UNPROCESSED STORY  bold  text"  # TYPE="UNPROC": the whole TEXT
+    assert train.data[5] == "BRIEF ACQ ONLY"  # TYPE="BRIEF": the title alone
+    everything = load_reuters21578(reuters_tar, subset="all")
+    assert everything.newids.tolist() == [1, 2, 3, 4, 5, 8, 9, 10, 11, 12]
+    assert everything.split.tolist() == [
+        "train", "train", "test", "test", "train", "test", "test", "train", "train", "train"]
+
+
+def test_reuters_r90_view(reuters_tar):
+    train = load_reuters21578(reuters_tar, subset="train", view="r90")
+    test = load_reuters21578(reuters_tar, subset="test", view="r90")
+    # grain has no test story: not one of the categories; story 5 goes with it.
+    assert train.category_names == ["acq", "earn", "trade"]
+    assert train.newids.tolist() == [1, 2, 10, 11, 12]
+    assert test.newids.tolist() == [3, 4, 9]
+    Y = train.indicator_matrix()
+    assert sp.issparse(Y) and Y.format == "csr" and Y.dtype == np.int8
+    np.testing.assert_array_equal(
+        Y.toarray(), [[0, 1, 0], [1, 1, 0], [0, 0, 1], [0, 1, 0], [1, 0, 0]])
+    np.testing.assert_array_equal(test.indicator_matrix(sparse=False),
+                                  [[0, 1, 0], [1, 0, 0], [0, 0, 1]])
+
+
+def test_reuters_r8_view(reuters_tar, reuters_dir):
+    train = load_reuters21578(reuters_tar, subset="train", view="r8")
+    test = load_reuters21578(reuters_dir, subset="test", view="r8")
+    # Single-label stories only; trade's only test story lists it twice, so
+    # trade (like grain) lacks a test story and drops out.
+    assert train.category_names == test.category_names == ["acq", "earn"]
+    assert train.newids.tolist() == [1, 11, 12]
+    np.testing.assert_array_equal(train.target, [1, 1, 0])
+    assert test.newids.tolist() == [3, 4]
+    np.testing.assert_array_equal(test.target, [1, 0])
+    assert train.target_names == ["acq", "earn"]
+
+
+def test_reuters_folder_equals_archive(reuters_tar, reuters_dir, tmp_path):
+    a = load_reuters21578(reuters_tar, subset="all")
+    b = load_reuters21578(reuters_dir, subset="all")
+    assert a.data == b.data and a.topics == b.topics
+    # A folder holding reuters21578/ with the .sgm files also works.
+    holder = tmp_path / "holder"
+    _write_tree(holder / "reuters21578", _reuters_files())
+    assert load_reuters21578(holder, subset="all").data == a.data
+
+
+def test_reuters_bad_input(reuters_tar, tmp_path):
+    with pytest.raises(ValueError, match=r"view must be one of \['modapte', 'r90', 'r8'\], got 'r10'"):
+        load_reuters21578(reuters_tar, view="r10")
+    with pytest.raises(ValueError, match="subset must be one of"):
+        load_reuters21578(reuters_tar, subset="validation")
+    with pytest.raises(ValueError, match="does not exist"):
+        load_reuters21578(tmp_path / "absent")
+    broken = tmp_path / "broken.tar.gz"
+    broken.write_bytes(reuters_tar.read_bytes()[:-200])
+    with pytest.raises(ValueError, match="is not a readable tar archive"):
+        load_reuters21578(broken)
+    empty = _write_tar(tmp_path / "empty.tar.gz", {"reuters21578/README.txt": b"x"})
+    with pytest.raises(ValueError, match=r"no reut2-NNN.sgm file found"):
+        load_reuters21578(empty)
+
+
+def test_topics_to_indicator():
+    Y, names = topics_to_indicator([["b", "a"], [], ["b", "b"]])
+    assert names == ["a", "b"]
+    np.testing.assert_array_equal(Y.toarray(), [[1, 1], [0, 0], [0, 1]])
+    assert Y.has_sorted_indices
+    dense, _ = topics_to_indicator([["x"]], ["x", "y"], sparse=False, dtype=np.float64)
+    assert dense.dtype == np.float64
+    np.testing.assert_array_equal(dense, [[1.0, 0.0]])
+    with pytest.raises(ValueError, match="document 0 has label 'z'"):
+        topics_to_indicator([["z"]], ["x"])
+
+
+# ---------------------------------------------------------------------------
+# SMART collections
+# ---------------------------------------------------------------------------
+
+def _crlf(text):
+    return text.replace("\n", "\r\n").encode("latin-1")
+
+
+ADI_FILES = {
+    "ADI.ALL": _crlf(
+        ".I 1\n.T\nfirst title\n.A\nA. AUTHOR\n.A\nB. AUTHOR\n.W\nfirst abstract  \nline two\n"
+        ".I 2\n.T\nsecond title\n.W\nsecond abstract\n"
+        ".I 3\n.W\nthird has no title\n"),
+    "ADI.QRY": _crlf(".I 1\n.W\nwhat about titles?\n.I 2\n.W\nand abstracts?\n"),
+    "ADI.REL": _crlf("1   1   0   0.000000   \n1   3   0   0.000000\n2   2   0   0.000000\n"),
+}
+CRAN_FILES = {
+    "cran.all.1400": (
+        ".I 1\n.T\nwing flow .\n.A\nsmith\n.B\nj. ae. 1958\n.W\nwing flow .\nlift increase\n"
+        ".A\nstray line of the abstract\n.B\nanother stray line\n"
+        ".I 2\n.T\nheat .\n.A\njones\n.B\nnaca\n.W\nheat transfer\n.W\nsecond part\n").encode(),
+    "cran.qry": _crlf(".I 001\n.W\nwing lift ?\n.I 004\n.W\nheat ?\n.I 009\n.W\nnothing\n"),
+    "cranqrel": b"1 1 2 \n1 2 -1 \n2 2 1 \n3 1 -1 \n",
+}
+MED_FILES = {
+    "MED.ALL": _crlf(".I 1\n.W\n glucose levels .\n.I 2\n.W\n lens of the eye .\n"),
+    "MED.QRY": _crlf(".I 1\n.W\n the crystalline lens.\n"),
+    "MED.REL": b"1 0 2 1\n",
+}
+
+
+def test_smart_adi_archive_and_folder(tmp_path):
+    archive = _write_tar(tmp_path / "adi.tar.gz", ADI_FILES)
+    _write_tree(tmp_path / "adi", ADI_FILES)
+    for path in (archive, tmp_path, tmp_path / "adi"):
+        col = load_smart(path, "ADI")
+        assert col.name == "adi"
+        assert col.doc_ids.tolist() == [1, 2, 3]
+        assert col.documents == ["first title\nfirst abstract\nline two",
+                                 "second title\nsecond abstract", "third has no title"]
+        assert col.doc_fields[0]["A"] == "A. AUTHOR\nB. AUTHOR"
+        assert col.queries == ["what about titles?", "and abstracts?"]
+        np.testing.assert_array_equal(col.query_ids, [1, 2])
+        assert col.qrels == {1: frozenset({1, 3}), 2: frozenset({2})}
+        assert col.relevance == {1: {1: 1, 3: 1}, 2: {2: 1}}
+
+
+def test_smart_cran_renumbers_queries_and_folds_stray_tags(tmp_path):
+    col = load_smart(_write_tar(tmp_path / "cran.tar.gz", CRAN_FILES), "cran")
+    np.testing.assert_array_equal(col.original_query_ids, [1, 4, 9])
+    np.testing.assert_array_equal(col.query_ids, [1, 2, 3])
+    # Grade -1 ("no interest") is kept in relevance but is not relevant; query
+    # 3 has only such a judgement, so it is absent from qrels.
+    assert col.qrels == {1: frozenset({1}), 2: frozenset({2})}
+    assert col.relevance == {1: {1: 2, 2: -1}, 2: {2: 1}, 3: {1: -1}}
+    assert col.doc_fields[0]["A"] == "smith"
+    assert col.doc_fields[0]["W"] == (
+        "wing flow .\nlift increase\nstray line of the abstract\nanother stray line")
+    assert col.doc_fields[1]["W"] == "heat transfer\nsecond part"
+
+
+def test_smart_med_trec_qrels(tmp_path):
+    _write_tree(tmp_path, MED_FILES)
+    col = load_smart(tmp_path, "med")
+    assert col.documents == ["glucose levels .", "lens of the eye ."]
+    assert col.qrels == {1: frozenset({2})}
+
+
+def test_smart_bad_input(tmp_path):
+    with pytest.raises(ValueError, match=r"name must be one of \['adi', 'cisi', 'cran', 'med'\], got 'trec'"):
+        load_smart(tmp_path, "trec")
+    with pytest.raises(DatasetNotFoundError, match="no ADI collection under"):
+        load_smart(tmp_path, "adi")
+    partial = _write_tar(tmp_path / "adi.tar.gz",
+                         {k: v for k, v in ADI_FILES.items() if k != "ADI.QRY"})
+    with pytest.raises(ValueError, match="has no ADI.QRY file"):
+        load_smart(partial, "adi")
+    bad_rel = dict(ADI_FILES, **{"ADI.REL": b"1 one 0 0.0\n"})
+    _write_tree(tmp_path / "badrel", bad_rel)
+    with pytest.raises(ValueError, match=r"ADI.REL line 1: cannot read '1 one 0 0.0'"):
+        load_smart(tmp_path / "badrel", "adi")
+    undefined = dict(ADI_FILES, **{"ADI.REL": b"7 1 0 0.0\n"})
+    _write_tree(tmp_path / "undefined", undefined)
+    with pytest.raises(ValueError, match=r"judges queries \[7\]"):
+        load_smart(tmp_path / "undefined", "adi")
+    junk = dict(ADI_FILES, **{"ADI.ALL": b"preamble\n.I 1\n.W\ntext\n"})
+    _write_tree(tmp_path / "junk", junk)
+    with pytest.raises(ValueError, match="before the first '.I' record"):
+        load_smart(tmp_path / "junk", "adi")
+
+
+# ---------------------------------------------------------------------------
+# Real corpora (skipped when ../shared/data is absent)
+# ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def real_20ng():
+    return load_20newsgroups(_real("20news-bydate/20news-bydate.tar.gz"), subset="all")
+
+
+def test_real_20newsgroups_counts(real_20ng):
+    corpus = real_20ng
+    assert len(corpus.target_names) == 20
+    train, test = corpus.split == "train", corpus.split == "test"
+    assert train.sum() == 11314 and test.sum() == 7532
+    counts = {name: (int(np.sum(train & (corpus.target == i))),
+                     int(np.sum(test & (corpus.target == i))))
+              for i, name in enumerate(corpus.target_names)}
+    assert counts["alt.atheism"] == (480, 319)
+    assert counts["comp.graphics"] == (584, 389)
+    assert counts["rec.sport.hockey"] == (600, 399)
+    assert counts["talk.politics.misc"] == (465, 310)
+    assert counts["talk.religion.misc"] == (377, 251)
+    # Some messages hold CR bytes and bytes above 127 (not UTF-8): kept as read.
+    assert sum("\r" in d for d in corpus.data) > 0
+    assert sum(not d.isascii() for d in corpus.data) > 0
+
+
+def test_real_20newsgroups_default_checksum():
+    digest = hashlib.sha256(_real("20news-bydate/20news-bydate.tar.gz").read_bytes()).hexdigest()
+    assert digest == NEWSGROUPS_SHA256
+
+
+@pytest.mark.parametrize("view, n_train, n_test, n_categories", [
+    ("modapte", 9603, 3299, None), ("r90", 7770, 3019, 90), ("r8", 5485, 2189, 8)])
+def test_real_reuters_counts(view, n_train, n_test, n_categories):
+    corpus = load_reuters21578(_real("reuters21578/reuters21578.tar.gz"), subset="all", view=view)
+    assert np.sum(corpus.split == "train") == n_train
+    assert np.sum(corpus.split == "test") == n_test
+    if n_categories is not None:
+        assert len(corpus.category_names) == n_categories
+    Y = corpus.indicator_matrix()
+    assert Y.shape == (n_train + n_test, len(corpus.category_names))
+    if view == "r8":
+        assert corpus.category_names == ["acq", "crude", "earn", "grain", "interest",
+                                         "money-fx", "ship", "trade"]
+        np.testing.assert_array_equal(np.bincount(corpus.target[corpus.split == "train"]),
+                                      [1596, 253, 2840, 41, 190, 206, 108, 251])
+        np.testing.assert_array_equal(np.bincount(corpus.target[corpus.split == "test"]),
+                                      [696, 121, 1083, 10, 81, 87, 36, 75])
+        return
+    # Stories per category and split; the multi-label views keep all of them.
+    for name, expected in {"earn": (2877, 1087), "acq": (1650, 719),
+                           "money-fx": (538, 179), "crude": (389, 189)}.items():
+        j = corpus.category_names.index(name)
+        got = tuple(int(Y[corpus.split == s][:, j].sum()) for s in ("train", "test"))
+        assert got == expected, name
+
+
+@pytest.mark.parametrize("name, n_docs, n_queries, n_judged", [
+    ("adi", 82, 35, 35), ("cisi", 1460, 112, 76), ("cran", 1400, 225, 225), ("med", 1033, 30, 30)])
+def test_real_smart_counts(name, n_docs, n_queries, n_judged):
+    col = load_smart(_real("ir-classic"), name)
+    assert len(col.documents) == len(col.doc_ids) == n_docs
+    assert len(col.queries) == len(col.query_ids) == n_queries
+    assert len(col.qrels) == n_judged
+    # CRAN documents 471 and 995 are empty records in the distribution.
+    empty = [int(i) for i, d in zip(col.doc_ids, col.documents) if not d]
+    assert empty == ([471, 995] if name == "cran" else [])
+    assert all(col.queries)
+    known = set(col.doc_ids.tolist())
+    assert all(docs <= known for docs in col.qrels.values())
+    if name == "cran":
+        np.testing.assert_array_equal(col.query_ids, np.arange(1, 226))
+        assert col.original_query_ids[:5].tolist() == [1, 2, 4, 8, 9]
+
+
+# ---------------------------------------------------------------------------
+# Fetchers, against a server on 127.0.0.1 only
+# ---------------------------------------------------------------------------
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):
+        pass
+
+
+@pytest.fixture
+def local_server(tmp_path):
+    """Serve tmp_path/www on 127.0.0.1 at an ephemeral port; yield (folder, base url)."""
+    www = tmp_path / "www"
+    www.mkdir()
+    handler = functools.partial(_QuietHandler, directory=str(www))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield www, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def test_fetch_20newsgroups_downloads_verifies_and_caches(local_server, tmp_path):
+    www, base = local_server
+    archive = _write_tar(www / "20news-bydate.tar.gz", NG_FILES)
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    cache = tmp_path / "cache"
+    corpus = fetch_20newsgroups(data_home=cache, subset="test",
+                                url=f"{base}/20news-bydate.tar.gz", sha256=digest.upper())
+    assert len(corpus) == 3
+    cached = cache / "20news-bydate" / "20news-bydate.tar.gz"
+    assert cached.read_bytes() == archive.read_bytes()
+    assert sorted(p.name for p in cached.parent.iterdir()) == ["20news-bydate.tar.gz"]
+    # Cached: removing the served file proves the second call reads the cache.
+    archive.unlink()
+    again = fetch_20newsgroups(data_home=cache, subset="train",
+                               url=f"{base}/20news-bydate.tar.gz", sha256=digest)
+    assert len(again) == 3
+
+
+def test_fetch_checksum_mismatch_removes_partial_file(local_server, tmp_path):
+    www, base = local_server
+    _write_tar(www / "20news-bydate.tar.gz", NG_FILES)
+    cache = tmp_path / "cache"
+    with pytest.raises(ValueError, match="SHA-256 checksum mismatch .* expected 0{64}, got [0-9a-f]{64}"):
+        fetch_20newsgroups(data_home=cache, url=f"{base}/20news-bydate.tar.gz", sha256="0" * 64)
+    assert list((cache / "20news-bydate").iterdir()) == []
+
+
+def test_fetch_errors(local_server, tmp_path):
+    _, base = local_server
+    cache = tmp_path / "cache"
+    with pytest.raises(OSError, match="could not download"):
+        fetch_20newsgroups(data_home=cache, url=f"{base}/missing.tar.gz", sha256=None)
+    assert list((cache / "20news-bydate").iterdir()) == []
+    with pytest.raises(DatasetNotFoundError, match="not cached and download_if_missing=False"):
+        fetch_20newsgroups(data_home=cache, download_if_missing=False)
+    with pytest.raises(ValueError, match="sha256 must be None or a hex string of 64 characters"):
+        fetch_20newsgroups(data_home=cache, url=f"{base}/x.tar.gz", sha256="abc")
+    with pytest.raises(ValueError, match="must be an http:// or https:// address"):
+        fetch_20newsgroups(data_home=cache, url="ftp://127.0.0.1/x.tar.gz", sha256=None)
+    with pytest.raises(ValueError, match="subset must be one of"):
+        fetch_20newsgroups(data_home=cache, subset="everything")
+    with pytest.raises(ValueError, match="timeout must be a positive number"):
+        fetch_20newsgroups(data_home=cache, url=f"{base}/x.tar.gz", timeout=0)
+
+
+def test_fetch_webkb_uses_env_data_home(local_server, tmp_path, monkeypatch):
+    www, base = local_server
+    _write_tar(www / "webkb-data.gtar.gz", WEBKB_FILES)
+    home = tmp_path / "env_home"
+    monkeypatch.setenv("KGEO_DATA_HOME", str(home))
+    assert get_data_home() == home
+    corpus = fetch_webkb(url=f"{base}/webkb-data.gtar.gz")  # sha256=None: not verified
+    assert len(corpus) == 7
+    assert (home / "webkb" / "webkb-data.gtar.gz").is_file()
+    with pytest.raises(ValueError, match="checksum mismatch"):
+        fetch_webkb(data_home=tmp_path / "other", url=f"{base}/webkb-data.gtar.gz",
+                    sha256="f" * 64)

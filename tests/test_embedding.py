@@ -1,0 +1,258 @@
+"""kgeo.MultinomialEmbedding against a dense NumPy reference.
+
+TF keeps the counts; TF-IDF multiplies term i by ``idf_i = log(m / df_i)``
+learnt at ``fit`` (0 for terms absent at fit, and 0 for terms in every
+document); rows are then L1-normalised (a point of the simplex), L2-normalised
+or left alone. All-zero rows stay zero.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import kgeo
+
+
+def ref_idf(X_fit):
+    m = X_fit.shape[0]
+    df = np.count_nonzero(X_fit, axis=0)
+    idf = np.zeros(X_fit.shape[1])
+    idf[df > 0] = np.log(m / df[df > 0])
+    return idf
+
+
+def ref_embedding(X_fit, X, weighting, norm):
+    """Dense reference: weights, then per-row normalisation (zero rows stay zero)."""
+    W = X * (ref_idf(X_fit) if weighting == "tfidf" else 1.0)
+    if norm is None:
+        return W
+    size = np.abs(W).sum(axis=1) if norm == "l1" else np.sqrt((W ** 2).sum(axis=1))
+    size[size == 0] = 1.0
+    return W / size[:, None]
+
+
+def counts():
+    """Training counts: term 0 in every document, term 5 in none, term 3 in one."""
+    return np.array([
+        [2, 1, 0, 0, 3, 0, 1],
+        [1, 0, 4, 0, 0, 0, 1],
+        [5, 2, 1, 7, 0, 0, 0],
+        [1, 0, 0, 0, 1, 0, 2],
+        [3, 1, 1, 0, 0, 0, 0],
+    ], dtype=np.float64)
+
+
+def new_counts():
+    """Documents to transform, with the term unseen at fit (5) and a row made
+    only of the every-document term 0 (all-zero under TF-IDF)."""
+    return np.array([
+        [0, 1, 0, 2, 0, 3, 0],
+        [4, 0, 0, 0, 0, 0, 0],
+        [1, 1, 1, 1, 1, 1, 1],
+    ], dtype=np.float64)
+
+
+# --------------------------------------------------------------------------
+# fit: the learnt idf
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("form", [np.asarray, sp.csr_matrix, sp.csc_matrix])
+def test_idf_is_log_m_over_df(form):
+    X = counts()
+    emb = kgeo.MultinomialEmbedding(weighting="tfidf").fit(form(X))
+    m = X.shape[0]
+    expected = np.array([np.log(m / 5), np.log(m / 3), np.log(m / 3), np.log(m / 1),
+                         np.log(m / 2), 0.0, np.log(m / 3)])
+    np.testing.assert_allclose(emb.idf_, expected, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(emb.idf_, ref_idf(X), rtol=1e-15, atol=0)
+    assert emb.idf_[0] == 0.0  # in every document
+    assert emb.idf_[5] == 0.0  # in no document
+    assert emb.n_features_in_ == X.shape[1]
+
+
+def test_idf_counts_documents_not_occurrences(random_count_csr):
+    X = random_count_csr(50, 30, density=0.2, max_count=9)
+    emb = kgeo.MultinomialEmbedding(weighting="tfidf").fit(X)
+    np.testing.assert_allclose(emb.idf_, ref_idf(X.toarray()), rtol=1e-15, atol=0)
+    # Explicit zeros are not occurrences.
+    Z = X.copy()
+    Z.data[::3] = 0.0
+    emb_z = kgeo.MultinomialEmbedding(weighting="tfidf").fit(Z)
+    np.testing.assert_allclose(emb_z.idf_, ref_idf(Z.toarray()), rtol=1e-15, atol=0)
+
+
+def test_tf_idf_is_ones():
+    emb = kgeo.MultinomialEmbedding(weighting="tf").fit(counts())
+    np.testing.assert_array_equal(emb.idf_, np.ones(counts().shape[1]))
+
+
+def test_fit_returns_self_and_keeps_parameters():
+    emb = kgeo.MultinomialEmbedding(weighting="tfidf", norm="l2")
+    assert emb.fit(counts()) is emb
+    assert emb.get_params() == {"norm": "l2", "weighting": "tfidf"}
+
+
+# --------------------------------------------------------------------------
+# transform against the reference
+# --------------------------------------------------------------------------
+
+def csr_int64(A):
+    S = sp.csr_matrix(A)
+    S.indices = S.indices.astype(np.int64)
+    S.indptr = S.indptr.astype(np.int64)
+    return S
+
+
+@pytest.mark.parametrize("form", [np.asarray, sp.csr_matrix, sp.coo_matrix, csr_int64],
+                         ids=["dense", "csr", "coo", "csr_int64"])
+@pytest.mark.parametrize("norm", ["l1", "l2", None])
+@pytest.mark.parametrize("weighting", ["tf", "tfidf"])
+def test_transform_matches_reference(weighting, norm, form):
+    X, X_new = counts(), new_counts()
+    emb = kgeo.MultinomialEmbedding(weighting=weighting, norm=norm).fit(form(X))
+    for A in (X, X_new):
+        Z = emb.transform(form(A))
+        assert sp.isspmatrix_csr(Z) or isinstance(Z, sp.csr_array)
+        assert Z.dtype == np.float64
+        np.testing.assert_allclose(Z.toarray(), ref_embedding(X, A, weighting, norm),
+                                   rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("norm", ["l1", "l2", None])
+@pytest.mark.parametrize("weighting", ["tf", "tfidf"])
+def test_transform_random_counts(weighting, norm, random_count_csr):
+    X = random_count_csr(60, 40, density=0.15, max_count=8)
+    Z = kgeo.MultinomialEmbedding(weighting=weighting, norm=norm).fit_transform(X)
+    np.testing.assert_allclose(Z.toarray(), ref_embedding(X.toarray(), X.toarray(), weighting, norm),
+                               rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("weighting", ["tf", "tfidf"])
+def test_l1_rows_sum_to_one_and_l2_rows_have_unit_norm(weighting, random_count_csr):
+    X = random_count_csr(80, 50, density=0.1)
+    Z1 = kgeo.MultinomialEmbedding(weighting=weighting, norm="l1").fit_transform(X).toarray()
+    Z2 = kgeo.MultinomialEmbedding(weighting=weighting, norm="l2").fit_transform(X).toarray()
+    nonzero = Z1.any(axis=1)
+    np.testing.assert_allclose(Z1.sum(axis=1)[nonzero], 1.0, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(np.linalg.norm(Z2, axis=1)[nonzero], 1.0, rtol=0, atol=1e-14)
+    assert np.all(Z1 >= 0)
+    if weighting == "tf":
+        assert nonzero.all()
+
+
+def test_terms_in_every_document_vanish_under_tfidf():
+    X, X_new = counts(), new_counts()
+    emb = kgeo.MultinomialEmbedding(weighting="tfidf", norm="l1").fit(X)
+    Z = emb.transform(X_new)
+    assert Z[:, 0].nnz == 0  # idf 0: term 0 is in every training document
+    assert Z[:, 5].nnz == 0  # idf 0: term 5 was never seen at fit
+    # The row made only of term 0 stays all-zero rather than dividing by zero.
+    assert Z[1].nnz == 0
+    assert np.all(np.isfinite(Z.data))
+
+
+def test_every_term_in_every_document_gives_zero_rows():
+    X = np.array([[1.0, 2.0], [3.0, 1.0]])
+    Z = kgeo.MultinomialEmbedding(weighting="tfidf", norm="l1").fit_transform(X)
+    assert Z.shape == (2, 2) and Z.nnz == 0
+
+
+def test_fit_transform_equals_fit_then_transform(random_count_csr):
+    X = random_count_csr(30, 20)
+    for weighting in ("tf", "tfidf"):
+        a = kgeo.MultinomialEmbedding(weighting=weighting).fit_transform(X)
+        b = kgeo.MultinomialEmbedding(weighting=weighting).fit(X).transform(X)
+        assert (a != b).nnz == 0
+
+
+def test_transform_leaves_input_alone(random_count_csr):
+    X = random_count_csr(20, 15)
+    before = X.copy()
+    kgeo.MultinomialEmbedding(weighting="tfidf").fit(X).transform(X)
+    assert (X != before).nnz == 0
+    np.testing.assert_array_equal(X.indices, before.indices)
+
+
+def test_tfidf_l1_then_ngd_matches_reference(random_count_csr):
+    X = random_count_csr(40, 30, density=0.25)
+    Z = kgeo.MultinomialEmbedding(weighting="tfidf", norm="l1").fit_transform(X)
+    W = ref_embedding(X.toarray(), X.toarray(), "tfidf", "l1")
+    keep = W.sum(axis=1) > 0
+    K = kgeo.pairwise_kernels(Z[np.flatnonzero(keep)], kernel="ngd")
+    S = np.sqrt(W[keep])
+    # Half-angle via the Hellinger distance: accurate near the diagonal.
+    H = np.sqrt(((S[:, None, :] - S[None, :, :]) ** 2).sum(axis=-1))
+    np.testing.assert_allclose(K, -4.0 * np.arcsin(H / 2.0), rtol=0, atol=1e-7)
+
+
+def test_tfidf_l1_then_ngd_on_newsgroups(newsgroups_counts):
+    X = newsgroups_counts[:150]
+    Z = kgeo.MultinomialEmbedding(weighting="tfidf", norm="l1").fit_transform(X)
+    np.testing.assert_allclose(np.asarray(Z.sum(axis=1)).ravel(), 1.0, rtol=0, atol=1e-13)
+    K = kgeo.pairwise_kernels(Z, kernel="ngd")
+    S = Z.copy()
+    S.data = np.sqrt(S.data)
+    G = np.clip((S @ S.T).toarray(), 0.0, 1.0)
+    n_words = np.diff(Z.indptr).max()
+    np.testing.assert_allclose(K, -2.0 * np.arccos(G), rtol=0,
+                               atol=max(1e-7, 4.0 * np.sqrt(4.0 * n_words * np.finfo(float).eps)))
+
+
+# --------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("weighting", ["tf", "tfidf"])
+def test_unfitted_transform_raises(weighting):
+    emb = kgeo.MultinomialEmbedding(weighting=weighting)
+    with pytest.raises(kgeo.NotFittedError, match="not fitted yet"):
+        emb.transform(counts())
+    # Like scikit-learn's, it is both a ValueError and an AttributeError.
+    with pytest.raises(ValueError):
+        emb.transform(counts())
+    with pytest.raises(AttributeError):
+        emb.transform(counts())
+
+
+@pytest.mark.parametrize("n_features", [6, 8])
+def test_transform_with_wrong_n_features_raises(n_features):
+    emb = kgeo.MultinomialEmbedding(weighting="tfidf").fit(counts())
+    with pytest.raises(ValueError, match=rf"X has {n_features} features, but "
+                                         r"MultinomialEmbedding is expecting 7 features"):
+        emb.transform(np.ones((2, n_features)))
+
+
+@pytest.mark.parametrize("weighting", ["tf", "tfidf"])
+def test_negative_counts_raise(weighting):
+    bad = counts()
+    bad[1, 2] = -1.0
+    with pytest.raises(ValueError, match=r"X has 1 negative entries; term counts must be >= 0"):
+        kgeo.MultinomialEmbedding(weighting=weighting).fit(bad)
+    emb = kgeo.MultinomialEmbedding(weighting=weighting).fit(counts())
+    with pytest.raises(ValueError, match="negative entries"):
+        emb.transform(sp.csr_matrix(bad))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_counts_raise(bad):
+    X = counts()
+    X[0, 0] = bad
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        kgeo.MultinomialEmbedding().fit(X)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"weighting": "idf"}, r"weighting must be 'tf' or 'tfidf', got 'idf'"),
+    ({"weighting": None}, r"weighting must be 'tf' or 'tfidf', got None"),
+    ({"norm": "l3"}, r"norm must be 'l1', 'l2' or None, got 'l3'"),
+    ({"norm": 1}, r"norm must be 'l1', 'l2' or None, got 1"),
+])
+def test_invalid_parameters_raise_at_fit(params, match):
+    emb = kgeo.MultinomialEmbedding(**params)  # __init__ only stores them
+    with pytest.raises(ValueError, match=match):
+        emb.fit(counts())
+
+
+def test_set_params_rejects_unknown_names():
+    with pytest.raises(ValueError, match="Invalid parameter 'smooth_idf'"):
+        kgeo.MultinomialEmbedding().set_params(smooth_idf=True)

@@ -1,0 +1,387 @@
+"""The theory behind the kernels, checked numerically.
+
+- The Fisher geodesic distance ``d_G(p, q) = 2 arccos(sum_i sqrt(p_i q_i))`` is
+  a metric with values in ``[0, pi]``, ``pi`` exactly for disjoint supports.
+- Its relation to the Hellinger distance (derived below).
+- Definiteness of the Gram matrices (Zhang, Chen & Lee 2005, Props. 1, 2, 4;
+  Lafferty & Lebanon 2005): NGD and NED are conditionally positive definite
+  (cpd) but not positive definite (pd); NGD+pi, NGD-E, Bhattacharyya, linear and
+  RBF are pd; the diffusion kernel ``exp(-arccos^2 / t)`` is pd for small ``t``
+  and not for large ``t``; the sigmoid kernel can be indefinite.
+- ``is_positive_definite`` / ``is_conditionally_positive_definite`` themselves,
+  on matrices whose spectra are known.
+
+Checked on random points (with hypothesis, in the deterministic "kgeo"
+profile loaded by conftest.py) and on real 20 Newsgroups documents.
+
+Tolerance for arccos: the Bhattacharyya coefficient ``c`` of a document with
+itself is 1 up to about ``k`` ulps (``k`` its number of distinct words), and
+``2 arccos(1 - k eps) ~ 2 sqrt(2 k eps)``: 1e-7 for the few-word random data
+here, more for long real documents (``arccos_tolerance``).
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import kgeo
+
+EPS = np.finfo(np.float64).eps
+ARCCOS_ATOL = 1e-7
+
+
+def arccos_tolerance(n_words):
+    """Bound on 2 arccos(c) when c is 1 up to rounding over ``n_words`` terms."""
+    return np.maximum(ARCCOS_ATOL, 2.0 * np.sqrt(2.0 * 2.0 * n_words * EPS))
+
+
+# --------------------------------------------------------------------------
+# Strategies
+# --------------------------------------------------------------------------
+
+@st.composite
+def documents(draw, min_rows=2, max_rows=8, min_features=2, max_features=10,
+              frequencies=None):
+    """Non-negative matrices whose rows all have mass: counts or frequencies."""
+    n = draw(st.integers(min_rows, max_rows))
+    F = draw(st.integers(min_features, max_features))
+    if frequencies is None:
+        frequencies = draw(st.booleans())
+    if frequencies:
+        elements = st.one_of(st.just(0.0), st.floats(1e-3, 1e3))
+        X = draw(hnp.arrays(np.float64, (n, F), elements=elements))
+    else:
+        X = draw(hnp.arrays(np.int64, (n, F), elements=st.integers(0, 6))).astype(np.float64)
+    empty = X.sum(axis=1) == 0
+    X[empty, draw(st.integers(0, F - 1))] = 1.0
+    return X
+
+
+def l1(X):
+    return X / X.sum(axis=1, keepdims=True)
+
+
+# --------------------------------------------------------------------------
+# The geodesic distance is a metric on the simplex
+# --------------------------------------------------------------------------
+
+def assert_metric(D, diag_tol, tri_tol=ARCCOS_ATOL):
+    n = D.shape[0]
+    # Row i against row j and row j against row i sum the same products over
+    # the same shared words in the same (column) order: exactly symmetric.
+    assert np.array_equal(D, D.T)
+    assert np.all(D >= 0.0) and np.all(D <= np.pi)
+    assert np.all(np.abs(np.diag(D)) <= diag_tol)
+    for j in range(n):  # d(i, k) <= d(i, j) + d(j, k) for every triple
+        slack = D[:, j][:, None] + D[j, :][None, :] - D
+        assert slack.min() >= -tri_tol, f"triangle inequality fails through {j}: {slack.min()}"
+
+
+@given(documents(max_rows=12))
+def test_geodesic_distance_is_a_metric(X):
+    D = kgeo.geodesic_distance(X)
+    assert_metric(D, diag_tol=ARCCOS_ATOL)
+
+
+@given(documents(), documents())
+def test_geodesic_distance_between_sets_is_symmetric(X, Y):
+    F = min(X.shape[1], Y.shape[1])
+    X, Y = X[:, :F], Y[:, :F]
+    X[X.sum(1) == 0, 0] = 1.0
+    Y[Y.sum(1) == 0, 0] = 1.0
+    D_xy = kgeo.geodesic_distance(X, Y)
+    assert np.array_equal(D_xy, kgeo.geodesic_distance(Y, X).T)
+    assert np.all((D_xy >= 0) & (D_xy <= np.pi))
+
+
+@given(documents(min_features=2, max_features=6), documents(min_features=2, max_features=6),
+       st.integers(1, 4))
+def test_disjoint_supports_are_exactly_pi_apart(A, B, n_pad):
+    # A uses only the first columns, B only the last ones.
+    n_a, n_b = A.shape[1], B.shape[1]
+    X = np.hstack([A, np.zeros((A.shape[0], n_pad + n_b))])
+    Y = np.hstack([np.zeros((B.shape[0], n_a + n_pad)), B])
+    D = kgeo.geodesic_distance(X, Y)
+    assert np.all(D == np.pi)
+    assert np.all(kgeo.pairwise_kernels(X, Y, kernel="ngd") == -np.pi)
+
+
+@given(documents(max_rows=10))
+def test_geodesic_distance_is_minus_ngd(X):
+    np.testing.assert_allclose(kgeo.geodesic_distance(X), -kgeo.pairwise_kernels(X, kernel="ngd"),
+                               rtol=0, atol=4 * EPS)
+
+
+@given(documents(max_rows=10))
+def test_geodesic_distance_is_invariant_to_document_length(X):
+    scaled = X * np.arange(1, X.shape[0] + 1)[:, None] * 7.5
+    np.testing.assert_allclose(kgeo.geodesic_distance(scaled), kgeo.geodesic_distance(X),
+                               rtol=0, atol=ARCCOS_ATOL)
+
+
+# --------------------------------------------------------------------------
+# Hellinger distance
+# --------------------------------------------------------------------------
+# With c = sum_i sqrt(p_i q_i) = cos(d_G / 2) and sum p = sum q = 1:
+#     ||sqrt p - sqrt q||^2 = sum p + sum q - 2 c = 2 - 2 cos(d_G / 2) = 4 sin^2(d_G / 4),
+# so  d_H = ||sqrt p - sqrt q|| = 2 sin(d_G / 4)  holds as written, with d_H the
+# plain Euclidean distance of the square roots (no factor 1/sqrt(2) as in the
+# "normalised" Hellinger distance, which would give sqrt(2) sin(d_G / 4)). It is
+# the chord of the unit sphere subtending the angle d_G / 2; on the sphere of
+# radius 2 (where 2 sqrt(p) lives and d_G is arc length) the chord is 2 d_H.
+
+def hellinger(X, Y):
+    S, T = np.sqrt(l1(X)), np.sqrt(l1(Y))
+    return np.sqrt(((S[:, None, :] - T[None, :, :]) ** 2).sum(axis=-1))
+
+
+@given(documents(max_rows=10))
+def test_hellinger_is_twice_sine_of_quarter_geodesic(X):
+    D = kgeo.geodesic_distance(X)
+    H = hellinger(X, X)
+    # sin has slope 1/2 in d_G here, so the arccos error is halved.
+    np.testing.assert_allclose(2.0 * np.sin(D / 4.0), H, rtol=0, atol=ARCCOS_ATOL)
+    # The same identity without arccos, exact up to rounding: d_H^2 = 2 - 2 c.
+    C = kgeo.pairwise_kernels(X, kernel="bhattacharyya")
+    np.testing.assert_allclose(2.0 - 2.0 * C, H ** 2, rtol=0, atol=1e-12)
+    # And through kgeo's own NED kernel on the square roots.
+    ned = kgeo.pairwise_kernels(np.sqrt(l1(X)), kernel="ned")
+    np.testing.assert_allclose(2.0 * np.sin(D / 4.0), -ned, rtol=0, atol=ARCCOS_ATOL)
+
+
+def test_hellinger_relation_needs_no_normalising_constant():
+    # Two disjoint documents: d_G = pi, ||sqrt p - sqrt q|| = sqrt(2) = 2 sin(pi / 4).
+    X = np.array([[1.0, 0.0], [0.0, 3.0]])
+    D = kgeo.geodesic_distance(X)
+    assert D[0, 1] == np.pi
+    assert np.isclose(hellinger(X, X)[0, 1], np.sqrt(2.0), rtol=1e-15)
+    assert np.isclose(2.0 * np.sin(D[0, 1] / 4.0), np.sqrt(2.0), rtol=1e-15)
+
+
+# --------------------------------------------------------------------------
+# Definiteness on random points
+# --------------------------------------------------------------------------
+
+PD_KERNELS = [
+    ("ngd+pi", {}),
+    ("ngd_exp", {"t": 0.1}),
+    ("ngd_exp", {"t": 1.0}),
+    ("ngd_exp", {"t": 10.0}),
+    ("bhattacharyya", {}),
+    ("diffusion", {"t": 0.1}),
+    ("diffusion", {"t": 0.5}),
+    ("linear", {}),
+    ("rbf", {"gamma": 0.5}),
+]
+
+
+def ids(cases):
+    return [f"{name}-{'-'.join(f'{k}={v}' for k, v in kw.items())}".rstrip("-")
+            for name, kw in cases]
+
+
+@pytest.mark.parametrize("kernel, params", PD_KERNELS, ids=ids(PD_KERNELS))
+@given(X=documents(min_rows=2, max_rows=15, max_features=8))
+def test_pd_kernels_are_pd_on_random_points(kernel, params, X):
+    K = kgeo.pairwise_kernels(X, kernel=kernel, **params)
+    assert kgeo.is_positive_definite(K)
+    assert kgeo.is_conditionally_positive_definite(K)  # pd implies cpd
+
+
+@pytest.mark.parametrize("kernel", ["ngd", "ned"])
+@given(X=documents(min_rows=2, max_rows=15, max_features=8, frequencies=False))
+def test_distance_kernels_are_cpd_but_not_pd(kernel, X):
+    K = kgeo.pairwise_kernels(X, kernel=kernel)
+    # Zero diagonal, negative off-diagonal: trace ~0, so the spectrum has a
+    # negative eigenvalue as soon as two points differ.
+    assume(np.max(np.abs(K)) > 1e-3)
+    assert kgeo.is_conditionally_positive_definite(K)
+    assert not kgeo.is_positive_definite(K)
+
+
+@given(X=documents(min_rows=2, max_rows=15, max_features=8))
+def test_shift_makes_ngd_pd_and_keeps_it_cpd(X):
+    # NGD + pi = pi - d_G: the constant changes pd-ness, never cpd-ness (it is
+    # the constant vector's direction, which P removes).
+    K = kgeo.pairwise_kernels(X, kernel="ngd", shift=np.pi)
+    assert kgeo.is_positive_definite(K)
+    for shift in (-10.0, 0.0, 5.0):
+        assert kgeo.is_conditionally_positive_definite(
+            kgeo.pairwise_kernels(X, kernel="ngd", shift=shift))
+
+
+def simplex_grid(n_features=3, m=20):
+    """All count vectors of n_features words summing to m: a grid over the simplex."""
+    if n_features == 1:
+        return np.array([[m]], dtype=np.float64)
+    rows = [[i] + r.tolist() for i in range(m + 1) for r in simplex_grid(n_features - 1, m - i)]
+    return np.array(rows, dtype=np.float64)
+
+
+@pytest.mark.parametrize("t", [0.1, 0.5])
+def test_diffusion_pd_for_small_t_on_a_dense_simplex_grid(t):
+    X = simplex_grid(3, 20)
+    assert kgeo.is_positive_definite(kgeo.pairwise_kernels(X, kernel="diffusion", t=t))
+
+
+@pytest.mark.parametrize("t", [8.0, 12.0, 50.0])
+def test_diffusion_not_pd_for_large_t(t):
+    # 231 points covering the 2-simplex (3 words). The smallest Gram eigenvalue
+    # becomes clearly negative from t ~ 4 (-1.5e-4 at t = 4, -0.02 at t = 6.25,
+    # -0.05 at t = 8, against a largest eigenvalue ~ 220): exp(-d^2 / t) of a
+    # geodesic distance is not a heat kernel and not pd once its width reaches
+    # the curvature scale. On the 1-simplex (2 words, an arc) it stays pd.
+    X = simplex_grid(3, 20)
+    K = kgeo.pairwise_kernels(X, kernel="diffusion", t=t)
+    assert not kgeo.is_positive_definite(K)
+    assert np.linalg.eigvalsh(K)[0] < -1e-3
+    # The same holds for Dirichlet samples spread over the simplex.
+    rng = np.random.default_rng(3)
+    P = rng.dirichlet(np.full(3, 0.5), size=300)
+    assert not kgeo.is_positive_definite(kgeo.pairwise_kernels(P, kernel="diffusion", t=t))
+    # ... while NGD-E (exp(-d / t), the Laplace kernel) stays pd at every t.
+    assert kgeo.is_positive_definite(kgeo.pairwise_kernels(X, kernel="ngd_exp", t=t))
+
+
+def test_sigmoid_can_be_indefinite(rng):
+    X = rng.integers(0, 4, size=(30, 10)).astype(np.float64)
+    K = kgeo.pairwise_kernels(X, kernel="sigmoid", gamma=0.1, coef0=-1.0)
+    eig = np.linalg.eigvalsh(K)
+    assert eig[0] < -1.0 and eig[-1] > 1.0
+    assert not kgeo.is_positive_definite(K)
+    assert not kgeo.is_conditionally_positive_definite(K)
+
+
+# --------------------------------------------------------------------------
+# The same on real documents
+# --------------------------------------------------------------------------
+
+def test_geodesic_distance_is_a_metric_on_newsgroups(newsgroups_counts):
+    X = newsgroups_counts
+    D = kgeo.geodesic_distance(X)
+    n_words = np.diff(X.indptr)
+    diag = np.abs(np.diag(D))
+    assert np.all(diag <= arccos_tolerance(n_words))
+    assert_metric(D, diag_tol=arccos_tolerance(n_words.max()))
+    # Documents share words (at least header words), so none is pi from another.
+    assert D.max() < np.pi
+
+
+def test_hellinger_relation_on_newsgroups(newsgroups_counts):
+    X = newsgroups_counts[:120]
+    D = kgeo.geodesic_distance(X)
+    S = sp.diags(1.0 / np.asarray(X.sum(axis=1)).ravel()) @ X
+    S.data = np.sqrt(S.data)
+    H = -kgeo.pairwise_kernels(S, kernel="ned")
+    np.testing.assert_allclose(2.0 * np.sin(D / 4.0), H, rtol=0,
+                               atol=arccos_tolerance(np.diff(X.indptr).max()))
+
+
+NEWSGROUPS_CASES = [
+    # kernel, params, pd, cpd
+    ("ngd", {}, False, True),
+    ("ned", {}, False, True),
+    ("ngd+pi", {}, True, True),
+    ("ngd_exp", {"t": 1.0}, True, True),
+    ("bhattacharyya", {}, True, True),
+    ("diffusion", {"t": 0.1}, True, True),
+    ("diffusion", {"t": 0.5}, True, True),
+    ("linear", {}, True, True),
+    ("sigmoid", {"gamma": 0.1, "coef0": -1.0}, False, False),
+]
+
+
+@pytest.mark.parametrize("kernel, params, pd, cpd", NEWSGROUPS_CASES,
+                         ids=ids([(k, p) for k, p, _, _ in NEWSGROUPS_CASES]))
+def test_definiteness_on_newsgroups(kernel, params, pd, cpd, newsgroups_counts):
+    X = newsgroups_counts
+    K = kgeo.pairwise_kernels(X, kernel=kernel, **params)
+    assert kgeo.is_positive_definite(K) is pd
+    assert kgeo.is_conditionally_positive_definite(K) is cpd
+
+
+def test_ned_cpd_on_l1_and_l2_newsgroups(newsgroups_counts):
+    X = newsgroups_counts[:200]
+    for scale in (np.asarray(X.sum(axis=1)).ravel(),
+                  np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())):
+        K = kgeo.pairwise_kernels(sp.diags(1.0 / scale) @ X, kernel="ned")
+        assert kgeo.is_conditionally_positive_definite(K)
+        assert not kgeo.is_positive_definite(K)
+
+
+# --------------------------------------------------------------------------
+# The checks themselves, on matrices with known spectra
+# --------------------------------------------------------------------------
+
+def test_identity_is_pd_and_cpd():
+    for n in (1, 2, 10):
+        assert kgeo.is_positive_definite(np.eye(n)) is True
+        assert kgeo.is_conditionally_positive_definite(np.eye(n)) is True
+
+
+def test_known_indefinite_matrix():
+    K = np.array([[1.0, 2.0], [2.0, 1.0]])  # eigenvalues 3 and -1; c = (1, -1) gives -2
+    assert kgeo.is_positive_definite(K) is False
+    assert kgeo.is_conditionally_positive_definite(K) is False
+    K = np.array([[0.0, 1.0], [1.0, 0.0]])
+    assert kgeo.is_positive_definite(K) is False
+    assert kgeo.is_conditionally_positive_definite(K) is False
+
+
+def test_negative_absolute_difference_is_cpd_not_pd():
+    x = np.array([0.0, 0.3, 1.0, 2.5, 4.0, 7.0])
+    K = -np.abs(x[:, None] - x[None, :])  # minus a distance: cpd (Schoenberg)
+    assert kgeo.is_conditionally_positive_definite(K) is True
+    assert kgeo.is_positive_definite(K) is False
+    # A constant added or removed keeps it cpd; a large enough one makes it pd here.
+    assert kgeo.is_conditionally_positive_definite(K - 100.0) is True
+    assert kgeo.is_positive_definite(K + 100.0) is True
+
+
+def test_constant_matrices():
+    # -1 everywhere: eigenvalues -n and 0; P K P = 0.
+    K = -np.ones((5, 5))
+    assert kgeo.is_positive_definite(K) is False
+    assert kgeo.is_conditionally_positive_definite(K) is True
+    assert kgeo.is_positive_definite(np.ones((5, 5))) is True
+
+
+def test_tolerance_is_relative_to_the_spectrum():
+    Q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((6, 6)))
+    K = Q @ np.diag([100.0, 10.0, 1.0, 0.5, 0.1, -1e-7]) @ Q.T
+    K = (K + K.T) / 2
+    assert kgeo.is_positive_definite(K)             # -1e-7 >= -1e-8 * 100
+    assert not kgeo.is_positive_definite(K, tol=1e-10)
+    assert not kgeo.is_positive_definite(K, tol=0)
+    K_small = Q @ np.diag([1.0, 0.5, 0.5, 0.5, 0.1, -1e-7]) @ Q.T
+    assert not kgeo.is_positive_definite((K_small + K_small.T) / 2)  # -1e-7 < -1e-8 * 1
+    assert kgeo.is_positive_definite((K_small + K_small.T) / 2, tol=1e-6)
+
+
+@pytest.mark.parametrize("check", [kgeo.is_positive_definite, kgeo.is_conditionally_positive_definite])
+@pytest.mark.parametrize("K, error, match", [
+    (np.ones((2, 3)), ValueError, r"non-empty square matrix, got shape \(2, 3\)"),
+    (np.ones(3), ValueError, r"non-empty square matrix, got shape \(3,\)"),
+    (np.ones((0, 0)), ValueError, r"non-empty square matrix, got shape \(0, 0\)"),
+    (np.array([[1.0, np.nan], [np.nan, 1.0]]), ValueError, "NaN or infinity"),
+    (np.array([[1.0, np.inf], [np.inf, 1.0]]), ValueError, "NaN or infinity"),
+    (np.array([[1.0, 0.5], [0.4, 1.0]]), ValueError, r"symmetric; max \|K - K.T\| = 0.1"),
+], ids=["non_square", "1d", "empty", "nan", "inf", "asymmetric"])
+def test_definiteness_check_errors(check, K, error, match):
+    with pytest.raises(error, match=match):
+        check(K)
+
+
+@pytest.mark.parametrize("check", [kgeo.is_positive_definite, kgeo.is_conditionally_positive_definite])
+@pytest.mark.parametrize("tol", [-1e-8, np.nan, "0"])
+def test_definiteness_check_bad_tol(check, tol):
+    with pytest.raises(ValueError, match="tol must be a real number >= 0"):
+        check(np.eye(3), tol=tol)
+
+
+def test_tiny_asymmetry_from_rounding_is_accepted():
+    K = np.array([[2.0, 1.0], [1.0 + 1e-14, 2.0]])
+    assert kgeo.is_positive_definite(K)
