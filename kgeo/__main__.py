@@ -1,0 +1,80 @@
+"""The ``kgeo`` command: ``kgeo demo`` (and ``python -m kgeo demo``)."""
+
+import argparse
+import sys
+import time
+
+
+def _demo(args):
+    import numpy as np
+
+    from ._embedding import MultinomialEmbedding
+    from ._svm import SVM
+
+    if args.data is None:
+        from ._synthetic import make_topic_corpus
+
+        X, y = make_topic_corpus(args.n_documents, args.n_features, args.n_classes,
+                                 random_state=args.seed)
+        n_train = int(0.6 * X.shape[0])
+        X_train, y_train, X_test, y_test = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+        source = (f"synthetic corpus: {X.shape[0]} documents from {args.n_classes} topic "
+                  f"multinomials over {args.n_features} words ({n_train} train / "
+                  f"{X.shape[0] - n_train} test)")
+    else:
+        from .datasets import load_20newsgroups
+        from .text import RainbowVectorizer
+
+        train = load_20newsgroups(args.data, subset="train")
+        test = load_20newsgroups(args.data, subset="test")
+        vectorizer = RainbowVectorizer(prune_by_doc_count=2)
+        X_train = vectorizer.fit_transform(train.data)
+        X_test = vectorizer.transform(test.data)
+        y_train, y_test = train.target, test.target
+        source = (f"20 Newsgroups bydate: {X_train.shape[0]} train / {X_test.shape[0]} test "
+                  f"documents, {X_train.shape[1]} words")
+
+    print(source)
+    print(f"{'kernel':<8} {'embedding':<12} {'accuracy':>9} {'fit (s)':>8} {'predict (s)':>12} {'SVs':>7}")
+    for kernel, weighting, norm in (("ngd", "tf", "l1"), ("linear", "tfidf", "l2")):
+        embedding = MultinomialEmbedding(weighting=weighting, norm=norm).fit(X_train)
+        A, B = embedding.transform(X_train), embedding.transform(X_test)
+        started = time.perf_counter()
+        model = SVM(kernel=kernel, C=args.C).fit(A, y_train)
+        fit_time = time.perf_counter() - started
+        started = time.perf_counter()
+        accuracy = np.mean(model.predict(B) == y_test)
+        predict_time = time.perf_counter() - started
+        label = f"{weighting.upper()} {norm.upper()}"
+        print(f"{kernel:<8} {label:<12} {100 * accuracy:>8.2f}% {fit_time:>8.2f} "
+              f"{predict_time:>12.2f} {model.support_.shape[0]:>7}")
+    return 0
+
+
+def main(argv=None):
+    """Entry point of the ``kgeo`` console script."""
+    parser = argparse.ArgumentParser(prog="kgeo", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    demo = commands.add_parser(
+        "demo", help="train NGD (L1 TF) and linear (L2 TF-IDF) SVMs and print their accuracy")
+    demo.add_argument("--data", metavar="DIR", default=None,
+                      help="use 20 Newsgroups: DIR holds 20news-bydate/20news-bydate.tar.gz "
+                           "(default: a synthetic corpus generated on the spot)")
+    demo.add_argument("--n-documents", type=int, default=3000)
+    demo.add_argument("--n-features", type=int, default=5000)
+    demo.add_argument("--n-classes", type=int, default=10)
+    demo.add_argument("--C", type=float, default=1.0)
+    demo.add_argument("--seed", type=int, default=0)
+    demo.set_defaults(run=_demo)
+
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except (ValueError, TypeError, OSError) as error:
+        print(f"kgeo {args.command}: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,344 @@
+"""Tests for kgeo.text.RainbowVectorizer and the SMART stop list."""
+
+import doctest
+import os
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import kgeo.text
+from kgeo._stoplist import SMART_STOPLIST
+from kgeo.text import RainbowVectorizer
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _counts(vec, X, i):
+    """Row i of X as {word: count}."""
+    names = vec.get_feature_names_out()
+    row = X.getrow(i)
+    return {names[j]: v for j, v in zip(row.indices, row.data)}
+
+
+def _assert_canonical_csr(X, shape):
+    assert sp.issparse(X) and X.format == "csr"
+    assert X.shape == shape
+    assert X.indices.dtype == np.int32 and X.indptr.dtype == np.int32
+    assert X.has_sorted_indices
+    for i in range(X.shape[0]):
+        idx = X.indices[X.indptr[i]:X.indptr[i + 1]]
+        assert np.all(np.diff(idx) > 0), "indices not strictly increasing (duplicates?)"
+    assert np.all(X.data > 0), "explicit zeros or negative counts"
+
+
+# ---------------------------------------------------------------------------
+# Stop list
+# ---------------------------------------------------------------------------
+
+def test_smart_stoplist_is_rainbows_list():
+    # libbow's stopwords.c has 524 entries with "would" twice: 523 words.
+    assert isinstance(SMART_STOPLIST, frozenset)
+    assert len(SMART_STOPLIST) == 523
+    assert all(w.isalpha() and w.islower() and w.isascii() for w in SMART_STOPLIST)
+    assert set("abcdefghijklmnopqrstuvwxyz") <= SMART_STOPLIST
+    for word in ("the", "would", "accordingly", "zero", "uucp", "thanx", "edu", "com"):
+        assert word in SMART_STOPLIST
+    for word in ("computer", "god", "space", "aren", "don"):
+        assert word not in SMART_STOPLIST
+
+
+# ---------------------------------------------------------------------------
+# Lexing
+# ---------------------------------------------------------------------------
+
+def test_default_lexer_alphabetic_lowercase_stoplist():
+    vec = RainbowVectorizer()
+    # "hello" and "it" are SMART stop words.
+    assert vec.tokenize("Hello, World! It's 1998: e-mail x y2k COMPUTER.") == [
+        "world", "mail", "computer"]
+    raw = RainbowVectorizer(stoplist=None)
+    # Single letters ("s", "e", "x", "y", "k") are tossed by length even without
+    # a stop list, as in Rainbow (shorter than 2 characters).
+    assert raw.tokenize("Hello, World! It's 1998: e-mail x y2k") == [
+        "hello", "world", "it", "mail"]
+
+
+def test_non_ascii_characters_separate_words():
+    vec = RainbowVectorizer(stoplist=None)
+    # Accented Latin-1 letters are not letters to Rainbow (isalpha in the C
+    # locale); the Kelvin sign must not become a "k" through str.lower().
+    assert vec.tokenize("Café naïve \u212aey ÉCOLE") == ["caf", "na", "ve", "ey", "cole"]
+    X = vec.fit_transform(["The THE the th\u00e9"])
+    assert _counts(vec, X, 0) == {"the": 3.0, "th": 1.0}
+
+
+def test_word_length_limits():
+    word99, word100 = "a" * 99, "b" * 100
+    vec = RainbowVectorizer(stoplist=None)
+    assert vec.tokenize(f"{word99} {word100} ok") == [word99, "ok"]
+    vec = RainbowVectorizer(stoplist=None, min_word_length=3, max_word_length=5)
+    assert vec.tokenize("ab abc abcde abcdef") == ["abc", "abcde"]
+    vec = RainbowVectorizer(stoplist=None, min_word_length=1)
+    assert vec.tokenize("a b cd") == ["a", "b", "cd"]
+
+
+def test_custom_stoplist_is_lowercased():
+    vec = RainbowVectorizer(stoplist=["Banana", "CHERRY"])
+    assert vec.tokenize("banana apple Cherry the") == ["apple", "the"]
+    assert RainbowVectorizer(stoplist=()).tokenize("the apple") == ["the", "apple"]
+
+
+def test_skip_header():
+    mail = "From: someone@cmu.edu\nSubject: Orbit question\n\nOrbital mechanics rocks\n"
+    assert RainbowVectorizer().tokenize(mail) == [
+        "cmu", "subject", "orbit", "question", "orbital", "mechanics", "rocks"]
+    vec = RainbowVectorizer(skip_header=True)
+    assert vec.tokenize(mail) == ["orbital", "mechanics", "rocks"]
+    # CRLF line ends, and a blank line made of "\n\r\n".
+    assert vec.tokenize("From: x\r\nSubject: header\r\n\r\nbody words\r\n") == ["body", "words"]
+    # Only the first blank line ends the header.
+    assert vec.tokenize("Header: one\n\nbody\n\nmore body") == ["body", "body"]
+    # A leading newline means an empty header; no blank line means no body.
+    assert vec.tokenize("\nbody first") == ["body"]
+    assert vec.tokenize("Header: only\nNo blank line here") == []
+
+
+def test_skip_html():
+    page = ("HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n"
+            "<html><head><title>Home Page</title></head>"
+            "<body bgcolor=white>Hello<b>world</b> AT&amp;T caf&eacute; &#65;pple "
+            "&AElig;on &nbsp;spaced <a href='x.html'>link text</a> <unclosed tail words")
+    vec = RainbowVectorizer(stoplist=None, skip_header=True, skip_html=True)
+    assert vec.tokenize(page) == [
+        "home", "page", "hello", "world", "at", "caf", "apple", "aelig", "on", "spaced",
+        "link", "text"]
+    plain = RainbowVectorizer(stoplist=None, skip_header=True).tokenize(page)
+    for markup in ("html", "head", "title", "body", "bgcolor", "href", "amp", "eacute", "nbsp"):
+        assert markup in plain
+    assert "tail" in plain and "unclosed" in plain
+
+
+def test_tag_digits():
+    text = "In 1998, 42 mp3 files cost $7.50 and 007 bonds"
+    vec = RainbowVectorizer(stoplist=None, tag_digits=True)
+    assert vec.tokenize(text) == [
+        "in", "<DIGITS4>", "<DIGITS2>", "mp", "<DIGITS1>", "files", "cost", "<DIGITS1>",
+        "<DIGITS2>", "and", "<DIGITS3>", "bonds"]
+    assert RainbowVectorizer(stoplist=None).tokenize(text) == [
+        "in", "mp", "files", "cost", "and", "bonds"]
+    X = vec.fit_transform([text])
+    counts = _counts(vec, X, 0)
+    assert counts["<DIGITS1>"] == 2 and counts["<DIGITS2>"] == 2 and counts["<DIGITS4>"] == 1
+    # Tags sort before words ("<" < "a"), and are never stop-listed.
+    assert list(vec.get_feature_names_out()[:4]) == [
+        "<DIGITS1>", "<DIGITS2>", "<DIGITS3>", "<DIGITS4>"]
+
+
+# ---------------------------------------------------------------------------
+# Fitting, pruning, transform
+# ---------------------------------------------------------------------------
+
+TOY = ["apple banana apple", "apple cherry", "banana banana banana", "durian"]
+# document frequency: apple 2, banana 2, cherry 1, durian 1
+# occurrences:        apple 3, banana 4, cherry 1, durian 1
+
+
+def test_fit_transform_toy_counts():
+    vec = RainbowVectorizer(stoplist=None)
+    X = vec.fit_transform(TOY)
+    assert vec.vocabulary_ == {"apple": 0, "banana": 1, "cherry": 2, "durian": 3}
+    assert list(vec.get_feature_names_out()) == ["apple", "banana", "cherry", "durian"]
+    np.testing.assert_array_equal(
+        X.toarray(), [[2, 1, 0, 0], [1, 0, 1, 0], [0, 3, 0, 0], [0, 0, 0, 1]])
+    assert X.dtype == np.float64
+    _assert_canonical_csr(X, (4, 4))
+    np.testing.assert_array_equal(vec.document_frequency_, [2, 2, 1, 1])
+    np.testing.assert_array_equal(vec.occurrence_count_, [3, 4, 1, 1])
+    assert vec.n_documents_fit_ == 4
+
+
+@pytest.mark.parametrize("doc_count, occur_count, expected", [
+    (None, None, ["apple", "banana", "cherry", "durian"]),
+    (0, 0, ["apple", "banana", "cherry", "durian"]),
+    # "Remove words that occur in N or fewer documents": df <= 1 goes.
+    (1, None, ["apple", "banana"]),
+    # "Remove words that occur less than N times": count < N goes.
+    (None, 1, ["apple", "banana", "cherry", "durian"]),
+    (None, 2, ["apple", "banana"]),
+    (None, 3, ["apple", "banana"]),
+    (None, 4, ["banana"]),
+    (1, 4, ["banana"]),
+])
+def test_pruning_semantics(doc_count, occur_count, expected):
+    vec = RainbowVectorizer(stoplist=None, prune_by_doc_count=doc_count,
+                            prune_by_occur_count=occur_count)
+    X = vec.fit_transform(TOY)
+    assert list(vec.get_feature_names_out()) == expected
+    assert sorted(vec.vocabulary_, key=vec.vocabulary_.get) == expected
+    full = {"apple": [2, 1, 0, 0], "banana": [1, 0, 3, 0], "cherry": [0, 1, 0, 0],
+            "durian": [0, 0, 0, 1]}
+    np.testing.assert_array_equal(X.toarray(), np.array([full[w] for w in expected]).T)
+    _assert_canonical_csr(X, (4, len(expected)))
+
+
+def test_pruning_everything_is_an_error():
+    with pytest.raises(ValueError, match="empty vocabulary: the 4 training documents"):
+        RainbowVectorizer(stoplist=None, prune_by_doc_count=2).fit(TOY)
+    with pytest.raises(ValueError, match="empty vocabulary"):
+        RainbowVectorizer().fit(["the of and", "a an"])
+
+
+def test_vocabulary_learned_on_training_documents_only():
+    vec = RainbowVectorizer(stoplist=None, prune_by_doc_count=1).fit(TOY)
+    X = vec.transform(["durian durian durian kiwi apple", "kiwi", ""])
+    # durian was pruned at fit (one training document): not counted now,
+    # however frequent; kiwi was never seen.
+    np.testing.assert_array_equal(X.toarray(), [[1, 0], [0, 0], [0, 0]])
+    _assert_canonical_csr(X, (3, 2))
+    assert vec.vocabulary_ == {"apple": 0, "banana": 1}
+
+
+def test_transform_matches_fit_transform_and_fit():
+    docs = ["Zeta alpha, alpha!", "beta <b>gamma</b> 12", "ALPHA beta"]
+    a = RainbowVectorizer(skip_html=True, tag_digits=True)
+    Xa = a.fit_transform(docs)
+    b = RainbowVectorizer(skip_html=True, tag_digits=True).fit(docs)
+    Xb = b.transform(docs)
+    assert a.vocabulary_ == b.vocabulary_
+    assert (Xa != Xb).nnz == 0
+    np.testing.assert_array_equal(Xa.indices, Xb.indices)
+
+
+def test_dtype_option():
+    X = RainbowVectorizer(stoplist=None, dtype=np.float32).fit_transform(TOY)
+    assert X.dtype == np.float32
+    X = RainbowVectorizer(stoplist=None, dtype="int64").fit_transform(TOY)
+    assert X.dtype == np.int64 and X.indices.dtype == np.int32
+
+
+@settings(max_examples=60, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.text(alphabet="aAbBcC dD1 2\n\r<>&;#\u00e9\u212a", max_size=40),
+                min_size=1, max_size=6),
+       st.booleans(), st.booleans(), st.booleans())
+def test_rows_equal_token_counts(docs, skip_header, skip_html, tag_digits):
+    vec = RainbowVectorizer(stoplist=None, skip_header=skip_header, skip_html=skip_html,
+                            tag_digits=tag_digits)
+    tokens = [vec.tokenize(d) for d in docs]
+    if not any(tokens):
+        with pytest.raises(ValueError, match="empty vocabulary"):
+            vec.fit_transform(docs)
+        return
+    X = vec.fit_transform(docs)
+    _assert_canonical_csr(X, (len(docs), len(vec.vocabulary_)))
+    assert set(vec.vocabulary_) == {t for ts in tokens for t in ts}
+    for i, ts in enumerate(tokens):
+        assert _counts(vec, X, i) == Counter(ts)
+    np.testing.assert_array_equal(vec.document_frequency_, np.diff(X.tocsc().indptr))
+    np.testing.assert_array_equal(vec.occurrence_count_, np.asarray(X.sum(axis=0)).ravel())
+
+
+# ---------------------------------------------------------------------------
+# Parameters and bad input
+# ---------------------------------------------------------------------------
+
+def test_params_protocol_and_repr():
+    vec = RainbowVectorizer(skip_header=True, prune_by_doc_count=2)
+    params = vec.get_params()
+    assert params["skip_header"] is True and params["prune_by_doc_count"] == 2
+    assert params["stoplist"] == "smart"
+    clone = RainbowVectorizer(**params)
+    assert clone.get_params() == params
+    assert vec.set_params(tag_digits=True) is vec and vec.tag_digits is True
+    assert repr(vec) == "RainbowVectorizer(skip_header=True, tag_digits=True, prune_by_doc_count=2)"
+    assert repr(RainbowVectorizer()) == "RainbowVectorizer()"
+    with pytest.raises(ValueError, match="invalid parameter 'lowercase'"):
+        vec.set_params(lowercase=False)
+
+
+def test_non_string_documents_raise_type_error():
+    vec = RainbowVectorizer()
+    with pytest.raises(TypeError, match=r"raw_documents\[1\] must be a str, got int"):
+        vec.fit(["fine words", 42])
+    with pytest.raises(TypeError, match=r"raw_documents\[0\] must be a str, got bytes \(decode bytes first"):
+        vec.fit([b"bytes words"])
+    with pytest.raises(TypeError, match="got a single str; wrap it in a list"):
+        vec.fit("a single document")
+    with pytest.raises(TypeError, match="must be an iterable of str documents, got int"):
+        vec.fit(7)
+    vec.fit(["good words"])
+    with pytest.raises(TypeError, match=r"raw_documents\[0\] must be a str, got NoneType"):
+        vec.transform([None])
+    with pytest.raises(TypeError, match="doc must be a str, got list"):
+        vec.tokenize(["a list"])
+
+
+@pytest.mark.parametrize("params, error, message", [
+    (dict(stoplist="english"), ValueError, "stoplist must be 'smart', None or an iterable"),
+    (dict(stoplist=5), TypeError, "stoplist must be 'smart', None or an iterable of words, got int"),
+    (dict(stoplist=["ok", 3]), TypeError, "stoplist words must be str, got 3"),
+    (dict(prune_by_doc_count=-1), ValueError, "prune_by_doc_count must be None or an integer >= 0, got -1"),
+    (dict(prune_by_occur_count=2.5), ValueError, "prune_by_occur_count must be None or an integer >= 0, got 2.5"),
+    (dict(prune_by_doc_count=True), ValueError, "prune_by_doc_count must be None or an integer >= 0, got True"),
+    (dict(min_word_length=0), ValueError, "min_word_length must be an integer >= 1, got 0"),
+    (dict(min_word_length=5, max_word_length=4), ValueError, r"min_word_length \(5\) must not exceed max_word_length \(4\)"),
+    (dict(skip_header="yes"), TypeError, "skip_header must be a bool, got 'yes'"),
+    (dict(dtype=str), TypeError, "dtype must be a numpy integer or float dtype, got <U0"),
+    (dict(dtype="not a dtype"), TypeError, "dtype must be a numpy numeric dtype"),
+])
+def test_invalid_parameters(params, error, message):
+    with pytest.raises(error, match=message):
+        RainbowVectorizer(**params).fit(TOY)
+
+
+def test_not_fitted():
+    vec = RainbowVectorizer()
+    with pytest.raises(ValueError, match="not fitted yet"):
+        vec.transform(["words"])
+    with pytest.raises(AttributeError, match="not fitted yet"):
+        vec.get_feature_names_out()
+
+
+def test_docstring_examples():
+    result = doctest.testmod(kgeo.text, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
+
+
+# ---------------------------------------------------------------------------
+# Real corpus
+# ---------------------------------------------------------------------------
+
+def test_real_20newsgroups_vectorises_quickly():
+    from kgeo.datasets import load_20newsgroups
+
+    env = os.environ.get("KGEO_DATA")
+    archive = (Path(env) if env else REPO_ROOT.parent / "shared" / "data") / \
+        "20news-bydate" / "20news-bydate.tar.gz"
+    if not archive.exists():
+        pytest.skip(f"20 Newsgroups archive not found at {archive} (set KGEO_DATA)")
+    train = load_20newsgroups(archive, subset="train")
+    test = load_20newsgroups(archive, subset="test")
+    vec = RainbowVectorizer(skip_header=True)
+    start = time.perf_counter()
+    X = vec.fit_transform(train.data)
+    Xt = vec.transform(test.data)
+    elapsed = time.perf_counter() - start
+    _assert_canonical_csr(X, (11314, len(vec.vocabulary_)))
+    assert Xt.shape == (7532, X.shape[1]) and Xt.indices.dtype == np.int32
+    names = vec.get_feature_names_out()
+    assert all(w.isalpha() and w.islower() and w.isascii() and len(w) >= 2 for w in names)
+    assert not (set(names) & SMART_STOPLIST)
+    # Every header has "Subject:" and "Lines:"; with skip_header only bodies
+    # that use the words count.
+    for word in ("subject", "lines"):
+        df = vec.document_frequency_[vec.vocabulary_[word]] if word in vec.vocabulary_ else 0
+        assert df < 2000, (word, df)
+    assert 50_000 < X.shape[1] < 120_000
+    # A generous bound (about 2 s here) that still catches a quadratic slip.
+    assert elapsed < 30, f"vectorising 20 Newsgroups took {elapsed:.1f} s"
