@@ -1,0 +1,159 @@
+"""kgeo against scikit-learn/libsvm on 20 Newsgroups bydate, in one run.
+
+Full training set (11,314 documents) and test set (7,532), C = 1, one-vs-one:
+
+- NGD on L1 TF: ``kgeo.SVM(kernel="ngd")`` against ``sklearn.svm.SVC(kernel="precomputed")``
+  fed by the NumPy/SciPy Gram route (train Gram and test-train Gram times included);
+- LIN on L2 TF-IDF: ``kgeo.SVM(kernel="linear")`` against ``SVC(kernel="linear")`` on
+  the sparse matrix (libsvm computes its kernel rows itself, like kgeo).
+
+Each configuration runs in its own process, so the peak resident memory reported
+(``ru_maxrss``) is its own; ``baseline`` is a process that only loads the data.
+
+    python benchmarks/bench_20ng.py --data ../shared/data [--skip sklearn-linear]
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+CONFIGS = ["baseline", "kgeo-ngd", "sklearn-ngd", "kgeo-linear", "sklearn-linear"]
+
+
+def prepare(data_dir, out_dir):
+    """Tokenise once (the paper's preprocessing) and save counts for the workers."""
+    from kgeo.datasets import load_20newsgroups
+    from kgeo.text import RainbowVectorizer
+
+    train = load_20newsgroups(data_dir, subset="train")
+    test = load_20newsgroups(data_dir, subset="test")
+    vectorizer = RainbowVectorizer(prune_by_doc_count=2)
+    X_train = vectorizer.fit_transform(train.data)
+    X_test = vectorizer.transform(test.data)
+    sp.save_npz(os.path.join(out_dir, "train.npz"), X_train)
+    sp.save_npz(os.path.join(out_dir, "test.npz"), X_test)
+    np.save(os.path.join(out_dir, "y_train.npy"), train.target)
+    np.save(os.path.join(out_dir, "y_test.npy"), test.target)
+    return X_train.shape, X_test.shape
+
+
+def sqrt_l1(X):
+    """sqrt of the L1-normalised rows: what a user writes for the NGD Gram."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    sums = np.asarray(X.sum(axis=1)).ravel()
+    X = sp.diags(1.0 / sums) @ X
+    X.data = np.sqrt(X.data)
+    return sp.csr_matrix(X)
+
+
+def ngd_gram(A, B):
+    G = (A @ B.T).toarray()
+    np.clip(G, 0.0, 1.0, out=G)
+    return -2.0 * np.arccos(G, out=G)
+
+
+def worker(config, work_dir):
+    import kgeo
+
+    X_train = sp.load_npz(os.path.join(work_dir, "train.npz"))
+    X_test = sp.load_npz(os.path.join(work_dir, "test.npz"))
+    y_train = np.load(os.path.join(work_dir, "y_train.npy"))
+    y_test = np.load(os.path.join(work_dir, "y_test.npy"))
+    result = {"config": config}
+    if config == "baseline":
+        pass
+    elif config.endswith("ngd"):
+        emb = kgeo.MultinomialEmbedding(weighting="tf", norm="l1").fit(X_train)
+        A, B = emb.transform(X_train), emb.transform(X_test)
+        started = time.perf_counter()
+        if config == "kgeo-ngd":
+            model = kgeo.SVM(kernel="ngd", C=1.0).fit(A, y_train)
+            fitted = time.perf_counter()
+            predicted = model.predict(B)
+            result["cache_stats"] = model.cache_stats_
+        else:
+            from sklearn.svm import SVC
+
+            SA, SB = sqrt_l1(A), sqrt_l1(B)
+            K = ngd_gram(SA, SA)
+            result["gram_s"] = time.perf_counter() - started
+            model = SVC(kernel="precomputed", C=1.0).fit(K, y_train)
+            del K
+            fitted = time.perf_counter()
+            predicted = model.predict(ngd_gram(SB, SA))
+        done = time.perf_counter()
+        result.update(fit_s=fitted - started, predict_s=done - fitted,
+                      n_sv=int(model.support_.shape[0]))
+        result["accuracy"] = float(np.mean(predicted == y_test))
+    else:
+        emb = kgeo.MultinomialEmbedding(weighting="tfidf", norm="l2").fit(X_train)
+        A, B = emb.transform(X_train), emb.transform(X_test)
+        started = time.perf_counter()
+        if config == "kgeo-linear":
+            model = kgeo.SVM(kernel="linear", C=1.0).fit(A, y_train)
+        else:
+            from sklearn.svm import SVC
+
+            model = SVC(kernel="linear", C=1.0).fit(A, y_train)
+        fitted = time.perf_counter()
+        predicted = model.predict(B)
+        done = time.perf_counter()
+        result.update(fit_s=fitted - started, predict_s=done - fitted,
+                      n_sv=int(model.support_.shape[0]),
+                      accuracy=float(np.mean(predicted == y_test)))
+    result["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(result))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "..", "..",
+                                                       "shared", "data"))
+    parser.add_argument("--skip", nargs="*", default=[], choices=CONFIGS)
+    parser.add_argument("--worker", nargs=2, metavar=("CONFIG", "DIR"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(*args.worker)
+        return 0
+
+    with tempfile.TemporaryDirectory() as work_dir:
+        shapes = prepare(args.data, work_dir)
+        print(f"20 Newsgroups bydate: train {shapes[0]}, test {shapes[1]}")
+        results = {}
+        for config in CONFIGS:
+            if config in args.skip:
+                continue
+            out = subprocess.run([sys.executable, __file__, "--worker", config, work_dir],
+                                 check=True, capture_output=True, text=True).stdout
+            results[config] = json.loads(out.strip().splitlines()[-1])
+            r = results[config]
+            if config != "baseline":
+                extra = f" (Gram {r['gram_s']:.2f} s)" if "gram_s" in r else ""
+                print(f"{config:<15} accuracy {100 * r['accuracy']:6.2f}%  fit {r['fit_s']:7.2f} s"
+                      f"{extra}  predict {r['predict_s']:6.2f} s  total "
+                      f"{r['fit_s'] + r['predict_s']:7.2f} s  peak {r['peak_mb']:7.0f} MB  "
+                      f"SVs {r['n_sv']}", flush=True)
+            else:
+                print(f"{config:<15} peak {r['peak_mb']:.0f} MB (loading the data only)", flush=True)
+
+    for kind in ("ngd", "linear"):
+        ours, theirs = results.get(f"kgeo-{kind}"), results.get(f"sklearn-{kind}")
+        if ours and theirs:
+            t_ours = ours["fit_s"] + ours["predict_s"]
+            t_theirs = theirs["fit_s"] + theirs["predict_s"]
+            print(f"{kind}: kgeo {t_theirs / t_ours:.1f}x faster, peak memory "
+                  f"{ours['peak_mb'] / theirs['peak_mb']:.2f} of sklearn's, accuracy "
+                  f"{100 * (ours['accuracy'] - theirs['accuracy']):+.2f} points")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
