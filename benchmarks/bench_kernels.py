@@ -107,9 +107,8 @@ def load_counts(data_dir, prune_by_doc_count):
 
 def ngd_numpy(X):
     """The NGD Gram matrix as a NumPy/SciPy user writes it."""
-    P = sp.csr_matrix(X, copy=True)
-    P.data /= np.repeat(np.asarray(P.sum(axis=1)).ravel(), np.diff(P.indptr))
-    S = P
+    S = sp.csr_matrix(X, copy=True)
+    S.data /= np.repeat(np.asarray(S.sum(axis=1)).ravel(), np.diff(S.indptr))  # p = x / sum(x)
     S.data = np.sqrt(S.data)
     G = (S @ S.T).toarray()
     return -2.0 * np.arccos(np.clip(G, 0.0, 1.0, out=G), out=G)
@@ -129,10 +128,12 @@ def best_of(repeat, fn):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get("KGEO_DATA", DEFAULT_DATA)),
+    parser.add_argument("--data", type=Path,
+                        default=Path(os.environ.get("KGEO_DATA", DEFAULT_DATA)),
                         help="folder holding 20news-bydate/20news-bydate.tar.gz "
                              "(default: $KGEO_DATA or ../shared/data from the repository root)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each route (default 3)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="timed runs of each route (default 3)")
     parser.add_argument("--n-docs", type=int, default=None,
                         help="use only the first N documents (default: all 11,314)")
     parser.add_argument("--prune-by-doc-count", type=int, default=0,
@@ -157,7 +158,8 @@ def main(argv=None):
     t_all, K_all = best_of(args.repeat, lambda: kgeo.pairwise_kernels(X, kernel="ngd", n_jobs=-1))
     same_threads = None
     if n_cores > 1:
-        t_one, K_one = best_of(args.repeat, lambda: kgeo.pairwise_kernels(X, kernel="ngd", n_jobs=1))
+        t_one, K_one = best_of(
+            args.repeat, lambda: kgeo.pairwise_kernels(X, kernel="ngd", n_jobs=1))
         same_threads = bool(np.array_equal(K_one, K_all))
         del K_one
     else:

@@ -20,8 +20,16 @@ reused by every pair its class takes part in.
 """
 
 from cpython.exc cimport PyErr_CheckSignals
+from cpython.pythread cimport (
+    WAIT_LOCK,
+    PyThread_acquire_lock,
+    PyThread_allocate_lock,
+    PyThread_free_lock,
+    PyThread_release_lock,
+    PyThread_type_lock,
+)
 from libc.math cimport INFINITY, fabs
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 
 import numpy as np
 
@@ -57,6 +65,10 @@ MAX_ITER_REACHED = STATUS_MAX_ITER
 cdef class KernelRowCache:
     """Kernel values K(x_g, x_j) for j in one class, per training row g.
 
+    Shared by the class pairs, also when they are solved in parallel threads:
+    the index is guarded by a lock, blocks are computed outside it, and a
+    block in use by a solver (pinned) is never evicted.
+
     Parameters
     ----------
     kernel : Kernel
@@ -69,39 +81,43 @@ cdef class KernelRowCache:
     cdef Kernel kernel
     cdef PostingIndex index
     cdef RowSet rows
-    cdef intp_t n_rows, n_classes, n_keys
+    cdef intp_t n_rows, n_classes, n_keys, largest
     cdef float64_t** blocks       # key = row * n_classes + class -> values or NULL
+    cdef int32_t* pins            # solvers currently reading each block
+    cdef char* seen               # blocks computed at least once
     cdef intp_t* lru_prev         # doubly linked LRU list over keys; n_keys is the head
     cdef intp_t* lru_next
-    cdef float64_t* acc           # zeroed accumulator, as long as the largest class
+    cdef PyThread_type_lock lock
     cdef readonly intp_t budget   # in float64 values
     cdef readonly intp_t used
     cdef readonly int64_t n_computed   # blocks computed (misses)
     cdef readonly int64_t n_requests   # blocks requested
-    cdef readonly int64_t values_computed  # kernel values computed
+    cdef readonly int64_t n_distinct   # distinct blocks ever computed
+    cdef readonly int64_t values_computed
+    cdef readonly int64_t values_distinct
+    cdef int stop_requested
 
     def __cinit__(self, Kernel kernel, PostingIndex index, int64_t budget_bytes):
-        cdef intp_t c, k, largest = 0
+        cdef intp_t c
         self.kernel = kernel
         self.index = index
         self.rows = index.rows
         self.n_rows = index.rows.n_rows
         self.n_classes = index.n_blocks
         self.n_keys = self.n_rows * self.n_classes
+        self.largest = 0
         for c in range(self.n_classes):
-            largest = max(largest, index.block_start[c + 1] - index.block_start[c])
+            self.largest = max(self.largest, index.block_start[c + 1] - index.block_start[c])
         self.budget = budget_bytes // sizeof(float64_t)
-        self.blocks = <float64_t**> malloc(self.n_keys * sizeof(float64_t*))
+        self.blocks = <float64_t**> calloc(self.n_keys, sizeof(float64_t*))
+        self.pins = <int32_t*> calloc(self.n_keys, sizeof(int32_t))
+        self.seen = <char*> calloc(self.n_keys, sizeof(char))
         self.lru_prev = <intp_t*> malloc((self.n_keys + 1) * sizeof(intp_t))
         self.lru_next = <intp_t*> malloc((self.n_keys + 1) * sizeof(intp_t))
-        self.acc = <float64_t*> malloc((largest + 1) * sizeof(float64_t))
-        if (self.blocks == NULL or self.lru_prev == NULL or self.lru_next == NULL
-                or self.acc == NULL):
+        self.lock = PyThread_allocate_lock()
+        if (self.blocks == NULL or self.pins == NULL or self.seen == NULL
+                or self.lru_prev == NULL or self.lru_next == NULL or self.lock == NULL):
             raise MemoryError("could not allocate the kernel row cache index")
-        for k in range(self.n_keys):
-            self.blocks[k] = NULL
-        for k in range(largest + 1):
-            self.acc[k] = 0.0
         self.lru_prev[self.n_keys] = self.n_keys
         self.lru_next[self.n_keys] = self.n_keys
 
@@ -111,9 +127,12 @@ cdef class KernelRowCache:
             for k in range(self.n_keys):
                 free(self.blocks[k])
         free(self.blocks)
+        free(self.pins)
+        free(self.seen)
         free(self.lru_prev)
         free(self.lru_next)
-        free(self.acc)
+        if self.lock != NULL:
+            PyThread_free_lock(self.lock)
 
     cdef inline void lru_unlink(self, intp_t key) noexcept nogil:
         self.lru_next[self.lru_prev[key]] = self.lru_next[key]
@@ -129,42 +148,86 @@ cdef class KernelRowCache:
     cdef inline intp_t block_length(self, intp_t c) noexcept nogil:
         return self.index.block_start[c + 1] - self.index.block_start[c]
 
-    cdef const float64_t* get(self, intp_t row, intp_t c) except NULL nogil:
-        """K(x_row, x_j) for the rows j of class c, computed if not cached."""
+    cdef void evict_for(self, intp_t n) noexcept nogil:
+        # Free least recently used, unpinned blocks until n more values fit.
+        # Called with the lock held.
+        cdef intp_t head = self.n_keys
+        cdef intp_t victim = self.lru_prev[head], before
+        while self.used + n > self.budget and victim != head:
+            before = self.lru_prev[victim]
+            if self.pins[victim] == 0:
+                self.lru_unlink(victim)
+                free(self.blocks[victim])
+                self.blocks[victim] = NULL
+                self.used -= self.block_length(victim % self.n_classes)
+            victim = before
+
+    cdef const float64_t* get(self, intp_t row, intp_t c,
+                              float64_t* acc) except NULL nogil:
+        """Pin and return K(x_row, x_j) for the rows j of class c.
+
+        ``acc`` is the caller's zeroed accumulator (at least as long as the
+        largest class). Every get is matched by a ``release``.
+        """
         cdef intp_t key = row * self.n_classes + c
         cdef intp_t n = self.block_length(c)
-        cdef intp_t victim
-        cdef float64_t* values = self.blocks[key]
+        cdef float64_t* values
+        PyThread_acquire_lock(self.lock, WAIT_LOCK)
         self.n_requests += 1
+        values = self.blocks[key]
         if values != NULL:
+            self.pins[key] += 1
             self.lru_unlink(key)
             self.lru_push_front(key)
+            PyThread_release_lock(self.lock)
             return values
-        # Evict least recently used blocks until this one fits.
-        while self.used + n > self.budget and self.lru_prev[self.n_keys] != self.n_keys:
-            victim = self.lru_prev[self.n_keys]
-            self.lru_unlink(victim)
-            free(self.blocks[victim])
-            self.blocks[victim] = NULL
-            self.used -= self.block_length(victim % self.n_classes)
+        PyThread_release_lock(self.lock)
+
+        # Computed outside the lock, so that other threads go on meanwhile.
         values = <float64_t*> malloc((n if n > 0 else 1) * sizeof(float64_t))
         if values == NULL:
             with gil:
                 raise MemoryError(f"could not allocate a kernel row block of {n} values")
-        kernel_block_row(self.kernel, self.rows, row, self.index, c, self.acc, values)
-        self.blocks[key] = values
-        self.used += n
-        self.lru_push_front(key)
+        kernel_block_row(self.kernel, self.rows, row, self.index, c, acc, values)
+
+        PyThread_acquire_lock(self.lock, WAIT_LOCK)
         self.n_computed += 1
         self.values_computed += n
+        if self.blocks[key] != NULL:
+            # Another thread computed the same block meanwhile: use its copy.
+            free(values)
+            values = self.blocks[key]
+            self.lru_unlink(key)
+        else:
+            self.evict_for(n)
+            self.blocks[key] = values
+            self.used += n
+            if not self.seen[key]:
+                self.seen[key] = 1
+                self.n_distinct += 1
+                self.values_distinct += n
+        self.pins[key] += 1
+        self.lru_push_front(key)
+        PyThread_release_lock(self.lock)
         return values
 
+    cdef void release(self, intp_t row, intp_t c) noexcept nogil:
+        PyThread_acquire_lock(self.lock, WAIT_LOCK)
+        self.pins[row * self.n_classes + c] -= 1
+        PyThread_release_lock(self.lock)
+
+    def request_stop(self):
+        """Make every solver using this cache raise KeyboardInterrupt soon."""
+        self.stop_requested = 1
+
     def stats(self):
-        """Counters: requested and computed blocks, computed kernel values."""
+        """Counters: blocks requested, computed, distinct; values computed."""
         return {
             "blocks_requested": self.n_requests,
             "blocks_computed": self.n_computed,
+            "blocks_distinct": self.n_distinct,
             "values_computed": self.values_computed,
+            "values_distinct": self.values_distinct,
             "budget_values": self.budget,
         }
 
@@ -185,6 +248,7 @@ cdef struct Pair:
     float64_t* G_bar      # sum over upper-bound j of C_j Q_jk (for reconstruction)
     float64_t* C
     float64_t* QD         # K_kk
+    float64_t* acc        # zeroed accumulator for computing kernel blocks
     int32_t* active       # active local indices, increasing (class s ones first)
     intp_t active_size
     intp_t active_s       # how many of them are in class s
@@ -193,6 +257,7 @@ cdef struct Pair:
 cdef struct Row:
     const float64_t* Ks   # K(x_i, x_j) for j in class s
     const float64_t* Kt   # ... and in class t
+    intp_t g              # global row, to release the blocks
 
 
 cdef inline float64_t y_of(Pair* P, intp_t k) noexcept nogil:
@@ -212,15 +277,25 @@ cdef inline bint is_lower(Pair* P, intp_t k) noexcept nogil:
 
 
 cdef int fetch_row(KernelRowCache cache, Pair* P, intp_t k, Row* r) except -1 nogil:
-    cdef intp_t g = (P.start_s + k) if k < P.n_s else (P.start_t + k - P.n_s)
-    r.Ks = cache.get(g, P.cls_s)
-    r.Kt = cache.get(g, P.cls_t)
+    """Pin the kernel row of local variable k; release it with release_row."""
+    r.g = (P.start_s + k) if k < P.n_s else (P.start_t + k - P.n_s)
+    r.Ks = cache.get(r.g, P.cls_s, P.acc)
+    r.Kt = cache.get(r.g, P.cls_t, P.acc)
     return 0
 
 
-cdef int check_signals() except -1 nogil:
+cdef inline void release_row(KernelRowCache cache, Pair* P, Row* r) noexcept nogil:
+    cache.release(r.g, P.cls_s)
+    cache.release(r.g, P.cls_t)
+
+
+cdef int check_signals(KernelRowCache cache) except -1 nogil:
+    # Signals reach only the main thread; solvers in other threads learn of
+    # an interrupt through the cache's stop flag.
     with gil:
         PyErr_CheckSignals()
+        if cache.stop_requested:
+            raise KeyboardInterrupt("fit interrupted")
     return 0
 
 
@@ -260,6 +335,7 @@ cdef int select_working_set(KernelRowCache cache, Pair* P, float64_t tol,
                 if j == -1 or obj < obj_min - TIE * fabs(obj_min):
                     obj_min = obj
                     j = k
+    release_row(cache, P, &ri)
     # Gmax may trail the true maximum by the tie margin: negligible against tol.
     if Gmax + Gmax2 <= tol or j == -1:
         return 1
@@ -391,8 +467,9 @@ cdef int reconstruct_gradient(KernelRowCache cache, Pair* P) except -1 nogil:
                     for m in range(P.l):
                         if not in_active[m]:
                             P.G[m] += P.alpha[k] * y_of(P, k) * y_of(P, m) * K_at(&r, P, m)
+                    release_row(cache, P, &r)
                     if a % SIGNAL_CHECK_EVERY == 0:
-                        check_signals()
+                        check_signals(cache)
         else:
             # Fewer inactive variables: gather over the free ones in their rows.
             for m in range(P.l):
@@ -402,8 +479,9 @@ cdef int reconstruct_gradient(KernelRowCache cache, Pair* P) except -1 nogil:
                         k = P.active[a]
                         if not is_upper(P, k) and not is_lower(P, k):
                             P.G[m] += P.alpha[k] * y_of(P, k) * y_of(P, m) * K_at(&r, P, k)
+                    release_row(cache, P, &r)
                     if m % SIGNAL_CHECK_EVERY == 0:
-                        check_signals()
+                        check_signals(cache)
     finally:
         free(in_active)
     return 0
@@ -485,7 +563,7 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
             reached_max = True
             break
         if it % SIGNAL_CHECK_EVERY == 0:
-            check_signals()
+            check_signals(cache)
         if shrinking:
             counter -= 1
             if counter == 0:
@@ -519,6 +597,8 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
                 add_row_to(P, &ri, yi * P.C[i] * (-1.0 if ui else 1.0), P.G_bar, False)
             if uj != is_upper(P, j):
                 add_row_to(P, &rj, yj * P.C[j] * (-1.0 if uj else 1.0), P.G_bar, False)
+        release_row(cache, P, &ri)
+        release_row(cache, P, &rj)
     if P.active_size < P.l:
         reconstruct_gradient(cache, P)
         activate_all(P)
@@ -597,7 +677,9 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
     C[n_s:] = C_t
     QD = np.empty(l)
     active = np.empty(l, dtype=np.int32)
+    acc = np.zeros(cache.largest + 1)
     cdef float64_t[::1] alpha_v = alpha, G_v = G, G_bar_v = G_bar, C_v = C, QD_v = QD
+    cdef float64_t[::1] acc_v = acc
     cdef int32_t[::1] active_v = active
     cdef Pair P
     P.l = l
@@ -612,6 +694,7 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
     P.C = &C_v[0]
     P.QD = &QD_v[0]
     P.active = &active_v[0]
+    P.acc = &acc_v[0]
     cdef int64_t n_iter = 0
     cdef int status
     cdef float64_t b, objective = 0.0

@@ -9,6 +9,7 @@ import logging
 import numbers
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import numpy as np
 import scipy.sparse as sp
@@ -254,21 +255,14 @@ class SVM(EstimatorMixin):
         cache = KernelRowCache(kernel, index, self._cache_bytes(counts))
 
         n_pairs = n_classes * (n_classes - 1) // 2
-        alphas, intercepts = [], np.empty(n_pairs)
-        objectives, n_iter = np.empty(n_pairs), np.empty(n_pairs, dtype=np.int64)
-        unconverged = []
         pairs = [(s, t) for s in range(n_classes) for t in range(s + 1, n_classes)]
-        for p, (s, t) in enumerate(_progress(pairs, n_pairs, self.verbose >= 1, "class pairs")):
-            alpha, b, iters, objective, status = solve_pair(
-                cache, s, t, self.C * class_weight[s], self.C * class_weight[t],
-                float(self.tol), bool(self.shrinking), int(self.max_iter))
-            alphas.append(alpha)
-            intercepts[p], objectives[p], n_iter[p] = b, objective, iters
-            if status == MAX_ITER_REACHED:
-                unconverged.append((classes[s], classes[t]))
-            if self.verbose >= 2:
-                logger.info("pair (%r, %r): %d iterations, %d SV, objective %.6g",
-                            classes[s], classes[t], iters, np.count_nonzero(alpha), objective)
+        solutions = self._solve_pairs(cache, pairs, class_weight)
+        alphas = [solution[0] for solution in solutions]
+        intercepts = np.array([solution[1] for solution in solutions])
+        n_iter = np.array([solution[2] for solution in solutions], dtype=np.int64)
+        objectives = np.array([solution[3] for solution in solutions])
+        unconverged = [(classes[s], classes[t]) for (s, t), solution in zip(pairs, solutions)
+                       if solution[4] == MAX_ITER_REACHED]
         if unconverged:
             warnings.warn(
                 f"SMO reached max_iter={self.max_iter} before tol={self.tol} for "
@@ -295,6 +289,43 @@ class SVM(EstimatorMixin):
             logger.info("fit: %d samples, %d classes, %d SV, %.3f s",
                         X_checked.shape[0], n_classes, self.support_.shape[0], self.fit_time_)
         return self
+
+    def _solve_pairs(self, cache, pairs, class_weight):
+        """Solve every class pair, in parallel threads when n_jobs allows.
+
+        The solver releases the GIL and the pairs share one thread-safe row
+        cache; each pair's solution is the same whatever thread solves it.
+        """
+        def solve(pair):
+            s, t = pair
+            solution = solve_pair(cache, s, t, self.C * class_weight[s],
+                                  self.C * class_weight[t], float(self.tol),
+                                  bool(self.shrinking), int(self.max_iter))
+            if self.verbose >= 2:
+                alpha, _, iters, objective, _ = solution
+                logger.info("pair (%r, %r): %d iterations, %d SV, objective %.6g",
+                            self.classes_[s], self.classes_[t], iters,
+                            np.count_nonzero(alpha), objective)
+            return solution
+
+        n_threads = min(resolve_n_jobs(self.n_jobs), len(pairs))
+        show = self.verbose >= 1
+        if n_threads == 1:
+            return [solve(pair) for pair in _progress(pairs, len(pairs), show, "class pairs")]
+        solutions = [None] * len(pairs)
+        with ThreadPoolExecutor(n_threads) as pool:
+            futures = {pool.submit(solve, pair): p for p, pair in enumerate(pairs)}
+            try:
+                for future in _progress(as_completed(futures), len(pairs), show, "class pairs"):
+                    solutions[futures[future]] = future.result()
+            except BaseException:
+                # Ctrl-C reaches only this thread: stop the workers through
+                # the cache, then let the pool wind down before re-raising.
+                cache.request_stop()
+                for future in futures:
+                    future.cancel()
+                raise
+        return solutions
 
     def _cache_bytes(self, counts):
         largest_pair = np.sort(counts)[-2:].sum()

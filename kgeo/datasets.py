@@ -5,14 +5,11 @@ distributed, or its extracted folder) and never touches the network. The two
 ``fetch_*`` functions download the canonical public archive into a cache folder
 first, verify its SHA-256 checksum, then call the matching loader.
 
-=======================  =====================================================
-loader                   corpus
-=======================  =====================================================
-:func:`load_20newsgroups`  20 Newsgroups, "bydate" split (J. Rennie)
-:func:`load_webkb`         CMU WebKB "4 universities" pages
-:func:`load_reuters21578`  Reuters-21578 Distribution 1.0, ModApte split
-:func:`load_smart`         ADI, CISI, CRAN and MED retrieval test collections
-=======================  =====================================================
+- :func:`load_20newsgroups`: 20 Newsgroups, "bydate" split (J. Rennie);
+- :func:`load_webkb`: CMU WebKB "4 universities" pages;
+- :func:`load_reuters21578`: Reuters-21578 Distribution 1.0, ModApte split
+  (and its R90 and R8 subsets);
+- :func:`load_smart`: the ADI, CISI, CRAN and MED retrieval test collections.
 
 All files are decoded as Latin-1, which maps every byte to one character, so
 messages holding stray non-UTF-8 bytes load unchanged.
@@ -412,7 +409,8 @@ def load_20newsgroups(path, subset="train"):
             groups.add(m.group(2))
             if m.group(1) not in wanted:
                 return None
-            return m.group(1), m.group(2), int(m.group(3)), f"20news-bydate-{m.group(1)}/{m.group(2)}/{m.group(3)}"
+            split, group, ident = m.groups()
+            return split, group, int(ident), f"20news-bydate-{split}/{group}/{ident}"
         raw, _ = _scan_tar(source, select)
     else:
         for split in ("train", "test"):
@@ -863,7 +861,8 @@ def _parse_smart_records(text, what, fold_into_abstract):
             try:
                 ids.append(int(m.group(2)))
             except (TypeError, ValueError):
-                raise ValueError(f"{what}: malformed record start {line!r}; expected '.I <number>'") from None
+                raise ValueError(
+                    f"{what}: malformed record start {line!r}; expected '.I <number>'") from None
             fields = {}
             records.append(fields)
             current = None
@@ -883,7 +882,8 @@ def _parse_smart_records(text, what, fold_into_abstract):
             continue
         if current is None:
             if line.strip():
-                raise ValueError(f"{what}: text {line[:40]!r} outside any field of record {ids[-1]}")
+                raise ValueError(
+                    f"{what}: text {line[:40]!r} outside any field of record {ids[-1]}")
             continue
         current.append(line.rstrip())
     out = []
@@ -1000,7 +1000,8 @@ def load_smart(path, name):
                          f"collection; expected one of {[f for f, _ in rel_files]}")
 
     doc_ids, doc_fields = _parse_smart_records(_decode(files[doc_file]), doc_file, True)
-    original_qids, query_fields = _parse_smart_records(_decode(files[query_file]), query_file, False)
+    original_qids, query_fields = _parse_smart_records(
+        _decode(files[query_file]), query_file, False)
     if name == "cran":
         # cranqrel numbers the queries 1..225 in the order of cran.qry, whose
         # own .I numbers skip values (1, 2, 4, 8, 9, ...).
@@ -1013,7 +1014,8 @@ def load_smart(path, name):
         relevance.setdefault(q, {})[doc] = grade
     unknown = sorted(set(relevance) - set(query_ids.tolist()))
     if unknown:
-        raise ValueError(f"{rel[0]} judges queries {unknown[:10]} that {query_file} does not define")
+        raise ValueError(
+            f"{rel[0]} judges queries {unknown[:10]} that {query_file} does not define")
     qrels = {}
     for q in sorted(relevance):
         relevant = frozenset(d for d, g in relevance[q].items() if g > 0)

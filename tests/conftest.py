@@ -28,8 +28,8 @@ import scipy.sparse as sp
 
 try:
     from hypothesis import HealthCheck, settings
-except ImportError:  # hypothesis is a test extra; tests using it import it themselves
-    settings = None
+except ImportError:  # a test extra; the modules using hypothesis import it themselves
+    pass
 else:
     settings.register_profile(
         "kgeo",

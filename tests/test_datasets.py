@@ -146,7 +146,8 @@ def test_20newsgroups_path_variants(tmp_path):
 
 
 def test_20newsgroups_bad_input(tmp_path, ng_tar):
-    with pytest.raises(ValueError, match=r"subset must be one of \['train', 'test', 'all'\], got 'dev'"):
+    with pytest.raises(ValueError,
+                       match=r"subset must be one of \['train', 'test', 'all'\], got 'dev'"):
         load_20newsgroups(ng_tar, subset="dev")
     missing = tmp_path / "nowhere"
     with pytest.raises(ValueError, match="does not exist"):
@@ -238,7 +239,7 @@ def test_webkb_leave_one_university_out(webkb_tar):
     assert corpus.held_out == ["cornell", "texas", "washington", "wisconsin"]
     assert len(corpus.splits) == 4
     n = len(corpus)
-    for university, (train, test) in zip(corpus.held_out, corpus.splits):
+    for university, (train, test) in zip(corpus.held_out, corpus.splits, strict=True):
         assert np.intersect1d(train, test).size == 0
         np.testing.assert_array_equal(np.sort(np.concatenate([train, test])), np.arange(n))
         assert set(corpus.universities[test]) == {university}
@@ -307,7 +308,8 @@ def _story(newid, split, topics, title=None, body=None, topics_flag="YES", text_
 def _reuters_files():
     first = "".join([
         '<!DOCTYPE lewis SYSTEM "lewis.dtd">\n',
-        _story(1, "TRAIN", ["earn"], "EARN ONE", "Profit &lt;up&gt; 5 pct &amp; more\n Reuter\n&#3;"),
+        _story(1, "TRAIN", ["earn"], "EARN ONE",
+               "Profit &lt;up&gt; 5 pct &amp; more\n Reuter\n&#3;"),
         _story(2, "TRAIN", ["acq", "earn"], "ACQ AND EARN", "Bought a firm"),
         _story(3, "TEST", ["earn"], "TEST EARN", "Quarterly net"),
         _story(4, "TEST", ["acq"], "TEST ACQ", "Takeover bid M\xfcnchen"),
@@ -399,7 +401,8 @@ def test_reuters_folder_equals_archive(reuters_tar, reuters_dir, tmp_path):
 
 
 def test_reuters_bad_input(reuters_tar, tmp_path):
-    with pytest.raises(ValueError, match=r"view must be one of \['modapte', 'r90', 'r8'\], got 'r10'"):
+    with pytest.raises(ValueError,
+                       match=r"view must be one of \['modapte', 'r90', 'r8'\], got 'r10'"):
         load_reuters21578(reuters_tar, view="r10")
     with pytest.raises(ValueError, match="subset must be one of"):
         load_reuters21578(reuters_tar, subset="validation")
@@ -446,7 +449,8 @@ CRAN_FILES = {
     "cran.all.1400": (
         ".I 1\n.T\nwing flow .\n.A\nsmith\n.B\nj. ae. 1958\n.W\nwing flow .\nlift increase\n"
         ".A\nstray line of the abstract\n.B\nanother stray line\n"
-        ".I 2\n.T\nheat .\n.A\njones\n.B\nnaca\n.W\nheat transfer\n.W\nsecond part\n").encode(),
+        ".I 2\n.T\nheat .\n.A\njones\n.B\nnaca\n.W\nheat transfer\n.W\nsecond part\n"
+    ).encode("ascii"),
     "cran.qry": _crlf(".I 001\n.W\nwing lift ?\n.I 004\n.W\nheat ?\n.I 009\n.W\nnothing\n"),
     "cranqrel": b"1 1 2 \n1 2 -1 \n2 2 1 \n3 1 -1 \n",
 }
@@ -495,7 +499,8 @@ def test_smart_med_trec_qrels(tmp_path):
 
 
 def test_smart_bad_input(tmp_path):
-    with pytest.raises(ValueError, match=r"name must be one of \['adi', 'cisi', 'cran', 'med'\], got 'trec'"):
+    with pytest.raises(ValueError,
+                       match=r"name must be one of \['adi', 'cisi', 'cran', 'med'\], got 'trec'"):
         load_smart(tmp_path, "trec")
     with pytest.raises(DatasetNotFoundError, match="no ADI collection under"):
         load_smart(tmp_path, "adi")
@@ -583,7 +588,7 @@ def test_real_smart_counts(name, n_docs, n_queries, n_judged):
     assert len(col.queries) == len(col.query_ids) == n_queries
     assert len(col.qrels) == n_judged
     # CRAN documents 471 and 995 are empty records in the distribution.
-    empty = [int(i) for i, d in zip(col.doc_ids, col.documents) if not d]
+    empty = [int(i) for i, d in zip(col.doc_ids, col.documents, strict=True) if not d]
     assert empty == ([471, 995] if name == "cran" else [])
     assert all(col.queries)
     known = set(col.doc_ids.tolist())
@@ -641,7 +646,8 @@ def test_fetch_checksum_mismatch_removes_partial_file(local_server, tmp_path):
     www, base = local_server
     _write_tar(www / "20news-bydate.tar.gz", NG_FILES)
     cache = tmp_path / "cache"
-    with pytest.raises(ValueError, match="SHA-256 checksum mismatch .* expected 0{64}, got [0-9a-f]{64}"):
+    with pytest.raises(ValueError,
+                       match="SHA-256 checksum mismatch .* expected 0{64}, got [0-9a-f]{64}"):
         fetch_20newsgroups(data_home=cache, url=f"{base}/20news-bydate.tar.gz", sha256="0" * 64)
     assert list((cache / "20news-bydate").iterdir()) == []
 

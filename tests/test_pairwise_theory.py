@@ -316,6 +316,9 @@ def test_ned_cpd_on_l1_and_l2_newsgroups(newsgroups_counts):
 # The checks themselves, on matrices with known spectra
 # --------------------------------------------------------------------------
 
+CHECKS = [kgeo.is_positive_definite, kgeo.is_conditionally_positive_definite]
+
+
 def test_identity_is_pd_and_cpd():
     for n in (1, 2, 10):
         assert kgeo.is_positive_definite(np.eye(n)) is True
@@ -361,7 +364,7 @@ def test_tolerance_is_relative_to_the_spectrum():
     assert kgeo.is_positive_definite((K_small + K_small.T) / 2, tol=1e-6)
 
 
-@pytest.mark.parametrize("check", [kgeo.is_positive_definite, kgeo.is_conditionally_positive_definite])
+@pytest.mark.parametrize("check", CHECKS)
 @pytest.mark.parametrize("K, error, match", [
     (np.ones((2, 3)), ValueError, r"non-empty square matrix, got shape \(2, 3\)"),
     (np.ones(3), ValueError, r"non-empty square matrix, got shape \(3,\)"),
@@ -375,7 +378,7 @@ def test_definiteness_check_errors(check, K, error, match):
         check(K)
 
 
-@pytest.mark.parametrize("check", [kgeo.is_positive_definite, kgeo.is_conditionally_positive_definite])
+@pytest.mark.parametrize("check", CHECKS)
 @pytest.mark.parametrize("tol", [-1e-8, np.nan, "0"])
 def test_definiteness_check_bad_tol(check, tol):
     with pytest.raises(ValueError, match="tol must be a real number >= 0"):
