@@ -48,6 +48,7 @@ __all__ = [
     "model_kernel_params",
     "class_weights",
     "pair_alphas",
+    "pair_decisions",
     "check_svm",
     "make_count_data",
 ]
@@ -70,28 +71,48 @@ KERNEL_NAMES = ("linear", "poly", "rbf", "sigmoid", "ned") + SIMPLEX_KERNELS
 # Reference kernels
 # --------------------------------------------------------------------------
 
-def _dense(X):
-    X = X.toarray() if sp.issparse(X) else np.asarray(X)
-    return np.asarray(X, dtype=np.float64)
+def _rows(X):
+    """The rows as a CSR float64 matrix (sparse storage only; the maths is dense)."""
+    X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    X.sum_duplicates()
+    return X
+
+
+def _sq_row_norms(A):
+    return np.asarray(A.multiply(A).sum(axis=1)).ravel()
+
+
+def _products(A, B):
+    """Dense matrix of the inner products of the rows of A and B."""
+    return (A @ B.T).toarray()
 
 
 def _close_pair_sq_distances(A, B, sq, near):
     """Recompute ``|a_i - b_j|^2`` from differences where ``near`` is set."""
     sq = sq.copy()
-    for i, j in zip(*np.nonzero(near)):
-        d = A[i] - B[j]
-        sq[i, j] = d @ d
+    i, j = np.nonzero(near)
+    if i.size:
+        sq[i, j] = _sq_row_norms(A[i] - B[j])
     return sq
 
 
 def _sq_distances(A, B):
     """Squared Euclidean distances, exact-from-differences near the diagonal."""
-    sa = np.einsum("ij,ij->i", A, A)
-    sb = np.einsum("ij,ij->i", B, B)
-    sq = np.maximum(sa[:, None] + sb[None, :] - 2.0 * (A @ B.T), 0.0)
+    sa, sb = _sq_row_norms(A), _sq_row_norms(B)
+    sq = np.maximum(sa[:, None] + sb[None, :] - 2.0 * _products(A, B), 0.0)
     # Cancellation matters only where the distance is small against the norms.
     near = sq <= 1e-2 * (sa[:, None] + sb[None, :])
     return _close_pair_sq_distances(A, B, sq, near), sa, sb
+
+
+def _simplex_sqrt(A):
+    """sqrt(x / sum(x)) row by row."""
+    sums = np.asarray(A.sum(axis=1)).ravel()
+    if np.any(sums <= 0) or (A.nnz and A.data.min() < 0):
+        raise ValueError("rows must be non-negative with a positive sum")
+    U = sp.csr_matrix(sp.diags(1.0 / sums) @ A)
+    U.data = np.sqrt(U.data)
+    return U
 
 
 def _sensitivity(f, q, delta, lo=None, hi=None):
@@ -107,9 +128,10 @@ def _sensitivity(f, q, delta, lo=None, hi=None):
 
 def resolve_gamma(X, gamma):
     """gamma of poly/rbf/sigmoid: ``"scale"`` = 1 / (n_features * X.var())."""
-    X = _dense(X)
+    X = _rows(X)
     if gamma == "scale":
-        var = X.var()
+        n = X.shape[0] * X.shape[1]
+        var = (X.data ** 2).sum() / n - (X.data.sum() / n) ** 2
         return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
     if gamma == "auto" or gamma is None:
         return 1.0 / X.shape[1]
@@ -144,17 +166,15 @@ def reference_kernel(X, Y=None, kernel="ngd", *, shift=0.0, gamma=None, coef0=0.
     K : ndarray of shape (n_x, n_y)
     E : ndarray of shape (n_x, n_y), only with ``return_noise=True``
     """
-    A = _dense(X)
-    B = A if Y is None else _dense(Y)
+    A = _rows(X)
+    B = A if Y is None else _rows(Y)
     n_features = A.shape[1]
     if gamma is None:
         gamma = 1.0 / n_features
     if kernel in SIMPLEX_KERNELS:
-        if np.any(A < 0) or np.any(B < 0):
-            raise ValueError("negative entries: not on the simplex")
-        U = np.sqrt(A / A.sum(axis=1, keepdims=True))
-        V = np.sqrt(B / B.sum(axis=1, keepdims=True))
-        cos = np.clip(U @ V.T, 0.0, 1.0)
+        U = _simplex_sqrt(A)
+        V = U if Y is None else _simplex_sqrt(B)
+        cos = np.clip(_products(U, V), 0.0, 1.0)
         # Near the diagonal arccos(cos) is ill-conditioned: use the Hellinger
         # distance h = |sqrt p - sqrt q| = 2 sin(angle / 2) from differences.
         near = cos > 0.9
@@ -177,9 +197,8 @@ def reference_kernel(X, Y=None, kernel="ngd", *, shift=0.0, gamma=None, coef0=0.
         # kgeo rounds the coefficient itself: perturb the cosine, map through.
         E = _sensitivity(lambda c: f(np.arccos(c)), cos_accurate, DOT_EPS, 0.0, 1.0)
     else:
-        dots = A @ B.T
-        sa = np.einsum("ij,ij->i", A, A)
-        sb = np.einsum("ij,ij->i", B, B)
+        dots = _products(A, B)
+        sa, sb = _sq_row_norms(A), _sq_row_norms(B)
         dot_delta = DOT_EPS * np.sqrt(sa)[:, None] * np.sqrt(sb)[None, :] + 1e-300
         if kernel == "linear":
             K = dots + shift
@@ -293,7 +312,7 @@ def pair_alphas(model, y):
 # The checker
 # --------------------------------------------------------------------------
 
-def _pairwise_decision(model, X):
+def pair_decisions(model, X):
     """Pair decision values in libsvm's orientation (> 0: first class)."""
     n_classes = len(model.classes_)
     if n_classes == 2:
@@ -337,9 +356,14 @@ def check_svm(model, X, y, *, C=None, class_weight=None, tol=None, X_test=None,
     class_weight = params.get("class_weight") if class_weight is None else class_weight
     tol = params["tol"] if tol is None else tol
     y = np.asarray(y)
-    X_dense = _dense(X)
-    kernel, kparams = model_kernel_params(model, X_dense)
-    K, E = reference_kernel(X_dense, kernel=kernel, return_noise=True, **kparams)
+    X_rows = _rows(X)
+    kernel, kparams = model_kernel_params(model, X_rows)
+    n_train = X_rows.shape[0]
+    X_eval = X_rows if X_test is None else sp.vstack([X_rows, _rows(X_test)], format="csr")
+    # Rows: training then test points; columns: training points.
+    K_eval, E_eval = reference_kernel(X_eval, X_rows, kernel=kernel, return_noise=True,
+                                      **kparams)
+    K, E = K_eval[:n_train], E_eval[:n_train]
     weights = class_weights(y, model.classes_, class_weight)
     pairs = pair_alphas(model, y)
     objectives = np.asarray(getattr(model, "dual_objective_", np.full(len(pairs), np.nan)))
@@ -347,10 +371,7 @@ def check_svm(model, X, y, *, C=None, class_weight=None, tol=None, X_test=None,
     if len(model.classes_) == 2:
         intercepts = -intercepts
     if check_decision:
-        X_eval = X_dense if X_test is None else np.vstack([X_dense, _dense(X_test)])
-        K_eval, E_eval = reference_kernel(X_eval, X_dense, kernel=kernel,
-                                          return_noise=True, **kparams)
-        dec_model = _pairwise_decision(model, X_eval)
+        dec_model = pair_decisions(model, X_eval)
     report = []
     for p, pr in enumerate(pairs):
         s, t, idx, yy, a = pr["s"], pr["t"], pr["idx"], pr["y"], pr["alpha"]
