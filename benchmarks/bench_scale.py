@@ -1,0 +1,86 @@
+"""Train NGD past the size where a Gram matrix fits in memory.
+
+Synthetic corpora of growing size (vocabulary 50,000, about 100 distinct words per
+document, 20 topics) are fitted with ``kgeo.SVM(kernel="ngd", cache_size=1000)``, each
+size in its own process. For each size it prints the fit time, the peak resident memory,
+the memory of the data itself, the memory a dense float64 Gram matrix would need, and at
+the end the fitted growth exponent of time in the number of documents.
+
+    python benchmarks/bench_scale.py [--sizes 10000 20000 50000 100000] [--cache-size 1000]
+"""
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def worker(n_documents, cache_size, n_features, seed):
+    import kgeo
+    from kgeo._synthetic import make_topic_corpus
+
+    # About 100 distinct words per document: 140 draws from a Zipfian
+    # background plus a topic repeat words.
+    X, y = make_topic_corpus(n_documents, n_features, 20, words_per_document=140,
+                             random_state=seed)
+    data_mb = (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) / 2**20
+    before_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    started = time.perf_counter()
+    model = kgeo.SVM(kernel="ngd", cache_size=cache_size).fit(X, y)
+    fit_s = time.perf_counter() - started
+    print(json.dumps({
+        "n_documents": n_documents,
+        "distinct_words_per_doc": float(np.diff(X.indptr).mean()),
+        "fit_s": fit_s,
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "before_fit_mb": before_mb,
+        "data_mb": data_mb,
+        "dense_gram_gb": n_documents ** 2 * 8 / 2**30,
+        "n_sv": int(model.support_.shape[0]),
+        "train_accuracy": float(model.score(X[:2000], y[:2000])),
+        "cache": model.cache_stats_,
+    }))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10000, 20000, 50000, 100000])
+    parser.add_argument("--cache-size", type=float, default=1000)
+    parser.add_argument("--n-features", type=int, default=50000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.worker, args.cache_size, args.n_features, args.seed)
+        return 0
+
+    print(f"{'documents':>9} {'words/doc':>9} {'fit (s)':>8} {'peak MB':>8} {'data MB':>8} "
+          f"{'pre-fit MB':>10} {'dense Gram GB':>13} {'SVs':>7}")
+    rows = []
+    for n in args.sizes:
+        out = subprocess.run(
+            [sys.executable, __file__, "--worker", str(n), "--cache-size", str(args.cache_size),
+             "--n-features", str(args.n_features), "--seed", str(args.seed)],
+            check=True, capture_output=True, text=True).stdout
+        r = json.loads(out.strip().splitlines()[-1])
+        rows.append(r)
+        print(f"{r['n_documents']:>9} {r['distinct_words_per_doc']:>9.1f} {r['fit_s']:>8.1f} "
+              f"{r['peak_mb']:>8.0f} {r['data_mb']:>8.1f} {r['before_fit_mb']:>10.0f} "
+              f"{r['dense_gram_gb']:>13.1f} {r['n_sv']:>7}", flush=True)
+        over = r["peak_mb"] - r["before_fit_mb"] - args.cache_size
+        print(f"{'':>9} memory beyond the pre-fit process and cache_size: {over:.0f} MB "
+              f"({over / r['data_mb']:.1f}x the data)", flush=True)
+    if len(rows) >= 2:
+        n = np.log([r["n_documents"] for r in rows])
+        t = np.log([r["fit_s"] for r in rows])
+        slope = np.polyfit(n, t, 1)[0]
+        print(f"fit time grows as n^{slope:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

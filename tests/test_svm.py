@@ -1,0 +1,728 @@
+"""The SMO solver and the ``kgeo.SVM`` estimator.
+
+1. Every fitted model is verified by an independent NumPy checker
+   (``svm_checker.py``): box and equality constraints, KKT conditions within
+   ``tol``, ``b*`` as Definition 2 of Zhang, Chen & Lee (2005) defines it, the
+   dual objective and the decision function, for every kernel and class pair.
+2. Proposition 3 (a constant added to the kernel changes nothing) holds to
+   rounding, on random data (hypothesis) and on real 20 Newsgroups documents.
+3. The dual optimum agrees with libsvm's (scikit-learn's SVC) on the same Gram
+   matrix.
+4. The solution does not depend on the cache size, the thread count or the
+   input format; shrinking does not change it beyond ``tol``.
+5. Scaling the kernel by c is the same SVM as scaling C by c.
+6. The estimator behaves as scikit-learn's SVC: labels, shapes, sign
+   conventions, class weights, warnings, cloning, calibration.
+"""
+
+import copy
+import os
+import pickle
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kgeo
+
+# The checker is a plain module beside this file (tests/ is no package, and
+# --import-mode=importlib keeps it off sys.path).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import svm_checker as ck  # noqa: E402
+
+# Non-default parameters, so that their passing is checked too.
+KERNEL_PARAMS = {
+    "linear": {},
+    "poly": {"gamma": 0.05, "coef0": 1.0, "degree": 2},
+    "rbf": {"gamma": "scale"},
+    "sigmoid": {"gamma": 0.01, "coef0": -0.2},
+    "ned": {},
+    "ngd": {},
+    "ngd+pi": {},
+    "ngd_exp": {"t": 2.0},
+    "bhattacharyya": {},
+    "diffusion": {"t": 0.5},
+}
+EUCLIDEAN = ("linear", "poly", "rbf", "sigmoid", "ned")
+
+
+def l2_rows(X):
+    """Rows scaled to unit L2 norm (the paper's input for LIN and NED)."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+        return sp.csr_matrix(sp.diags(1.0 / norms) @ X)
+    X = np.asarray(X, dtype=np.float64)
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+def votes_from_pairs(dec, n_classes):
+    """One-vs-one votes: pair (s, t) votes for s when its decision is > 0."""
+    votes = np.zeros((dec.shape[0], n_classes), dtype=int)
+    p = 0
+    for s in range(n_classes):
+        for t in range(s + 1, n_classes):
+            votes[:, s] += dec[:, p] > 0
+            votes[:, t] += dec[:, p] <= 0
+            p += 1
+    return votes
+
+
+@pytest.fixture(scope="module")
+def newsgroups5(data_dir):
+    """Five real 20 Newsgroups classes: 1000 training and 250 test messages.
+
+    The first 250 training messages of alt.atheism, comp.sys.ibm.pc.hardware,
+    rec.autos, sci.crypt and soc.religion.christian (two of them close), every
+    fifth held out; Rainbow's lexer with ``--prune-vocab-by-doc-count=2``
+    learned on the training part.
+    """
+    from kgeo.datasets import load_20newsgroups
+    from kgeo.text import RainbowVectorizer
+
+    tar = data_dir / "20news-bydate" / "20news-bydate.tar.gz"
+    if not tar.is_file():
+        pytest.skip(f"20 Newsgroups archive {tar} not found")
+    corpus = load_20newsgroups(tar, subset="train")
+    groups = ["alt.atheism", "comp.sys.ibm.pc.hardware", "rec.autos", "sci.crypt",
+              "soc.religion.christian"]
+    codes = [corpus.target_names.index(g) for g in groups]
+    chosen = np.concatenate([np.flatnonzero(corpus.target == c)[:250] for c in codes])
+    test = np.arange(chosen.shape[0]) % 5 == 0
+    vec = RainbowVectorizer(prune_by_doc_count=2)
+    X = vec.fit_transform([corpus.data[i] for i in chosen[~test]])
+    Xt = vec.transform([corpus.data[i] for i in chosen[test]])
+    names = np.array(corpus.target_names)
+    y, yt = names[corpus.target[chosen[~test]]], names[corpus.target[chosen[test]]]
+    # Every message keeps some vocabulary word (the manifold kernels need it).
+    assert np.all(np.diff(X.indptr) > 0) and np.all(np.diff(Xt.indptr) > 0)
+    return X, y, Xt, yt
+
+
+# ==========================================================================
+# 1. The independent checker
+# ==========================================================================
+
+def test_reference_kernel_known_values():
+    X = np.array([[1.0, 0.0, 0.0], [0.0, 2.0, 2.0], [0.0, 5.0, 5.0], [1.0, 1.0, 0.0]])
+    ngd = ck.reference_kernel(X, kernel="ngd")
+    # Disjoint supports: the geodesic distance is pi; proportional rows: 0.
+    assert ngd[0, 1] == pytest.approx(-np.pi, abs=1e-15)
+    assert ngd[1, 2] == 0.0 and np.all(np.diag(ngd) == 0.0)
+    # <sqrt p, sqrt q> = sqrt(1/2) between rows 0 and 3: angle pi/4.
+    assert ngd[0, 3] == pytest.approx(-np.pi / 2, abs=1e-15)
+    assert ck.reference_kernel(X, kernel="ngd+pi")[0, 1] == pytest.approx(0.0, abs=1e-15)
+    assert ck.reference_kernel(X, kernel="bhattacharyya")[0, 3] == pytest.approx(np.sqrt(0.5))
+    ned = ck.reference_kernel(X, kernel="ned")
+    assert ned[1, 2] == pytest.approx(-np.sqrt(18.0)) and ned[0, 0] == 0.0
+    diffusion = ck.reference_kernel(X, kernel="diffusion", t=0.5, normalize=True)
+    # (4 pi t)^(-n/2) with n = 2, the dimension of the simplex of 3 words.
+    assert diffusion[0, 3] == pytest.approx(np.exp(-(np.pi / 4) ** 2 / 0.5) / (2 * np.pi))
+
+
+@pytest.mark.parametrize("kernel", ck.KERNEL_NAMES)
+def test_reference_noise_bound_covers_kgeo(kernel, rng):
+    """|kgeo's kernel - reference| <= E: the slack the checker grants is enough."""
+    X, _ = ck.make_count_data(rng, 30, 7, 2, n_duplicates=4)
+    X[1] = X[0]
+    X[2] = X[0] * 3  # the same point of the simplex
+    X[3] = X[0] + np.eye(7)[0] * 1e-7  # a near-duplicate
+    if kernel in EUCLIDEAN:
+        X = l2_rows(X)
+    params = dict(KERNEL_PARAMS[kernel])
+    if params.get("gamma") == "scale":
+        params["gamma"] = ck.resolve_gamma(X, "scale")
+    K_ref, E = ck.reference_kernel(X, kernel=kernel, return_noise=True, shift=0.5, **params)
+    K = kgeo.pairwise_kernels(X, kernel=kernel, shift=0.5, **params)
+    assert np.all(np.abs(K - K_ref) <= E)
+    # The bound is tight away from the diagonal: the checker stays strict there.
+    off = ~np.eye(30, dtype=bool) & (np.abs(K_ref) < 10)
+    assert np.median(E[off]) < 1e-12
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("n_classes,C", [(2, 0.5), (3, 1.0), (5, 20.0)])
+@pytest.mark.parametrize("kernel", ck.KERNEL_NAMES)
+def test_checker_every_kernel(kernel, n_classes, C, sparse, rng):
+    X, y = ck.make_count_data(rng, 45, 8, n_classes, n_duplicates=3, sparse=sparse)
+    Xt, _ = ck.make_count_data(rng, 15, 8, n_classes)
+    model = kgeo.SVM(kernel=kernel, C=C, **KERNEL_PARAMS[kernel]).fit(X, y)
+    report = ck.check_svm(model, X, y, X_test=Xt)
+    assert len(report) == n_classes * (n_classes - 1) // 2
+    assert sum(r["n_free"] for r in report) > 0
+
+
+@pytest.mark.parametrize("kernel", ["ngd", "rbf", "diffusion", "linear"])
+def test_checker_tight_tol(kernel, rng):
+    """The stopping rule follows tol: a 1e-6 solution passes a 1e-6 check."""
+    X, y = ck.make_count_data(rng, 60, 10, 3, n_duplicates=2)
+    if kernel == "linear":
+        X = l2_rows(X)
+    model = kgeo.SVM(kernel=kernel, C=10.0, tol=1e-6).fit(X, y)
+    report = ck.check_svm(model, X, y)
+    assert max(r["gap"] for r in report) <= 1e-6 + 1e-9
+
+
+@pytest.mark.parametrize("kernel", ["ngd", "linear"])
+def test_checker_real_newsgroups(kernel, newsgroups_subset):
+    """400 real messages of all 20 groups (190 class pairs)."""
+    X, labels = newsgroups_subset
+    if kernel == "linear":
+        X = l2_rows(X)
+    test = np.arange(X.shape[0]) % 4 == 0
+    model = kgeo.SVM(kernel=kernel).fit(X[~test], labels[~test])
+    report = ck.check_svm(model, X[~test], labels[~test], X_test=X[test])
+    assert len(report) == 190
+    assert model.score(X[test], labels[test]) > 0.3  # 20 classes, 15 examples each
+
+
+def test_checker_detects_wrong_models(rng):
+    """Each corruption of a correct model makes the checker fail."""
+    X, y = ck.make_count_data(rng, 45, 8, 3, n_duplicates=2)
+    model = kgeo.SVM(kernel="ngd", C=2.0).fit(X, y)
+    ck.check_svm(model, X, y)
+    free = [k for k in range(model.dual_coef_.shape[1])
+            if 0 < abs(model.dual_coef_[0, k]) < 2.0]
+
+    def corrupted(change):
+        bad = copy.deepcopy(model)
+        change(bad)
+        return bad
+
+    cases = [
+        (lambda m: m.dual_coef_.__setitem__((0, free[0]), m.dual_coef_[0, free[0]] * 1.001),
+         r"sum a y|KKT|intercept|objective"),
+        (lambda m: m.intercept_.__setitem__(1, m.intercept_[1] + 1e-4), r"intercept"),
+        (lambda m: m.dual_objective_.__setitem__(2, m.dual_objective_[2] * (1 + 1e-7)),
+         r"dual_objective_"),
+        (lambda m: setattr(m, "dual_coef_", m.dual_coef_ * 1.5), r"alpha > C|sum a y|KKT"),
+    ]
+    for change, match in cases:
+        with pytest.raises(AssertionError, match=match):
+            ck.check_svm(corrupted(change), X, y)
+    # Stopped early: the KKT conditions fail at a tighter tol.
+    loose = kgeo.SVM(kernel="ngd", C=2.0, tol=0.5).fit(X, y)
+    with pytest.raises(AssertionError, match="KKT"):
+        ck.check_svm(loose, X, y, tol=1e-3)
+    # The wrong box: a model fitted with class weights checked without them.
+    weighted = kgeo.SVM(kernel="ngd", C=2.0, class_weight={0: 0.2}).fit(X, y)
+    with pytest.raises(AssertionError):
+        ck.check_svm(weighted, X, y, class_weight={})
+
+
+# ==========================================================================
+# 2. Proposition 3: k and k + beta give the same SVM
+# ==========================================================================
+
+@st.composite
+def problems(draw):
+    """Small count data with duplicates (possibly differently labelled), C in [1e-3, 1e3]."""
+    n_classes = draw(st.integers(2, 4))
+    n_samples = draw(st.integers(2 * n_classes + 2, 36))
+    n_features = draw(st.integers(2, 10))
+    n_duplicates = draw(st.integers(0, 5))
+    sparse = draw(st.booleans())
+    C = 10.0 ** draw(st.floats(-3.0, 3.0))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    X, y = ck.make_count_data(rng, n_samples, n_features, n_classes,
+                              n_duplicates=n_duplicates, sparse=sparse)
+    Xt, _ = ck.make_count_data(rng, 10, n_features, n_classes)
+    return X, y, Xt, C
+
+
+def assert_same_svm(m1, m2, X_eval, C):
+    """Proposition 3's conclusion, to rounding."""
+    np.testing.assert_array_equal(m1.support_, m2.support_)
+    np.testing.assert_array_equal(m1.n_support_, m2.n_support_)
+    # Near-ties are broken by index, so both follow one SMO path.
+    np.testing.assert_array_equal(m1.n_iter_, m2.n_iter_)
+    assert np.max(np.abs(m1.dual_coef_ - m2.dual_coef_)) <= 1e-9 * C
+    assert np.max(np.abs(m1.intercept_ - m2.intercept_)) <= 1e-9
+    # The objectives differ by beta/2 (sum a y)^2 = 0.
+    assert np.all(np.abs(m1.dual_objective_ - m2.dual_objective_)
+                  <= 1e-9 * np.maximum(1.0, np.abs(m1.dual_objective_)))
+    d1, d2 = ck.pair_decisions(m1, X_eval), ck.pair_decisions(m2, X_eval)
+    assert np.max(np.abs(d1 - d2)) <= 1e-9
+    # Predictions are equal wherever no pair decision is within rounding of 0
+    # (a point equidistant from two classes is decided by rounding alone).
+    clear = np.all(np.abs(d1) > 1e-9, axis=1)
+    np.testing.assert_array_equal(m1.predict(X_eval)[clear], m2.predict(X_eval)[clear])
+
+
+def _evaluation_points(X, Xt):
+    return sp.vstack([sp.csr_matrix(X), sp.csr_matrix(Xt)], format="csr")
+
+
+@settings(max_examples=25)
+@given(problem=problems())
+def test_shift_invariance_ngd_vs_ngd_pi(problem):
+    X, y, Xt, C = problem
+    m1 = kgeo.SVM(kernel="ngd", C=C).fit(X, y)
+    m2 = kgeo.SVM(kernel="ngd+pi", C=C).fit(X, y)
+    assert_same_svm(m1, m2, _evaluation_points(X, Xt), C)
+
+
+@pytest.mark.parametrize("kernel", ["ngd", "ngd+pi", "linear", "rbf", "ned", "poly",
+                                    "sigmoid", "ngd_exp", "diffusion", "bhattacharyya"])
+@settings(max_examples=12)
+@given(problem=problems(), beta=st.sampled_from([np.pi, 10.0, -3.0]))
+def test_shift_invariance_random(kernel, problem, beta):
+    X, y, Xt, C = problem
+    if kernel in EUCLIDEAN:
+        # Unit rows keep the kernel O(1), so that absolute tolerances mean
+        # the same for every kernel (G's rounding grows with C max|K|).
+        X, Xt = l2_rows(X), l2_rows(Xt)
+    params = KERNEL_PARAMS[kernel]
+    m1 = kgeo.SVM(kernel=kernel, C=C, **params).fit(X, y)
+    m2 = kgeo.SVM(kernel=kernel, C=C, shift=beta, **params).fit(X, y)
+    assert_same_svm(m1, m2, _evaluation_points(X, Xt), C)
+
+
+@pytest.mark.parametrize("kernel,other,shift,C", [
+    ("ngd", "ngd+pi", 0.0, 0.1),
+    ("ngd", "ngd+pi", 0.0, 1.0),
+    ("ngd", "ngd", 10.0, 1.0),
+    ("linear", "linear", np.pi, 1.0),
+    ("ned", "ned", -3.0, 0.3),
+])
+def test_shift_invariance_newsgroups(kernel, other, shift, C, newsgroups5):
+    X, y, Xt, yt = newsgroups5
+    if kernel in EUCLIDEAN:
+        X, Xt = l2_rows(X), l2_rows(Xt)
+    m1 = kgeo.SVM(kernel=kernel, C=C).fit(X, y)
+    m2 = kgeo.SVM(kernel=other, C=C, shift=shift).fit(X, y)
+    assert_same_svm(m1, m2, Xt, C)
+    np.testing.assert_array_equal(m1.predict(Xt), m2.predict(Xt))
+    assert m1.score(Xt, yt) > 0.85
+
+
+# ==========================================================================
+# 3. Against libsvm on the same Gram matrix
+# ==========================================================================
+
+def pair_objectives(model, K, y):
+    """sum a - 1/2 a'Qa of each class pair, alphas read from SVC-layout attributes."""
+    out = []
+    for pr in ck.pair_alphas(model, y):
+        ay = pr["alpha"] * pr["y"]
+        out.append(pr["alpha"].sum() - 0.5 * ay @ K[np.ix_(pr["idx"], pr["idx"])] @ ay)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("n_classes,C", [(2, 0.3), (3, 1.0), (4, 10.0)])
+@pytest.mark.parametrize("kernel", ["ngd", "ned", "linear", "rbf"])
+def test_matches_libsvm_on_same_gram(kernel, n_classes, C, rng):
+    from sklearn.svm import SVC
+
+    X, y = ck.make_count_data(rng, 60, 10, n_classes, n_duplicates=2)
+    Xt, _ = ck.make_count_data(rng, 40, 10, n_classes)
+    if kernel in EUCLIDEAN:
+        X, Xt = l2_rows(X), l2_rows(Xt)
+    params = {"gamma": 2.0} if kernel == "rbf" else {}
+    K = kgeo.pairwise_kernels(X, kernel=kernel, **params)
+    Kt = kgeo.pairwise_kernels(Xt, X, kernel=kernel, **params)
+    ref = SVC(kernel="precomputed", C=C, tol=1e-6, decision_function_shape="ovo").fit(K, y)
+    model = kgeo.SVM(kernel=kernel, C=C, tol=1e-6, decision_function_shape="ovo",
+                     **params).fit(X, y)
+    np.testing.assert_array_equal(model.classes_, ref.classes_)
+    ours, theirs = pair_objectives(model, K, y), pair_objectives(ref, K, y)
+    # dual_objective_ is the objective of the returned alphas...
+    np.testing.assert_allclose(model.dual_objective_, ours, rtol=1e-12)
+    # ... and both solvers reach the same optimum.
+    np.testing.assert_allclose(model.dual_objective_, theirs, rtol=1e-6)
+    np.testing.assert_array_equal(model.predict(Xt), ref.predict(Kt))
+    dec, dec_ref = model.decision_function(Xt), ref.decision_function(Kt)
+    np.testing.assert_allclose(dec, dec_ref, atol=1e-4)
+    ck.check_svm(model, X, y, X_test=Xt)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_matches_libsvm_linear_sparse(n_classes, rng):
+    from sklearn.svm import SVC
+
+    X, y = ck.make_count_data(rng, 80, 20, n_classes, density=0.2, sparse=True)
+    Xt, _ = ck.make_count_data(rng, 40, 20, n_classes, density=0.2, sparse=True)
+    X, Xt = l2_rows(X), l2_rows(Xt)
+    ref = SVC(kernel="linear", C=2.0, tol=1e-6).fit(X, y)
+    model = kgeo.SVM(kernel="linear", C=2.0, tol=1e-6).fit(X, y)
+    K = (X @ X.T).toarray()
+    np.testing.assert_allclose(model.dual_objective_, pair_objectives(ref, K, y), rtol=1e-6)
+    np.testing.assert_array_equal(model.predict(Xt), ref.predict(Xt))
+    np.testing.assert_allclose(model.decision_function(Xt), ref.decision_function(Xt),
+                               atol=1e-4)
+
+
+def test_matches_libsvm_newsgroups(newsgroups5):
+    from sklearn.svm import SVC
+
+    X, y, Xt, _ = newsgroups5
+    K = kgeo.pairwise_kernels(X, kernel="ngd")
+    Kt = kgeo.pairwise_kernels(Xt, X, kernel="ngd")
+    ref = SVC(kernel="precomputed", C=1.0, tol=1e-6).fit(K, y)
+    model = kgeo.SVM(kernel="ngd", C=1.0, tol=1e-6).fit(X, y)
+    np.testing.assert_allclose(model.dual_objective_, pair_objectives(ref, K, y), rtol=1e-6)
+    np.testing.assert_array_equal(model.predict(Xt), ref.predict(Kt))
+
+
+# ==========================================================================
+# 4. Cache, threads, shrinking, input format
+# ==========================================================================
+
+def assert_identical(m1, m2):
+    for name in ("support_", "n_support_", "dual_coef_", "intercept_", "n_iter_",
+                 "dual_objective_"):
+        np.testing.assert_array_equal(getattr(m1, name), getattr(m2, name), err_msg=name)
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+@pytest.mark.parametrize("kernel", ["ngd", "rbf", "linear"])
+def test_cache_size_does_not_change_solution(kernel, n_classes, rng):
+    X, y = ck.make_count_data(rng, 120, 15, n_classes, n_duplicates=3)
+    largest_pair = np.sort(np.bincount(y))[-2:].sum()
+    with pytest.warns(UserWarning, match=r"cache_size=1e-06 MB is below the minimum of "
+                                         r"two kernel rows.*using the minimum"):
+        tiny = kgeo.SVM(kernel=kernel, cache_size=1e-6, n_jobs=1).fit(X, y)
+    # Clamped to two rows (each of both classes' blocks) of the largest pair.
+    assert tiny.cache_stats_["budget_values"] == 2 * largest_pair
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # enough room: no warning
+        small = kgeo.SVM(kernel=kernel, cache_size=0.01, n_jobs=1).fit(X, y)
+        whole = kgeo.SVM(kernel=kernel, cache_size=200, n_jobs=1).fit(X, y)
+    # Bit-identical: a kernel block is the same whenever it is computed.
+    assert_identical(tiny, whole)
+    assert_identical(small, whole)
+    stats = [m.cache_stats_ for m in (tiny, small, whole)]
+    # One path: the same blocks are requested, more of them recomputed.
+    assert stats[0]["blocks_requested"] == stats[2]["blocks_requested"]
+    assert stats[0]["blocks_computed"] > stats[1]["blocks_computed"] >= stats[2]["blocks_computed"]
+    # A whole-matrix cache computes each (row, class) block at most once.
+    assert stats[2]["blocks_computed"] <= X.shape[0] * n_classes
+
+
+def test_threads_do_not_change_solution(rng):
+    X, y = ck.make_count_data(rng, 100, 12, 5, n_duplicates=3)
+    one = kgeo.SVM(kernel="ngd", n_jobs=1).fit(X, y)
+    for n_jobs in (2, 4):
+        assert_identical(one, kgeo.SVM(kernel="ngd", n_jobs=n_jobs).fit(X, y))
+    # Threads sharing a minimal cache (pinned blocks may overfill it).
+    with pytest.warns(UserWarning, match="cache_size"):
+        assert_identical(one, kgeo.SVM(kernel="ngd", n_jobs=2, cache_size=1e-6).fit(X, y))
+
+
+@pytest.mark.parametrize("kernel", ["ngd", "rbf", "linear", "diffusion"])
+def test_shrinking_same_solution(kernel, rng):
+    X, y = ck.make_count_data(rng, 120, 15, 3, n_duplicates=3)
+    on = kgeo.SVM(kernel=kernel, shrinking=True).fit(X, y)
+    off = kgeo.SVM(kernel=kernel, shrinking=False).fit(X, y)
+    np.testing.assert_array_equal(on.support_, off.support_)
+    rel = np.abs(on.dual_objective_ - off.dual_objective_) / np.abs(off.dual_objective_)
+    assert np.all(rel <= on.tol)
+    ck.check_svm(on, X, y)
+    ck.check_svm(off, X, y)
+
+
+@pytest.mark.parametrize("kernel", ["ngd", "rbf", "linear"])
+def test_dense_and_sparse_input_same_model(kernel, rng):
+    X, y = ck.make_count_data(rng, 60, 10, 3, n_duplicates=2)
+    Xt, _ = ck.make_count_data(rng, 20, 10, 3)
+    dense = kgeo.SVM(kernel=kernel).fit(X, y)
+    # Unsorted indices and explicit zeros in the CSR matrix, and COO input.
+    csr = sp.csr_matrix(X)
+    order = np.concatenate([np.arange(a, b)[::-1] for a, b in zip(csr.indptr[:-1], csr.indptr[1:])])
+    unsorted = sp.csr_matrix((csr.data[order], csr.indices[order], csr.indptr), shape=X.shape)
+    unsorted.has_sorted_indices = False
+    with_zeros = sp.csr_matrix(X)
+    with_zeros.data[::7] = 0.0  # stored zeros, not removed
+    for Xs in (sp.csr_matrix(X), unsorted, sp.coo_matrix(X), X.astype(np.int64)):
+        other = kgeo.SVM(kernel=kernel).fit(Xs, y)
+        assert_identical(dense, other)
+        np.testing.assert_array_equal(dense.decision_function(Xt),
+                                      other.decision_function(sp.csr_matrix(Xt)))
+    assert isinstance(dense.support_vectors_, np.ndarray)
+    sparse_model = kgeo.SVM(kernel=kernel).fit(sp.csr_matrix(X), y)
+    assert sp.issparse(sparse_model.support_vectors_)
+    np.testing.assert_array_equal(sparse_model.support_vectors_.toarray(),
+                                  dense.support_vectors_)
+    np.testing.assert_array_equal(dense.support_vectors_, X[dense.support_])
+    # Explicit zeros are only zeros: the model of the matrix they leave.
+    reduced = with_zeros.copy()
+    reduced.eliminate_zeros()
+    if np.all(np.diff(reduced.indptr) > 0):
+        assert_identical(kgeo.SVM(kernel=kernel).fit(reduced, y),
+                         kgeo.SVM(kernel=kernel).fit(with_zeros, y))
+
+
+# ==========================================================================
+# 5. Scaling the kernel is scaling C
+# ==========================================================================
+#
+# With K' = cK and box C, the dual is max sum a - c/2 a'Qa, 0 <= a <= C.
+# Substituting a = a'' / c gives (1/c) [sum a'' - 1/2 a''Qa''], 0 <= a'' <= cC:
+# the problem (K, cC) scaled by 1/c. Hence, at the optima,
+#     alpha(K, cC) = c alpha(cK, C),   objective(K, cC) = c objective(cK, C),
+# and since y_j - sum_i a_i y_i cK_ij = y_j - sum_i a''_i y_i K_ij, the same b*
+# and the same decision function. The gradients G = Qa - 1 coincide too (and
+# the second-order working-set criterion scales uniformly by 1/c), so SMO
+# takes the same steps and stops at the same iteration.
+
+@pytest.mark.parametrize("C", [1.0, 30.0])
+@pytest.mark.parametrize("kernel", ["diffusion", "ngd_exp"])
+def test_normalized_kernel_is_scaled_C(kernel, C, rng):
+    n_features, t = 6, 0.5
+    X, y = ck.make_count_data(rng, 40, n_features, 3)
+    Xt, _ = ck.make_count_data(rng, 30, n_features, 3)
+    # (4 pi t)^(-n/2) with n = n_features - 1, the dimension of the simplex.
+    c = (4 * np.pi * t) ** (-(n_features - 1) / 2)
+    np.testing.assert_allclose(
+        kgeo.pairwise_kernels(X, kernel=kernel, t=t, normalize=True),
+        c * kgeo.pairwise_kernels(X, kernel=kernel, t=t), rtol=1e-13)
+    scaled = kgeo.SVM(kernel=kernel, t=t, normalize=True, C=C).fit(X, y)
+    plain = kgeo.SVM(kernel=kernel, t=t, normalize=False, C=C * c).fit(X, y)
+    np.testing.assert_array_equal(scaled.support_, plain.support_)
+    np.testing.assert_array_equal(scaled.n_iter_, plain.n_iter_)
+    np.testing.assert_allclose(plain.dual_coef_, c * scaled.dual_coef_, rtol=0, atol=1e-12 * c * C)
+    np.testing.assert_allclose(plain.intercept_, scaled.intercept_, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(plain.dual_objective_, c * scaled.dual_objective_, rtol=1e-12)
+    np.testing.assert_allclose(plain.decision_function(Xt), scaled.decision_function(Xt),
+                               rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(plain.predict(Xt), scaled.predict(Xt))
+    ck.check_svm(scaled, X, y, X_test=Xt)
+
+
+@pytest.mark.parametrize("C", [0.01, 1.0])
+def test_linear_scaled_inputs_is_scaled_C(C, rng):
+    X, y = ck.make_count_data(rng, 40, 6, 3)  # no duplicates: no TAU curvature
+    Xt, _ = ck.make_count_data(rng, 30, 6, 3)
+    # c = 4: the scalings by 2 and 4 are exact in binary floating point, and
+    # so is the whole SMO path: the relation holds bit for bit.
+    a = kgeo.SVM(kernel="linear", C=C).fit(2.0 * X, y)
+    b = kgeo.SVM(kernel="linear", C=4.0 * C).fit(X, y)
+    np.testing.assert_array_equal(b.dual_coef_, 4.0 * a.dual_coef_)
+    np.testing.assert_array_equal(b.intercept_, a.intercept_)
+    np.testing.assert_array_equal(b.dual_objective_, 4.0 * a.dual_objective_)
+    np.testing.assert_array_equal(b.decision_function(Xt), a.decision_function(2.0 * Xt))
+    # c = 3: equal to rounding.
+    a = kgeo.SVM(kernel="linear", C=C).fit(np.sqrt(3.0) * X, y)
+    b = kgeo.SVM(kernel="linear", C=3.0 * C).fit(X, y)
+    np.testing.assert_array_equal(a.support_, b.support_)
+    np.testing.assert_allclose(b.dual_coef_, 3.0 * a.dual_coef_, rtol=0, atol=1e-12 * 3 * C)
+    np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(b.decision_function(Xt), a.decision_function(np.sqrt(3.0) * Xt),
+                               rtol=0, atol=1e-11)
+    np.testing.assert_array_equal(b.predict(Xt), a.predict(np.sqrt(3.0) * Xt))
+
+
+# ==========================================================================
+# 6. Estimator behaviour
+# ==========================================================================
+
+def test_fit_returns_self(rng):
+    X, y = ck.make_count_data(rng, 20, 5, 2)
+    model = kgeo.SVM()
+    assert model.fit(X, y) is model
+
+
+@pytest.mark.parametrize("labels", [
+    np.array(["spam", "eggs", "ham"]),
+    np.array([-1, -7, 3]),
+    np.array([2.0, -1.0, 0.0]),
+    np.array(["b", "a"]),
+    np.array([5, -5]),
+], ids=["str3", "negint3", "float3", "str2", "negint2"])
+def test_labels_of_any_type(labels, rng):
+    n_classes = labels.shape[0]
+    X, y_int = ck.make_count_data(rng, 30, 6, n_classes)
+    Xt, _ = ck.make_count_data(rng, 20, 6, n_classes)
+    y = labels[y_int]
+    model = kgeo.SVM(kernel="ngd").fit(X, y)
+    np.testing.assert_array_equal(model.classes_, np.sort(labels))
+    # The same model as with the labels' ranks as integers.
+    ranks = np.searchsorted(np.sort(labels), y)
+    ref = kgeo.SVM(kernel="ngd").fit(X, ranks)
+    assert_identical(model, ref)
+    pred = model.predict(Xt)
+    assert pred.dtype == model.classes_.dtype
+    np.testing.assert_array_equal(pred, np.sort(labels)[ref.predict(Xt)])
+    ck.check_svm(model, X, y, X_test=Xt)
+
+
+@pytest.mark.parametrize("kernel,params", [("ngd", {}), ("rbf", {"gamma": 0.3}),
+                                           ("poly", {"gamma": 0.1, "coef0": 1.0})])
+def test_binary_decision_function_formula(kernel, params, rng):
+    X, y = ck.make_count_data(rng, 40, 8, 2, separation=3.0)
+    y = np.array(["neg", "pos"])[y]
+    Xt, _ = ck.make_count_data(rng, 25, 8, 2)
+    model = kgeo.SVM(kernel=kernel, **params).fit(X, y)
+    assert model.dual_coef_.shape == (1, model.support_.shape[0])
+    assert model.intercept_.shape == (1,)
+    K = kgeo.pairwise_kernels(Xt, model.support_vectors_, kernel=kernel, **params)
+    dec = model.decision_function(Xt)
+    assert dec.shape == (25,)
+    np.testing.assert_allclose(dec, K @ model.dual_coef_[0] + model.intercept_[0],
+                               rtol=1e-12, atol=1e-12)
+    # Positive means classes_[1].
+    np.testing.assert_array_equal(model.predict(Xt), model.classes_[(dec > 0).astype(int)])
+    dec_train = model.decision_function(X)
+    assert dec_train[y == "pos"].mean() > 0 > dec_train[y == "neg"].mean()
+    # Support vectors of classes_[1] carry positive coefficients.
+    n0 = model.n_support_[0]
+    assert np.all(model.dual_coef_[0, :n0] < 0) and np.all(model.dual_coef_[0, n0:] > 0)
+
+
+def test_decision_function_shapes_and_votes(rng):
+    X, y = ck.make_count_data(rng, 60, 8, 4, separation=0.5)
+    Xt, _ = ck.make_count_data(rng, 200, 8, 4)
+    ovo = kgeo.SVM(kernel="ngd", decision_function_shape="ovo").fit(X, y)
+    ovr = kgeo.SVM(kernel="ngd", decision_function_shape="ovr").fit(X, y)
+    d_ovo, d_ovr = ovo.decision_function(Xt), ovr.decision_function(Xt)
+    assert d_ovo.shape == (200, 6) and d_ovr.shape == (200, 4)
+    votes = votes_from_pairs(d_ovo, 4)
+    # ovr is the votes plus confidences squashed into (-1/3, 1/3).
+    np.testing.assert_array_equal(np.round(d_ovr), votes)
+    assert np.all(np.abs(d_ovr - votes) < 1 / 3)
+    # Its argmax is a class with the most votes; predict takes the first one.
+    best = votes.max(axis=1)
+    assert np.all(votes[np.arange(200), np.argmax(d_ovr, axis=1)] == best)
+    np.testing.assert_array_equal(ovr.predict(Xt), ovr.classes_[np.argmax(votes, axis=1)])
+    np.testing.assert_array_equal(ovo.predict(Xt), ovr.predict(Xt))
+
+
+def test_vote_ties_go_to_first_class():
+    # Three blobs of different spreads: the three pairwise boundaries do not
+    # meet in a point, and inside their triangle every class has one vote.
+    rng = np.random.default_rng(0)
+    centers = np.array([[0.0, 3.0], [3.0, -1.0], [-2.5, -2.0]])
+    X = np.vstack([c + s * rng.normal(size=(15, 2)) for c, s in zip(centers, (0.5, 1.5, 1.0))])
+    labels = np.array(["c", "a", "b"])  # classes_ = a, b, c
+    y = np.repeat(labels, 15)
+    model = kgeo.SVM(kernel="linear", decision_function_shape="ovo").fit(X, y)
+    grid = np.stack(np.meshgrid(np.linspace(-2, 2, 81), np.linspace(-2, 2, 81)), -1).reshape(-1, 2)
+    votes = votes_from_pairs(model.decision_function(grid), 3)
+    tied = np.all(votes == 1, axis=1)
+    assert tied.sum() > 10
+    assert np.all(model.predict(grid[tied]) == "a")
+    np.testing.assert_array_equal(model.predict(grid), model.classes_[np.argmax(votes, axis=1)])
+
+
+@pytest.mark.parametrize("kernel", ["ngd", "linear", "rbf", "ned", "diffusion"])
+def test_separable_training_data_perfect(kernel, rng):
+    # Each class writes with its own words (plus rare shared ones).
+    n_per, words = 15, 4
+    X = np.zeros((3 * n_per, 3 * words + 2))
+    for c in range(3):
+        block = X[c * n_per:(c + 1) * n_per]
+        block[:, c * words:(c + 1) * words] = rng.integers(1, 6, size=(n_per, words))
+        block[:, -2:] = rng.integers(0, 2, size=(n_per, 2))
+    y = np.repeat([10, 20, 30], n_per)
+    model = kgeo.SVM(kernel=kernel, C=10.0).fit(X, y)
+    np.testing.assert_array_equal(model.predict(X), y)
+    assert model.score(X, y) == 1.0
+
+
+@pytest.mark.parametrize("class_weight", ["balanced", {"a": 3.0, "c": 0.25}],
+                         ids=["balanced", "dict"])
+def test_class_weight_changes_C_per_class(class_weight, rng):
+    X, y_int = ck.make_count_data(rng, 60, 6, 3, separation=0.3, n_duplicates=4)
+    y_int = np.where(np.arange(60) < 30, 0, y_int)  # unbalanced
+    y = np.array(["a", "b", "c"])[y_int]
+    C = 0.2
+    model = kgeo.SVM(kernel="ngd", C=C, class_weight=class_weight).fit(X, y)
+    counts = np.array([np.count_nonzero(y == c) for c in "abc"])
+    expected = (60 / (3 * counts) if class_weight == "balanced"
+                else np.array([3.0, 1.0, 0.25]))
+    np.testing.assert_allclose(model.class_weight_, expected, rtol=1e-15)
+    report = ck.check_svm(model, X, y)  # the box is C * weight of the class
+    # The weighted bounds are active: some alpha of each class sits at its C_i.
+    for c in range(3):
+        at_bound = [np.any(r["alpha"][y_int[r["idx"]] == c] == C * expected[c])
+                    for r in report if c in (r["s"], r["t"])]
+        assert any(at_bound), f"no alpha of class {c} at C * weight"
+    # ... and checking against the unweighted box fails.
+    with pytest.raises(AssertionError):
+        ck.check_svm(model, X, y, class_weight={})
+
+
+def test_max_iter_warns(rng):
+    X, y = ck.make_count_data(rng, 40, 6, 3)
+    with pytest.warns(kgeo.ConvergenceWarning, match=r"max_iter=1\b"):
+        model = kgeo.SVM(kernel="ngd", max_iter=1).fit(X, y)
+    np.testing.assert_array_equal(model.n_iter_, [1, 1, 1])
+    # Converged fits do not warn.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kgeo.SVM(kernel="ngd").fit(X, y)
+
+
+def test_calibrated_classifier(rng):
+    from sklearn.calibration import CalibratedClassifierCV
+
+    X, y = ck.make_count_data(rng, 90, 10, 3, separation=1.5)
+    Xt, _ = ck.make_count_data(rng, 30, 10, 3)
+    calibrated = CalibratedClassifierCV(kgeo.SVM(kernel="ngd"), cv=3).fit(X, y)
+    proba = calibrated.predict_proba(Xt)
+    assert proba.shape == (30, 3)
+    assert np.all((proba >= 0) & (proba <= 1))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_array_equal(calibrated.classes_, [0, 1, 2])
+
+
+def test_clone_get_set_params(rng):
+    from sklearn.base import clone
+
+    model = kgeo.SVM(kernel="rbf", C=3.0, gamma=0.2, class_weight={1: 2.0}, tol=1e-4)
+    params = model.get_params()
+    assert params["C"] == 3.0 and params["kernel"] == "rbf" and params["class_weight"] == {1: 2.0}
+    assert set(params) == {"kernel", "C", "shift", "gamma", "coef0", "degree", "t", "normalize",
+                           "tol", "cache_size", "shrinking", "class_weight", "max_iter",
+                           "decision_function_shape", "n_jobs", "verbose"}
+    other = kgeo.SVM().set_params(**params)
+    assert other.get_params() == params
+    X, y = ck.make_count_data(rng, 30, 5, 2)
+    model.fit(X, y)
+    cloned = clone(model)
+    assert cloned is not model and cloned.get_params() == params
+    assert not hasattr(cloned, "dual_coef_")
+    assert_identical(cloned.fit(X, y), model)
+    with pytest.raises(ValueError, match="Invalid parameter 'bogus'"):
+        kgeo.SVM().set_params(bogus=1)
+
+
+def test_pickle_round_trip(rng):
+    X, y = ck.make_count_data(rng, 40, 6, 3)
+    model = kgeo.SVM(kernel="ngd").fit(X, y)
+    loaded = pickle.loads(pickle.dumps(model))
+    assert_identical(model, loaded)
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+
+
+@pytest.mark.parametrize("params,match", [
+    ({"C": 0.0}, r"C must be finite and > 0, got 0.0"),
+    ({"kernel": "cosine"}, r"Unknown kernel 'cosine'"),
+    ({"tol": -1.0}, r"tol must be finite and > 0"),
+    ({"max_iter": -2}, r"max_iter must be -1"),
+    ({"decision_function_shape": "ova"}, r"decision_function_shape must be 'ovr' or 'ovo'"),
+    ({"class_weight": {7: 2.0}}, r"class_weight has label 7"),
+    ({"class_weight": "auto"}, r"class_weight must be a dict, 'balanced' or None"),
+])
+def test_invalid_parameters(params, match, rng):
+    X, y = ck.make_count_data(rng, 20, 5, 2)
+    with pytest.raises(ValueError, match=match):
+        kgeo.SVM(**params).fit(X, y)
+
+
+def test_invalid_data(rng):
+    X, y = ck.make_count_data(rng, 20, 5, 2)
+    with pytest.raises(ValueError, match="negative entries"):
+        kgeo.SVM(kernel="ngd").fit(X - 1.0, y)
+    kgeo.SVM(kernel="linear").fit(X - 1.0, y)  # fine for a Euclidean kernel
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        kgeo.SVM().fit(X, np.zeros(20))
+    model = kgeo.SVM().fit(X, y)
+    with pytest.raises(ValueError, match="X has 4 features, but SVM is expecting 5"):
+        model.predict(X[:, :4])
+    with pytest.raises(kgeo.NotFittedError):
+        kgeo.SVM().predict(X)
