@@ -379,9 +379,14 @@ cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,
 
 
 cdef float64_t kernel_self(Kernel kernel, RowSet X, intp_t i) noexcept nogil:
-    """k(x_i, x_i), with the same rounding as the entry of a kernel row."""
-    cdef float64_t dot = X.sq_norms[i]
-    cdef float64_t sq = X.sq_norms[i]
+    """k(x_i, x_i).
+
+    On the simplex the dot product of sqrt(p) with itself is sum(p) = 1
+    exactly; the rounded sum would put arccos noise of ~1e-8 on the diagonal.
+    Elsewhere, the same rounding as the entry of a kernel row.
+    """
+    cdef float64_t dot = 1.0 if kernel.on_simplex else X.sq_norms[i]
+    cdef float64_t sq = dot
     cdef float64_t out
     kernel.map_dots(&dot, sq, &sq, &out, 1)
     return out
@@ -468,16 +473,18 @@ def _real(value, name, kernel):
     return float(value)
 
 
-def _heat_log_scale(kernel, t, n_features, max_exponent):
+def _heat_log_scale(kernel, t, n_features):
     """log of (4 pi t)^(-n/2), n = n_features - 1, the dimension of the simplex."""
     n = n_features - 1
     log_scale = -0.5 * n * np.log(4.0 * np.pi * t)
-    if log_scale > _LOG_MAX or log_scale - max_exponent < _LOG_MIN:
+    # The kernel's largest value is the factor itself (at distance 0); far
+    # points may underflow to 0 with or without it, as exp(-a/t) does.
+    if not _LOG_MIN <= log_scale <= _LOG_MAX:
         raise ValueError(
             f"kernel {kernel!r} with normalize=True: the factor (4 pi t)^(-n/2) = "
-            f"exp({log_scale:.4g}) for n = {n} (n_features - 1) and t = {t} makes kernel "
-            f"values leave the float64 range. The factor only rescales the kernel, "
-            f"and scaling a kernel by c is the same SVM as scaling C by c: use "
+            f"exp({log_scale:.4g}) for n = {n} (n_features - 1) and t = {t} is not "
+            f"representable in float64. The factor only rescales the kernel, and "
+            f"scaling a kernel by c is the same SVM as scaling C by c: use "
             f"normalize=False and multiply C by the factor instead")
     return log_scale
 
@@ -561,12 +568,10 @@ def get_kernel(name, n_features, shift=0.0, **params):
     elif name == "bhattacharyya":
         kernel = BhattacharyyaKernel()
     elif name == "ngd_exp":
-        log_scale = (_heat_log_scale(name, t, n_features, (PI / 2) / t)
-                     if p["normalize"] else 0.0)
+        log_scale = _heat_log_scale(name, t, n_features) if p["normalize"] else 0.0
         kernel = GeodesicExponentialKernel(t, log_scale)
     else:  # diffusion
-        log_scale = (_heat_log_scale(name, t, n_features, (PI / 2) ** 2 / t)
-                     if p["normalize"] else 0.0)
+        log_scale = _heat_log_scale(name, t, n_features) if p["normalize"] else 0.0
         kernel = DiffusionKernel(t, log_scale)
     kernel.shift = shift
     return kernel

@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from ._kernels import PostingIndex, RowSet, get_kernel, kernel_matrix
+from ._kernels import PostingIndex, RowSet, get_kernel, kernel_diagonal, kernel_matrix
 from ._validation import check_matrix, check_on_simplex
 
 __all__ = [
@@ -41,8 +41,12 @@ def prepare_rows(kernel, X, *, name="X", kernel_name=""):
     """
     if kernel.on_simplex:
         check_on_simplex(X, name=name, kernel=kernel_name)
-        row_sums = np.add.reduceat(X.data, X.indptr[:-1])
-        data = np.sqrt(X.data / np.repeat(row_sums, np.diff(X.indptr)))
+        lengths = np.diff(X.indptr)
+        # Dividing by the row maximum first keeps the sum finite for rows of
+        # huge (finite) values; p is unchanged in exact arithmetic.
+        scaled = X.data / np.repeat(np.maximum.reduceat(X.data, X.indptr[:-1]), lengths)
+        row_sums = np.add.reduceat(scaled, X.indptr[:-1])
+        data = np.sqrt(scaled / np.repeat(row_sums, lengths))
     else:
         data = X.data
     return RowSet(data, X.indices, X.indptr, X.shape[1])
@@ -85,7 +89,11 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
     k = get_kernel(kernel, X.shape[1], shift, **params)
     rows_x = prepare_rows(k, X, name="X", kernel_name=kernel)
     if Y is None:
-        rows_y = rows_x
+        K = kernel_matrix(k, rows_x, single_block(rows_x), n_threads)
+        # k(x, x) exactly: on the simplex sum_i p_i = 1, which the rounded
+        # dot product only approximates (arccos turns 1e-16 into 1e-8).
+        np.fill_diagonal(K, kernel_diagonal(k, rows_x))
+        return K
     else:
         Y = check_matrix(Y, name="Y")
         if Y.shape[1] != X.shape[1]:

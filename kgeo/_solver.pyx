@@ -189,6 +189,9 @@ cdef class KernelRowCache:
             with gil:
                 raise MemoryError(f"could not allocate a kernel row block of {n} values")
         kernel_block_row(self.kernel, self.rows, row, self.index, c, acc, values)
+        if self.index.block_start[c] <= row < self.index.block_start[c + 1]:
+            # The row's own entry exactly as the diagonal the solver uses.
+            values[row - self.index.block_start[c]] = kernel_self(self.kernel, self.rows, row)
 
         PyThread_acquire_lock(self.lock, WAIT_LOCK)
         self.n_computed += 1

@@ -56,9 +56,13 @@ def check_matrix(X, *, name="X", min_samples=1):
         if np.iscomplexobj(arr):
             raise ValueError(f"Complex data not supported; {name} has dtype {arr.dtype}")
         if arr.dtype.kind == "O":
-            # Objects holding numbers convert; anything else raises the
-            # TypeError of float() itself, which names the offending value.
-            arr = arr.astype(np.float64)
+            # Objects holding numbers convert; anything else is a TypeError
+            # that keeps float()'s own words, which name the offending value.
+            try:
+                arr = arr.astype(np.float64)
+            except (TypeError, ValueError) as error:
+                raise TypeError(
+                    f"{name} must hold numbers (bool, int or float): {error}") from error
         elif arr.dtype.kind not in "biuf":
             raise TypeError(
                 f"{name} must hold numbers (bool, int or float), got dtype {arr.dtype}")

@@ -279,7 +279,8 @@ def pair_alphas(model, y):
     assert np.array_equal(classes[y_index], y), "training labels not among classes_"
     support = np.asarray(model.support_)
     n_support = np.asarray(model.n_support_)
-    coef = np.asarray(model.dual_coef_, dtype=np.float64)
+    coef = model.dual_coef_
+    coef = np.asarray(coef.toarray() if sp.issparse(coef) else coef, dtype=np.float64)
     assert coef.shape == (n_classes - 1, support.shape[0]), coef.shape
     assert n_support.shape == (n_classes,) and n_support.sum() == support.shape[0]
     if n_classes == 2:
@@ -465,7 +466,8 @@ def make_count_data(rng, n_samples, n_features, n_classes, *, density=0.5, max_c
     X[empty, rng.integers(0, n_features, size=empty.shape[0])] = 1.0
     if n_duplicates:
         src = rng.integers(0, n_samples, size=n_duplicates)
-        dst = rng.choice(n_samples, size=n_duplicates, replace=False)
+        dst = rng.choice(n_samples, size=min(n_duplicates, n_samples), replace=False)
+        src = src[:dst.shape[0]]
         keep = src != dst
         X[dst[keep]] = X[src[keep]]
         y[dst[keep]] = rng.integers(0, n_classes, size=int(keep.sum()))

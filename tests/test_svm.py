@@ -180,13 +180,17 @@ def test_checker_real_newsgroups(kernel, newsgroups_subset):
     assert model.score(X[test], labels[test]) > 0.3  # 20 classes, 15 examples each
 
 
-def test_checker_detects_wrong_models(rng):
-    """Each corruption of a correct model makes the checker fail."""
+@pytest.mark.parametrize("kernel,objective_change", [("rbf", 1e-7), ("ngd", 1e-5)])
+def test_checker_detects_wrong_models(kernel, objective_change, rng):
+    """Each corruption of a correct model makes the checker fail.
+
+    (NGD's objective carries kgeo's arccos rounding on the diagonal, up to
+    ~1e-7 relative here, which the checker must allow: its corruption is larger.)
+    """
     X, y = ck.make_count_data(rng, 45, 8, 3, n_duplicates=2)
-    model = kgeo.SVM(kernel="ngd", C=2.0).fit(X, y)
+    model = kgeo.SVM(kernel=kernel, C=2.0).fit(X, y)
     ck.check_svm(model, X, y)
-    free = [k for k in range(model.dual_coef_.shape[1])
-            if 0 < abs(model.dual_coef_[0, k]) < 2.0]
+    free = np.flatnonzero((np.abs(model.dual_coef_[0]) > 0) & (np.abs(model.dual_coef_[0]) < 2.0))
 
     def corrupted(change):
         bad = copy.deepcopy(model)
@@ -195,21 +199,23 @@ def test_checker_detects_wrong_models(rng):
 
     cases = [
         (lambda m: m.dual_coef_.__setitem__((0, free[0]), m.dual_coef_[0, free[0]] * 1.001),
-         r"sum a y|KKT|intercept|objective"),
+         r"sum a y"),
         (lambda m: m.intercept_.__setitem__(1, m.intercept_[1] + 1e-4), r"intercept"),
-        (lambda m: m.dual_objective_.__setitem__(2, m.dual_objective_[2] * (1 + 1e-7)),
+        (lambda m: m.dual_objective_.__setitem__(2, m.dual_objective_[2] * (1 + objective_change)),
          r"dual_objective_"),
-        (lambda m: setattr(m, "dual_coef_", m.dual_coef_ * 1.5), r"alpha > C|sum a y|KKT"),
+        (lambda m: setattr(m, "dual_coef_", m.dual_coef_ * 1.5), r"alpha > C"),
+        (lambda m: m.support_.__setitem__(slice(0, 2), m.support_[[1, 0]]), r"not increasing"),
     ]
     for change, match in cases:
         with pytest.raises(AssertionError, match=match):
             ck.check_svm(corrupted(change), X, y)
     # Stopped early: the KKT conditions fail at a tighter tol.
-    loose = kgeo.SVM(kernel="ngd", C=2.0, tol=0.5).fit(X, y)
-    with pytest.raises(AssertionError, match="KKT"):
+    loose = kgeo.SVM(kernel=kernel, C=2.0, tol=0.5).fit(X, y)
+    with pytest.raises(AssertionError, match="KKT gap"):
         ck.check_svm(loose, X, y, tol=1e-3)
     # The wrong box: a model fitted with class weights checked without them.
-    weighted = kgeo.SVM(kernel="ngd", C=2.0, class_weight={0: 0.2}).fit(X, y)
+    weighted = kgeo.SVM(kernel=kernel, C=2.0, class_weight={0: 0.2}).fit(X, y)
+    ck.check_svm(weighted, X, y)
     with pytest.raises(AssertionError):
         ck.check_svm(weighted, X, y, class_weight={})
 
@@ -636,11 +642,12 @@ def test_class_weight_changes_C_per_class(class_weight, rng):
                 else np.array([3.0, 1.0, 0.25]))
     np.testing.assert_allclose(model.class_weight_, expected, rtol=1e-15)
     report = ck.check_svm(model, X, y)  # the box is C * weight of the class
-    # The weighted bounds are active: some alpha of each class sits at its C_i.
-    for c in range(3):
-        at_bound = [np.any(r["alpha"][y_int[r["idx"]] == c] == C * expected[c])
-                    for r in report if c in (r["s"], r["t"])]
-        assert any(at_bound), f"no alpha of class {c} at C * weight"
+    # The weighted bound is active: some alpha of the class of least weight
+    # sits at its C_i (less than C).
+    c = np.argmin(expected)
+    assert expected[c] < 1
+    assert any(np.any(r["alpha"][y_int[r["idx"]] == c] == C * expected[c])
+               for r in report if c in (r["s"], r["t"]))
     # ... and checking against the unweighted box fails.
     with pytest.raises(AssertionError):
         ck.check_svm(model, X, y, class_weight={})
