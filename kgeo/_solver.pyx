@@ -29,6 +29,7 @@ from cpython.pythread cimport (
     PyThread_type_lock,
 )
 from libc.math cimport INFINITY, fabs
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from libc.stdlib cimport calloc, free, malloc
 
 import numpy as np
@@ -95,6 +96,7 @@ cdef class KernelRowCache:
     cdef readonly int64_t n_distinct   # distinct blocks ever computed
     cdef readonly int64_t values_computed
     cdef readonly int64_t values_distinct
+    cdef readonly float64_t compute_seconds  # thread-seconds spent computing blocks
     cdef int stop_requested
 
     def __cinit__(self, Kernel kernel, PostingIndex index, int64_t budget_bytes):
@@ -188,12 +190,17 @@ cdef class KernelRowCache:
         if values == NULL:
             with gil:
                 raise MemoryError(f"could not allocate a kernel row block of {n} values")
+        cdef timespec started, finished
+        clock_gettime(CLOCK_MONOTONIC, &started)
         kernel_block_row(self.kernel, self.rows, row, self.index, c, acc, values)
         if self.index.block_start[c] <= row < self.index.block_start[c + 1]:
             # The row's own entry exactly as the diagonal the solver uses.
             values[row - self.index.block_start[c]] = kernel_self(self.kernel, self.rows, row)
 
+        clock_gettime(CLOCK_MONOTONIC, &finished)
         PyThread_acquire_lock(self.lock, WAIT_LOCK)
+        self.compute_seconds += ((finished.tv_sec - started.tv_sec)
+                                 + 1e-9 * (finished.tv_nsec - started.tv_nsec))
         self.n_computed += 1
         self.values_computed += n
         if self.blocks[key] != NULL:
@@ -232,6 +239,7 @@ cdef class KernelRowCache:
             "values_computed": self.values_computed,
             "values_distinct": self.values_distinct,
             "budget_values": self.budget,
+            "compute_seconds": self.compute_seconds,
         }
 
 
@@ -304,39 +312,67 @@ cdef int check_signals(KernelRowCache cache) except -1 nogil:
 
 cdef int select_working_set(KernelRowCache cache, Pair* P, float64_t tol,
                             intp_t* out_i, intp_t* out_j) except -1 nogil:
-    """Second-order working-set selection; returns 1 when optimal to tol."""
-    cdef float64_t Gmax = -INFINITY, Gmax2 = -INFINITY, v
-    cdef float64_t obj_min = INFINITY, grad_diff, quad, obj, yk, Kik
-    cdef intp_t a, k, i = -1, j = -1
+    """Second-order working-set selection; returns 1 when optimal to tol.
+
+    The active set lists class s (y = +1) before class t (y = -1), so each
+    scan runs as two branch-light loops, one per sign.
+    """
+    cdef float64_t Gmax = -INFINITY, Gmax2 = -INFINITY, v, beat = -INFINITY
+    cdef float64_t obj_min = INFINITY, beat_obj = INFINITY
+    cdef float64_t grad_diff, quad, yG, QDi
+    cdef intp_t a, k, i = -1, j = -1, n_s = P.n_s
     cdef Row ri
-    # i: the most violating variable of I_up; among near-ties the first.
-    for a in range(P.active_size):
+    # i: the most violating variable of I_up; a candidate must beat the best
+    # so far by the tie margin, so among near-ties the first one stays.
+    for a in range(P.active_s):
         k = P.active[a]
-        if (P.alpha[k] < P.C[k]) if k < P.n_s else (P.alpha[k] > 0.0):
-            v = -y_of(P, k) * P.G[k]
-            if i == -1 or v > Gmax + TIE * (1.0 + fabs(Gmax)):
-                Gmax = v
-                i = k
+        if P.alpha[k] < P.C[k] and -P.G[k] > beat:
+            Gmax = -P.G[k]
+            beat = Gmax + TIE * (1.0 + fabs(Gmax))
+            i = k
+    for a in range(P.active_s, P.active_size):
+        k = P.active[a]
+        if P.alpha[k] > 0.0 and P.G[k] > beat:
+            Gmax = P.G[k]
+            beat = Gmax + TIE * (1.0 + fabs(Gmax))
+            i = k
     if i == -1:
         return 1
     fetch_row(cache, P, i, &ri)
-    cdef float64_t yi = y_of(P, i)
-    for a in range(P.active_size):
+    QDi = P.QD[i]
+    # j: over I_low, the largest decrease of the objective (with the
+    # curvature of the pair floored at TAU); Gmax2 for the stopping rule.
+    for a in range(P.active_s):
         k = P.active[a]
-        yk = y_of(P, k)
-        # k in I_low: y = +1 with alpha > 0, or y = -1 with alpha < C.
-        if (yk > 0 and P.alpha[k] > 0.0) or (yk < 0 and P.alpha[k] < P.C[k]):
-            grad_diff = Gmax + yk * P.G[k]
-            if yk * P.G[k] >= Gmax2:
-                Gmax2 = yk * P.G[k]
+        if P.alpha[k] > 0.0:
+            yG = P.G[k]
+            if yG > Gmax2:
+                Gmax2 = yG
+            grad_diff = Gmax + yG
             if grad_diff > 0:
-                Kik = K_at(&ri, P, k)
-                quad = P.QD[i] + P.QD[k] - 2.0 * Kik
+                quad = QDi + P.QD[k] - 2.0 * ri.Ks[k]
                 if quad <= 0:
                     quad = TAU
-                obj = -(grad_diff * grad_diff) / quad
-                if j == -1 or obj < obj_min - TIE * fabs(obj_min):
-                    obj_min = obj
+                # -grad_diff^2 / quad < beat_obj, without a division per candidate.
+                if grad_diff * grad_diff > -beat_obj * quad:
+                    obj_min = -(grad_diff * grad_diff) / quad
+                    beat_obj = obj_min - TIE * fabs(obj_min)
+                    j = k
+    for a in range(P.active_s, P.active_size):
+        k = P.active[a]
+        if P.alpha[k] < P.C[k]:
+            yG = -P.G[k]
+            if yG > Gmax2:
+                Gmax2 = yG
+            grad_diff = Gmax + yG
+            if grad_diff > 0:
+                quad = QDi + P.QD[k] - 2.0 * ri.Kt[k - n_s]
+                if quad <= 0:
+                    quad = TAU
+                # -grad_diff^2 / quad < beat_obj, without a division per candidate.
+                if grad_diff * grad_diff > -beat_obj * quad:
+                    obj_min = -(grad_diff * grad_diff) / quad
+                    beat_obj = obj_min - TIE * fabs(obj_min)
                     j = k
     release_row(cache, P, &ri)
     # Gmax may trail the true maximum by the tie margin: negligible against tol.
