@@ -372,23 +372,6 @@ class SVM(EstimatorMixin):
     # prediction
     # ------------------------------------------------------------------
 
-    def _pair_coefficients(self):
-        """(n_SV, n_pairs) matrix W with decision values = K(X, SV) @ W + b."""
-        n_classes = self.classes_.shape[0]
-        sv_start = np.concatenate([[0], np.cumsum(self.n_support_)])
-        dual_coef = self.dual_coef_
-        if n_classes == 2:
-            # Undo the binary sign flip: work with libsvm's orientation.
-            dual_coef = -dual_coef
-        W = np.zeros((dual_coef.shape[1], n_classes * (n_classes - 1) // 2))
-        p = 0
-        for s in range(n_classes):
-            for t in range(s + 1, n_classes):
-                W[sv_start[s]:sv_start[s + 1], p] = dual_coef[t - 1, sv_start[s]:sv_start[s + 1]]
-                W[sv_start[t]:sv_start[t + 1], p] = dual_coef[s, sv_start[t]:sv_start[t + 1]]
-                p += 1
-        return W
-
     def _pairwise_decision(self, X):
         """Decision values of every class pair, libsvm's orientation (> 0: class s)."""
         check_is_fitted(self, "dual_coef_")
@@ -408,16 +391,28 @@ class SVM(EstimatorMixin):
         sv_rows = prepare_rows(kernel, check_matrix(self.support_vectors_, name="support_vectors_"),
                                name="support_vectors_", kernel_name=self.kernel)
         sv_index = single_block(sv_rows)
-        W = self._pair_coefficients()
-        b = self.intercept_ if self.classes_.shape[0] > 2 else -self.intercept_
+        n_classes = self.classes_.shape[0]
+        # libsvm's orientation (the binary case is stored flipped, as SVC does).
+        dual_coef = -self.dual_coef_ if n_classes == 2 else self.dual_coef_
+        b = -self.intercept_ if n_classes == 2 else self.intercept_
+        sv_start = np.concatenate([[0], np.cumsum(self.n_support_)])
         n_threads = resolve_n_jobs(self.n_jobs)
-        dec = np.empty((X.shape[0], W.shape[1]))
+        dec = np.empty((X.shape[0], n_classes * (n_classes - 1) // 2))
         chunk = max(1, _PREDICT_CHUNK_VALUES // max(1, sv_rows.n_rows))
         for start in range(0, X.shape[0], chunk):
-            part = X[start:start + chunk]
-            rows = prepare_rows(kernel, part, name="X", kernel_name=self.kernel)
+            rows = prepare_rows(kernel, X[start:start + chunk], name="X", kernel_name=self.kernel)
             K = kernel_matrix(kernel, rows, sv_index, n_threads)
-            dec[start:start + chunk] = K @ W + b
+            # Column r of dual_coef_ over class c's SVs holds their coefficients
+            # in the pair of c with the r-th other class: one product per class
+            # gives every pair's share of that class (n_classes - 1 columns),
+            # against n_pairs columns of a dense coefficient matrix.
+            share = [K[:, sv_start[c]:sv_start[c + 1]] @ dual_coef[:, sv_start[c]:sv_start[c + 1]].T
+                     for c in range(n_classes)]
+            p = 0
+            for s in range(n_classes):
+                for t in range(s + 1, n_classes):
+                    dec[start:start + chunk, p] = share[s][:, t - 1] + share[t][:, s] + b[p]
+                    p += 1
         return dec
 
     def decision_function(self, X):
