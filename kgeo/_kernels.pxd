@@ -31,6 +31,7 @@ cdef class PostingIndex:
 
 cdef class Kernel:
     cdef readonly bint on_simplex         # rows are mapped to sqrt(x / sum(x)) first
+    cdef readonly bint geodesic           # map_dots reads gaps 1 - <x, y>, not dots
     cdef readonly float64_t shift         # constant added to every value
     cdef void map_dots(self, float64_t* dots, float64_t sq_x,
                        const float64_t* sq_y, float64_t* out,

@@ -31,7 +31,7 @@ cdef inline float64_t clip_unit(float64_t c) noexcept nogil:
     return 0.0 if c < 0.0 else (1.0 if c > 1.0 else c)
 
 
-# arccos on [0, 1] as a branch-free rational approximation (the classic
+# arccos(1 - h) on [0, 1] as a branch-free rational approximation (the classic
 # fdlibm/Cephes split: acos(c) = pi/2 - asin(c) below 1/2, 2 asin(sqrt((1-c)/2))
 # above, asin(x) = x + x R(x^2) with a (6, 4) rational R), so that the
 # compiler vectorises the kernel maps; libm's acos is a scalar call and was
@@ -48,24 +48,30 @@ cdef inline float64_t asin_ratio(float64_t z) noexcept nogil:
     return p / q
 
 
-cdef inline float64_t acos_unit(float64_t c) noexcept nogil:
-    """arccos(c) for c in [0, 1] (callers clip first)."""
+cdef inline float64_t angle_from_gap(float64_t h) noexcept nogil:
+    """arccos(1 - h) for h in [0, 1] (callers clip first).
+
+    Taking the gap h = 1 - c rather than c keeps full precision for close
+    documents: the branch for c >= 1/2 only needs z = h / 2, so an exact h
+    gives an exact angle, where 1 - (1 - h) would already have lost it.
+    """
+    cdef float64_t c = 1.0 - h  # exact for h <= 1/2 (Sterbenz) and where it is used
     # pi/2 split in a high and a low part, so that pi/2 - asin(c) keeps full precision.
     cdef float64_t small = 1.57079632679489655800e+00 - (
         c - (6.12323399573676603587e-17 - c * asin_ratio(c * c)))
-    cdef float64_t z = (1.0 - c) * 0.5
+    cdef float64_t z = h * 0.5
     cdef float64_t s = sqrt(z)
     cdef float64_t large = 2.0 * (s + s * asin_ratio(z))
     return small if c < 0.5 else large
 
 
-def _acos_unit(const float64_t[::1] c):
-    """acos_unit over an array (exposed for the accuracy tests)."""
-    out = np.empty(c.shape[0])
+def _angle_from_gap(const float64_t[::1] h):
+    """angle_from_gap over an array (exposed for the accuracy tests)."""
+    out = np.empty(h.shape[0])
     cdef float64_t[::1] view = out
     cdef intp_t i
-    for i in range(c.shape[0]):
-        view[i] = acos_unit(clip_unit(c[i]))
+    for i in range(h.shape[0]):
+        view[i] = angle_from_gap(clip_unit(h[i]))
     return out
 
 
@@ -200,6 +206,7 @@ cdef class Kernel:
     def __cinit__(self, *args, **kwargs):
         self.shift = 0.0
         self.on_simplex = False
+        self.geodesic = False
 
     cdef void map_dots(self, float64_t* dots, float64_t sq_x,
                        const float64_t* sq_y, float64_t* out,
@@ -277,11 +284,15 @@ cdef class NegativeEuclideanKernel(Kernel):
 
 
 cdef class NegativeGeodesicKernel(Kernel):
-    """``offset - 2 arccos(c)``: NGD with offset 0, NGD+pi with offset pi."""
+    """``offset - 2 arccos(c)``: NGD with offset 0, NGD+pi with offset pi.
+
+    Like every geodesic kernel, its map reads the gaps ``1 - c``.
+    """
     cdef float64_t offset
 
     def __init__(self, float64_t offset):
         self.on_simplex = True
+        self.geodesic = True
         self.offset = offset
 
     cdef void map_dots(self, float64_t* dots, float64_t sq_x,
@@ -290,7 +301,7 @@ cdef class NegativeGeodesicKernel(Kernel):
         cdef intp_t j
         cdef float64_t offset = self.offset, shift = self.shift
         for j in range(n):
-            out[j] = (offset - 2.0 * acos_unit(clip_unit(dots[j]))) + shift
+            out[j] = (offset - 2.0 * angle_from_gap(clip_unit(dots[j]))) + shift
             dots[j] = 0.0
 
 
@@ -313,6 +324,7 @@ cdef class GeodesicExponentialKernel(Kernel):
 
     def __init__(self, float64_t t, float64_t log_scale):
         self.on_simplex = True
+        self.geodesic = True
         self.inv_t = 1.0 / t
         self.log_scale = log_scale
 
@@ -321,7 +333,7 @@ cdef class GeodesicExponentialKernel(Kernel):
                        intp_t n) noexcept nogil:
         cdef intp_t j
         for j in range(n):
-            out[j] = exp(self.log_scale - acos_unit(clip_unit(dots[j])) * self.inv_t) + self.shift
+            out[j] = exp(self.log_scale - angle_from_gap(clip_unit(dots[j])) * self.inv_t) + self.shift
             dots[j] = 0.0
 
 
@@ -331,6 +343,7 @@ cdef class DiffusionKernel(Kernel):
 
     def __init__(self, float64_t t, float64_t log_scale):
         self.on_simplex = True
+        self.geodesic = True
         self.inv_t = 1.0 / t
         self.log_scale = log_scale
 
@@ -340,7 +353,7 @@ cdef class DiffusionKernel(Kernel):
         cdef intp_t j
         cdef float64_t a
         for j in range(n):
-            a = acos_unit(clip_unit(dots[j]))
+            a = angle_from_gap(clip_unit(dots[j]))
             out[j] = exp(self.log_scale - a * a * self.inv_t) + self.shift
             dots[j] = 0.0
 
@@ -348,6 +361,11 @@ cdef class DiffusionKernel(Kernel):
 # --------------------------------------------------------------------------
 # Row evaluation
 # --------------------------------------------------------------------------
+
+# Bhattacharyya coefficients above this get their gap 1 - c from the rows'
+# difference (the arccos error of the rounded gap stays below ~1e-12 under it).
+cdef float64_t NEAR_ONE = 1.0 - 1e-4
+
 
 cdef inline void accumulate_dots(RowSet X, intp_t i, PostingIndex Y,
                                  intp_t block, float64_t* acc) noexcept nogil:
@@ -364,6 +382,36 @@ cdef inline void accumulate_dots(RowSet X, intp_t i, PostingIndex Y,
             acc[Y.post_row[q]] += v * Y.post_val[q]
 
 
+cdef float64_t exact_gap(RowSet X, intp_t i, RowSet Y, intp_t j) noexcept nogil:
+    """1 - sum_w sqrt(p_w q_w) as half the squared distance of the square roots.
+
+    Summed over the union of the two rows' words (a merge of sorted indices),
+    it is exact to rounding of the small terms, 0 for identical rows.
+    """
+    cdef intp_t p = X.indptr[i], p_end = X.indptr[i + 1]
+    cdef intp_t q = Y.indptr[j], q_end = Y.indptr[j + 1]
+    cdef float64_t total = 0.0, d
+    while p < p_end and q < q_end:
+        if X.indices[p] == Y.indices[q]:
+            d = X.data[p] - Y.data[q]
+            p += 1
+            q += 1
+        elif X.indices[p] < Y.indices[q]:
+            d = X.data[p]
+            p += 1
+        else:
+            d = Y.data[q]
+            q += 1
+        total += d * d
+    while p < p_end:
+        total += X.data[p] * X.data[p]
+        p += 1
+    while q < q_end:
+        total += Y.data[q] * Y.data[q]
+        q += 1
+    return 0.5 * total
+
+
 cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,
                            intp_t block, float64_t* acc,
                            float64_t* out) noexcept nogil:
@@ -374,19 +422,24 @@ cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,
     """
     cdef intp_t start = Y.block_start[block]
     cdef intp_t n = Y.block_start[block + 1] - start
+    cdef intp_t j
+    cdef float64_t c
     accumulate_dots(X, i, Y, block, acc)
+    if kernel.geodesic:
+        # The geodesic kernels read gaps 1 - c. Near c = 1 the rounding of
+        # the dot product (~1e-16 per shared word) would become arccos noise
+        # of ~1e-8, so close pairs (duplicates, the diagonal) get their gap
+        # from the difference of the rows instead.
+        for j in range(n):
+            c = acc[j]
+            acc[j] = 1.0 - c if c < NEAR_ONE else exact_gap(X, i, Y.rows, start + j)
     kernel.map_dots(acc, X.sq_norms[i], &Y.rows.sq_norms[start], out, n)
 
 
 cdef float64_t kernel_self(Kernel kernel, RowSet X, intp_t i) noexcept nogil:
-    """k(x_i, x_i).
-
-    On the simplex the dot product of sqrt(p) with itself is sum(p) = 1
-    exactly; the rounded sum would put arccos noise of ~1e-8 on the diagonal.
-    Elsewhere, the same rounding as the entry of a kernel row.
-    """
-    cdef float64_t dot = 1.0 if kernel.on_simplex else X.sq_norms[i]
-    cdef float64_t sq = dot
+    """k(x_i, x_i), exactly as the entry of a kernel row gives it."""
+    cdef float64_t dot = 0.0 if kernel.geodesic else X.sq_norms[i]
+    cdef float64_t sq = X.sq_norms[i]
     cdef float64_t out
     kernel.map_dots(&dot, sq, &sq, &out, 1)
     return out

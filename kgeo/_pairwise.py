@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from ._kernels import PostingIndex, RowSet, get_kernel, kernel_diagonal, kernel_matrix
+from ._kernels import PostingIndex, RowSet, get_kernel, kernel_matrix
 from ._validation import check_matrix, check_on_simplex
 
 __all__ = [
@@ -89,11 +89,7 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
     k = get_kernel(kernel, X.shape[1], shift, **params)
     rows_x = prepare_rows(k, X, name="X", kernel_name=kernel)
     if Y is None:
-        K = kernel_matrix(k, rows_x, single_block(rows_x), n_threads)
-        # k(x, x) exactly: on the simplex sum_i p_i = 1, which the rounded
-        # dot product only approximates (arccos turns 1e-16 into 1e-8).
-        np.fill_diagonal(K, kernel_diagonal(k, rows_x))
-        return K
+        rows_y = rows_x
     else:
         Y = check_matrix(Y, name="Y")
         if Y.shape[1] != X.shape[1]:
@@ -121,8 +117,10 @@ def geodesic_distance(X, Y=None, *, n_jobs=None):
     -------
     D : ndarray of shape (n_samples_X, n_samples_Y)
     """
-    coeff = pairwise_kernels(X, Y, kernel="bhattacharyya", n_jobs=n_jobs)
-    return 2.0 * np.arccos(coeff, out=coeff)
+    # NGD is -d, with close pairs computed from the rows' difference (exact
+    # 0 on the diagonal and for duplicates), not by arccos of a rounded sum.
+    D = pairwise_kernels(X, Y, kernel="ngd", n_jobs=n_jobs)
+    return np.negative(D, out=D)
 
 
 def _check_square(K):

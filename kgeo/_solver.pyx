@@ -50,7 +50,7 @@ cdef float64_t TIE = 1e-9
 # alpha that the exact step puts on a bound can come out 1e-18 away; left
 # there it would be a free variable (and a support vector) in one run and
 # not in another.
-cdef float64_t SNAP = 1e-12
+cdef float64_t SNAP = 1e-14
 # Iterations between two checks for Ctrl-C.
 cdef intp_t SIGNAL_CHECK_EVERY = 64
 
@@ -58,9 +58,11 @@ cdef intp_t SIGNAL_CHECK_EVERY = 64
 cdef enum:
     STATUS_CONVERGED = 0
     STATUS_MAX_ITER = 1
+    STATUS_STALLED = 2
 
 CONVERGED = STATUS_CONVERGED
 MAX_ITER_REACHED = STATUS_MAX_ITER
+STALLED = STATUS_STALLED
 
 
 cdef class KernelRowCache:
@@ -193,9 +195,6 @@ cdef class KernelRowCache:
         cdef timespec started, finished
         clock_gettime(CLOCK_MONOTONIC, &started)
         kernel_block_row(self.kernel, self.rows, row, self.index, c, acc, values)
-        if self.index.block_start[c] <= row < self.index.block_start[c + 1]:
-            # The row's own entry exactly as the diagonal the solver uses.
-            values[row - self.index.block_start[c]] = kernel_self(self.kernel, self.rows, row)
 
         clock_gettime(CLOCK_MONOTONIC, &finished)
         PyThread_acquire_lock(self.lock, WAIT_LOCK)
@@ -315,40 +314,52 @@ cdef int select_working_set(KernelRowCache cache, Pair* P, float64_t tol,
     """Second-order working-set selection; returns 1 when optimal to tol.
 
     The active set lists class s (y = +1) before class t (y = -1), so each
-    scan runs as two branch-light loops, one per sign.
+    scan runs as branch-light loops, one per sign.
     """
-    cdef float64_t Gmax = -INFINITY, Gmax2 = -INFINITY, v, beat = -INFINITY
-    cdef float64_t obj_min = INFINITY, beat_obj = INFINITY
-    cdef float64_t grad_diff, quad, yG, QDi
+    cdef float64_t Gmax = -INFINITY    # max over I_up of -y G
+    cdef float64_t Gmax2 = -INFINITY   # max over I_low of y G
+    cdef float64_t margin, floor, beat_obj = INFINITY, obj_min, grad_diff, quad, yG, QDi
     cdef intp_t a, k, i = -1, j = -1, n_s = P.n_s
     cdef Row ri
-    # i: the most violating variable of I_up; a candidate must beat the best
-    # so far by the tie margin, so among near-ties the first one stays.
+    # The violation: both maxima, exactly.
     for a in range(P.active_s):
         k = P.active[a]
-        if P.alpha[k] < P.C[k] and -P.G[k] > beat:
+        if P.alpha[k] < P.C[k] and -P.G[k] > Gmax:
             Gmax = -P.G[k]
-            beat = Gmax + TIE * (1.0 + fabs(Gmax))
-            i = k
+        if P.alpha[k] > 0.0 and P.G[k] > Gmax2:
+            Gmax2 = P.G[k]
     for a in range(P.active_s, P.active_size):
         k = P.active[a]
-        if P.alpha[k] > 0.0 and P.G[k] > beat:
+        if P.alpha[k] > 0.0 and P.G[k] > Gmax:
             Gmax = P.G[k]
-            beat = Gmax + TIE * (1.0 + fabs(Gmax))
-            i = k
-    if i == -1:
+        if P.alpha[k] < P.C[k] and -P.G[k] > Gmax2:
+            Gmax2 = -P.G[k]
+    if Gmax + Gmax2 <= tol:
         return 1
+    # i: the first variable of I_up within the tie margin of the maximum. The
+    # margin is far above rounding noise, and far below the gap, so the pair
+    # still makes progress when a tiny tol is asked for.
+    margin = min(TIE * (1.0 + fabs(Gmax)), 1e-3 * (Gmax + Gmax2))
+    floor = Gmax - margin
+    for a in range(P.active_size):
+        k = P.active[a]
+        if k < n_s:
+            if P.alpha[k] < P.C[k] and -P.G[k] >= floor:
+                i = k
+                Gmax = -P.G[k]
+                break
+        elif P.alpha[k] > 0.0 and P.G[k] >= floor:
+            i = k
+            Gmax = P.G[k]
+            break
     fetch_row(cache, P, i, &ri)
     QDi = P.QD[i]
-    # j: over I_low, the largest decrease of the objective (with the
-    # curvature of the pair floored at TAU); Gmax2 for the stopping rule.
+    # j: over I_low, the largest decrease of the objective (the pair's
+    # curvature floored at TAU); near-ties again go to the first.
     for a in range(P.active_s):
         k = P.active[a]
         if P.alpha[k] > 0.0:
-            yG = P.G[k]
-            if yG > Gmax2:
-                Gmax2 = yG
-            grad_diff = Gmax + yG
+            grad_diff = Gmax + P.G[k]
             if grad_diff > 0:
                 quad = QDi + P.QD[k] - 2.0 * ri.Ks[k]
                 if quad <= 0:
@@ -361,22 +372,17 @@ cdef int select_working_set(KernelRowCache cache, Pair* P, float64_t tol,
     for a in range(P.active_s, P.active_size):
         k = P.active[a]
         if P.alpha[k] < P.C[k]:
-            yG = -P.G[k]
-            if yG > Gmax2:
-                Gmax2 = yG
-            grad_diff = Gmax + yG
+            grad_diff = Gmax - P.G[k]
             if grad_diff > 0:
                 quad = QDi + P.QD[k] - 2.0 * ri.Kt[k - n_s]
                 if quad <= 0:
                     quad = TAU
-                # -grad_diff^2 / quad < beat_obj, without a division per candidate.
                 if grad_diff * grad_diff > -beat_obj * quad:
                     obj_min = -(grad_diff * grad_diff) / quad
                     beat_obj = obj_min - TIE * fabs(obj_min)
                     j = k
     release_row(cache, P, &ri)
-    # Gmax may trail the true maximum by the tie margin: negligible against tol.
-    if Gmax + Gmax2 <= tol or j == -1:
+    if j == -1:
         return 1
     out_i[0] = i
     out_j[0] = j
@@ -439,16 +445,19 @@ cdef void update_pair(Pair* P, intp_t i, intp_t j, float64_t Kij) noexcept nogil
 
 
 cdef inline void snap_to_bound(Pair* P, intp_t k, intp_t m) noexcept nogil:
-    # Put alpha_k on a bound it is within SNAP of, moving alpha_m so that
-    # sum y alpha stays as it was.
+    # Put alpha_k on a bound it is within SNAP of (or beyond, by a rounding
+    # of the clipping above), moving alpha_m so that sum y alpha stays as it
+    # was; alpha_m is then clamped into its own box.
     cdef float64_t delta
-    if 0.0 < P.alpha[k] <= SNAP * P.C[k]:
+    if P.alpha[k] <= SNAP * P.C[k]:
         delta = -P.alpha[k]
         P.alpha[k] = 0.0
-    elif P.C[k] * (1.0 - SNAP) <= P.alpha[k] < P.C[k]:
+    elif P.alpha[k] >= P.C[k] * (1.0 - SNAP):
         delta = P.C[k] - P.alpha[k]
         P.alpha[k] = P.C[k]
     else:
+        return
+    if delta == 0.0:
         return
     P.alpha[m] -= y_of(P, k) * y_of(P, m) * delta
     if P.alpha[m] < 0.0:
@@ -589,17 +598,17 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
     cdef intp_t i, j, k
     cdef intp_t counter = P.l if P.l < 1000 else 1000
     cdef int64_t it = 0
-    cdef bint unshrunk = False, ui, uj, reached_max = False
+    cdef bint unshrunk = False, ui, uj
+    cdef int status = STATUS_CONVERGED
     cdef float64_t old_ai, old_aj, dai, daj, yi, yj, Kij
     cdef Row ri, rj
-    cdef int status = 0
     activate_all(P)
     for k in range(P.l):
         P.G[k] = -1.0
         P.G_bar[k] = 0.0
     while True:
         if max_iter >= 0 and it >= max_iter:
-            reached_max = True
+            status = STATUS_MAX_ITER
             break
         if it % SIGNAL_CHECK_EVERY == 0:
             check_signals(cache)
@@ -628,6 +637,13 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
         update_pair(P, i, j, Kij)
         dai = P.alpha[i] - old_ai
         daj = P.alpha[j] - old_aj
+        if dai == 0.0 and daj == 0.0:
+            # The step underflowed: the same pair would be chosen forever. The
+            # gap left is below what float64 can resolve for this problem.
+            status = STATUS_STALLED
+            release_row(cache, P, &ri)
+            release_row(cache, P, &rj)
+            break
         # G_k += Q_ik dai + Q_jk daj over the active set.
         add_row_to(P, &ri, yi * dai, P.G, True)
         add_row_to(P, &rj, yj * daj, P.G, True)
@@ -642,7 +658,7 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
         reconstruct_gradient(cache, P)
         activate_all(P)
     n_iter[0] = it
-    return STATUS_MAX_ITER if reached_max else STATUS_CONVERGED
+    return status
 
 
 cdef float64_t intercept(Pair* P) noexcept nogil:

@@ -18,9 +18,9 @@ from ._version import __version__
 from ._base import EstimatorMixin, check_is_fitted
 from ._kernels import KERNELS, PostingIndex, get_kernel, kernel_matrix, kernel_params
 from ._pairwise import prepare_rows, resolve_n_jobs, single_block
-from ._solver import MAX_ITER_REACHED, KernelRowCache, solve_pair
+from ._solver import MAX_ITER_REACHED, STALLED, KernelRowCache, solve_pair
 from ._validation import check_labels, check_matrix, check_positive
-from .exceptions import ConvergenceWarning
+from .exceptions import ConvergenceWarning, sklearn_compatible
 
 __all__ = ["SVM"]
 
@@ -261,14 +261,23 @@ class SVM(EstimatorMixin):
         intercepts = np.array([solution[1] for solution in solutions])
         n_iter = np.array([solution[2] for solution in solutions], dtype=np.int64)
         objectives = np.array([solution[3] for solution in solutions])
-        unconverged = [(classes[s], classes[t]) for (s, t), solution in zip(pairs, solutions)
+        unconverged = [(classes[s].item(), classes[t].item())
+                       for (s, t), solution in zip(pairs, solutions)
                        if solution[4] == MAX_ITER_REACHED]
+        stalled = [(classes[s].item(), classes[t].item())
+                   for (s, t), solution in zip(pairs, solutions) if solution[4] == STALLED]
+        if stalled:
+            warnings.warn(
+                f"SMO stopped before tol={self.tol} for {len(stalled)} of {n_pairs} class "
+                f"pair(s), first {stalled[0]}: its steps no longer change the dual variables "
+                f"in float64, so tol is below what this problem can resolve; use a larger tol",
+                sklearn_compatible(ConvergenceWarning), stacklevel=2)
         if unconverged:
             warnings.warn(
                 f"SMO reached max_iter={self.max_iter} before tol={self.tol} for "
                 f"{len(unconverged)} of {n_pairs} class pair(s), first {unconverged[0]}; "
                 f"increase max_iter (-1 for no limit) or tol",
-                ConvergenceWarning, stacklevel=2)
+                sklearn_compatible(ConvergenceWarning), stacklevel=2)
 
         self._set_support(X, X_checked, order, class_start, alphas, pairs)
         self.intercept_ = intercepts
@@ -349,7 +358,7 @@ class SVM(EstimatorMixin):
             n_s = class_start[s + 1] - class_start[s]
             alpha = alphas[p]
             coef[p, s] = alpha[:n_s]
-            coef[p, t] = -alpha[n_s:]
+            coef[p, t] = -alpha[n_s:] + 0.0  # + 0.0: no negative zeros
             is_sv[class_start[s]:class_start[s + 1]] |= alpha[:n_s] > 0
             is_sv[class_start[t]:class_start[t + 1]] |= alpha[n_s:] > 0
         sv_sorted = np.flatnonzero(is_sv)
@@ -373,7 +382,15 @@ class SVM(EstimatorMixin):
     # ------------------------------------------------------------------
 
     def _pairwise_decision(self, X):
-        """Decision values of every class pair, libsvm's orientation (> 0: class s)."""
+        """Decision values of every class pair, libsvm's orientation (> 0: class s).
+
+        Returns
+        -------
+        dec : ndarray of shape (n_samples, n_pairs)
+        noise : ndarray of shape (n_pairs,)
+            A bound on the rounding of each pair's decision values, 1e-12 of
+            ``|b| + sum|coef| max|K|``: within it a value is taken as zero.
+        """
         check_is_fitted(self, "dual_coef_")
         X = check_matrix(X, name="X")
         if X.shape[1] != self.n_features_in_:
@@ -399,9 +416,11 @@ class SVM(EstimatorMixin):
         n_threads = resolve_n_jobs(self.n_jobs)
         dec = np.empty((X.shape[0], n_classes * (n_classes - 1) // 2))
         chunk = max(1, _PREDICT_CHUNK_VALUES // max(1, sv_rows.n_rows))
+        K_max = 0.0
         for start in range(0, X.shape[0], chunk):
             rows = prepare_rows(kernel, X[start:start + chunk], name="X", kernel_name=self.kernel)
             K = kernel_matrix(kernel, rows, sv_index, n_threads)
+            K_max = max(K_max, float(np.abs(K).max(initial=0.0)))
             # Column r of dual_coef_ over class c's SVs holds their coefficients
             # in the pair of c with the r-th other class: one product per class
             # gives every pair's share of that class (n_classes - 1 columns),
@@ -413,7 +432,11 @@ class SVM(EstimatorMixin):
                 for t in range(s + 1, n_classes):
                     dec[start:start + chunk, p] = share[s][:, t - 1] + share[t][:, s] + b[p]
                     p += 1
-        return dec
+        coef_sum = np.array([np.abs(dual_coef[t - 1, sv_start[s]:sv_start[s + 1]]).sum()
+                             + np.abs(dual_coef[s, sv_start[t]:sv_start[t + 1]]).sum()
+                             for s in range(n_classes) for t in range(s + 1, n_classes)])
+        noise = 1e-12 * (np.abs(b) + coef_sum * K_max)
+        return dec, noise
 
     def decision_function(self, X):
         """Signed distances to the separating hyperplanes.
@@ -429,13 +452,13 @@ class SVM(EstimatorMixin):
             ``decision_function_shape="ovr"`` or (n_samples, n_pairs) with
             ``"ovo"`` (positive for the first class of the pair).
         """
-        dec = self._pairwise_decision(X)
+        dec, noise = self._pairwise_decision(X)
         n_classes = self.classes_.shape[0]
         if n_classes == 2:
             return -dec[:, 0]
         if self.decision_function_shape == "ovo":
             return dec
-        return _ovr_from_pairs(dec, n_classes)
+        return _ovr_from_pairs(dec, noise, n_classes)
 
     def predict(self, X):
         """Class of each sample, by one-vs-one voting (ties to the first class).
@@ -448,8 +471,8 @@ class SVM(EstimatorMixin):
         -------
         y : ndarray of shape (n_samples,)
         """
-        dec = self._pairwise_decision(X)
-        votes = _votes(dec, self.classes_.shape[0])
+        dec, noise = self._pairwise_decision(X)
+        votes = _votes(dec, noise, self.classes_.shape[0])
         return self.classes_[np.argmax(votes, axis=1)]
 
     def score(self, X, y):
@@ -499,20 +522,25 @@ class SVM(EstimatorMixin):
         )
 
 
-def _votes(dec, n_classes):
-    """One-vs-one votes: pair (s, t) votes for s when its decision value is > 0."""
+def _votes(dec, noise, n_classes):
+    """One-vs-one votes: pair (s, t) votes for s when its decision value is > 0.
+
+    A value within the rounding bound ``noise`` of zero counts as zero (a vote
+    for t, as libsvm gives an exact zero), so that a point lying exactly on a
+    boundary gets the same vote whatever the rounding, with K or with K + beta.
+    """
     votes = np.zeros((dec.shape[0], n_classes), dtype=np.int64)
     p = 0
     for s in range(n_classes):
         for t in range(s + 1, n_classes):
-            wins = dec[:, p] > 0
+            wins = dec[:, p] > noise[p]
             votes[:, s] += wins
             votes[:, t] += ~wins
             p += 1
     return votes
 
 
-def _ovr_from_pairs(dec, n_classes):
+def _ovr_from_pairs(dec, noise, n_classes):
     """Votes plus confidences squashed into (-1/3, 1/3), as scikit-learn's SVC does."""
     confidence = np.zeros((dec.shape[0], n_classes))
     p = 0
@@ -521,4 +549,4 @@ def _ovr_from_pairs(dec, n_classes):
             confidence[:, s] += dec[:, p]
             confidence[:, t] -= dec[:, p]
             p += 1
-    return _votes(dec, n_classes) + confidence / (3 * (np.abs(confidence) + 1))
+    return _votes(dec, noise, n_classes) + confidence / (3 * (np.abs(confidence) + 1))

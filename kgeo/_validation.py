@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from .exceptions import DataConversionWarning
+from .exceptions import DataConversionWarning, sklearn_compatible
 
 _MAX_ROWS_LISTED = 10
 
@@ -136,7 +136,7 @@ def check_labels(y, n_samples):
         warnings.warn(
             "A column-vector y was passed when a 1d array was expected. Please "
             "change the shape of y to (n_samples,), for example using ravel().",
-            DataConversionWarning, stacklevel=3)
+            sklearn_compatible(DataConversionWarning), stacklevel=3)
         y = y.ravel()
     if y.ndim != 1:
         raise ValueError(f"y must be 1D (one label per sample), got shape {y.shape}")

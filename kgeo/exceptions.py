@@ -14,22 +14,28 @@ class NotFittedError(ValueError, AttributeError):
     """An estimator was used before ``fit``."""
 
 
-def not_fitted_error(message):
-    """A ``NotFittedError`` that scikit-learn also recognises when it is loaded.
+def sklearn_compatible(cls):
+    """``cls``, or where scikit-learn is loaded, a subclass of it and of
+    scikit-learn's class of the same name.
 
     scikit-learn is never imported for this: where the caller already uses it,
-    the error raised derives from both kgeo's and scikit-learn's classes.
+    what kgeo raises or warns with is also caught or filtered as scikit-learn's.
     """
     sklearn_exceptions = sys.modules.get("sklearn.exceptions")
-    if sklearn_exceptions is None:
-        return NotFittedError(message)
-    return _with_sklearn_base(sklearn_exceptions.NotFittedError)(message)
+    if sklearn_exceptions is None or not hasattr(sklearn_exceptions, cls.__name__):
+        return cls
+    return _with_sklearn_base(cls, getattr(sklearn_exceptions, cls.__name__))
 
 
 @functools.cache
-def _with_sklearn_base(sklearn_not_fitted):
-    return type("NotFittedError", (NotFittedError, sklearn_not_fitted),
-                {"__module__": __name__, "__doc__": NotFittedError.__doc__})
+def _with_sklearn_base(cls, sklearn_cls):
+    return type(cls.__name__, (cls, sklearn_cls),
+                {"__module__": __name__, "__doc__": cls.__doc__})
+
+
+def not_fitted_error(message):
+    """A ``NotFittedError`` (scikit-learn's too, where it is loaded)."""
+    return sklearn_compatible(NotFittedError)(message)
 
 
 class ConvergenceWarning(UserWarning):

@@ -192,8 +192,10 @@ def test_checker_tight_tol(kernel, rng):
     if kernel == "linear":
         X = l2_rows(X)
     model = kgeo.SVM(kernel=kernel, C=10.0, tol=1e-6).fit(X, y)
-    report = ck.check_svm(model, X, y)
-    assert max(r["gap"] for r in report) <= 1e-6 + 1e-9
+    ck.check_svm(model, X, y)  # gap <= 1e-6 (plus kernel-noise slack)
+    # The check is sensitive at this level: the default tol leaves larger gaps.
+    default = ck.check_svm(kgeo.SVM(kernel=kernel, C=10.0).fit(X, y), X, y)
+    assert max(r["gap"] for r in default) > 1e-5
 
 
 @pytest.mark.parametrize("kernel", ["ngd", "linear"])
@@ -285,15 +287,6 @@ def test_shift_invariance_ngd_vs_ngd_pi(problem):
     assert_same_svm(m1, m2, _evaluation_points(X, Xt), C)
 
 
-_DIAGONAL_REGRESSION = (
-    "BUG (regression of ae8203f 'Exact simplex diagonal'): kernel_self puts the exact "
-    "k(x, x) (dot = 1) in QD while kernel rows keep the rounded dot (1 - ulp, so "
-    "-2 arccos = -4e-8 for ngd), and pairwise_kernels(X) fills its diagonal likewise: "
-    "k(x_i, x_i) != k(x_i, x_j) for duplicate documents. The duplicate direction, flat "
-    "before (quad = 0, no move), gets curvature ~1e-7 made of rounding, and SMO moves "
-    "alphas along it by amounts that differ between K and K + beta (2e-8 C)")
-
-
 # Found by hypothesis: rows 1, 5 and 9 are one document, labelled 2, 2 and 3.
 _DUPLICATES_X = np.array([[0, 0, 1, 0, 0, 0], [1, 3, 0, 0, 0, 3], [0, 0, 0, 5, 1, 0],
                           [0, 0, 0, 2, 0, 6], [0, 0, 0, 2, 6, 0], [1, 3, 0, 0, 0, 3],
@@ -302,7 +295,6 @@ _DUPLICATES_X = np.array([[0, 0, 1, 0, 0, 0], [1, 3, 0, 0, 0, 3], [0, 0, 0, 5, 1
 _DUPLICATES_Y = np.array([1, 2, 3, 0, 0, 2, 1, 3, 1, 3])
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=_DIAGONAL_REGRESSION)
 @settings(max_examples=25)
 @given(problem=problems(duplicates=True))
 @example(problem=(_DUPLICATES_X, _DUPLICATES_Y, _DUPLICATES_X[:3], 10.0))
@@ -313,7 +305,6 @@ def test_shift_invariance_ngd_vs_ngd_pi_duplicates(problem):
     assert_same_svm(m1, m2, _evaluation_points(X, Xt), C)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=_DIAGONAL_REGRESSION)
 @pytest.mark.parametrize("kernel", ["ngd", "ngd+pi", "diffusion", "ngd_exp"])
 def test_duplicate_documents_have_equal_kernel_rows(kernel):
     """A kernel is a function of the points: identical documents, identical rows."""
@@ -787,32 +778,25 @@ def test_invalid_data(rng):
 
 
 # ==========================================================================
-# Known defects (strict xfail: they start failing when the defect is fixed)
+# Regressions: defects found by these tests, fixed
 # ==========================================================================
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "BUG: update_pair clips with alpha[j] = Ci - diff (and alpha[i] = Cj + diff, "
-    "total - Ci, ...), which can land 1 ulp above the other bound; snap_to_bound "
-    "only snaps values below C, so alpha_j > C_j is returned"))
 def test_alpha_never_exceeds_its_bound():
     # All of class 0 at C and the one class-2 sample at 4 C = C_2: the last
-    # alpha is computed by a subtraction and comes out 1 ulp above C.
+    # alpha is computed by a subtraction that used to come out 1 ulp above C.
     X = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 3.0], [3.0, 0.0], [0.0, 1.0]])
     y = np.array([0, 0, 2, 0, 0])
     C = 0.0038105416996505894
     model = kgeo.SVM(kernel="linear", C=C, class_weight={2: 4.0}).fit(X, y)
-    # Only rounding: the excess is within 2 ulps.
-    assert np.all(np.abs(model.dual_coef_[0, :4]) <= C * (1 + 4 * np.finfo(float).eps))
-    ck.check_svm(model, X, y)  # fails: alpha > C
+    assert np.all(np.abs(model.dual_coef_) <= C * model.class_weight_.max())
+    assert np.all(np.abs(model.dual_coef_[0, :4]) <= C)
+    ck.check_svm(model, X, y)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "BUG: select_working_set stops on Gmax + Gmax2 <= tol with the tie-broken "
-    "Gmax, which may trail the true max over I_up by TIE (1 + |Gmax|) = 1e-9 "
-    "(1 + |Gmax|); for tol below ~1e-8 the returned gap exceeds tol"))
 def test_small_tol_is_met():
     X, y = ck.make_count_data(np.random.default_rng(0), 30, 6, 2)
-    model = kgeo.SVM(kernel="rbf", gamma=0.1, C=10.0, tol=1e-10).fit(X, y)
-    # Gap ~1e-9: met at 1e-8, not at 1e-10.
-    ck.check_svm(model, X, y, tol=1e-8)
-    ck.check_svm(model, X, y)
+    # The near-tie margin of the working-set selection used to leave a gap of
+    # ~1e-9 here whatever tol was asked for.
+    for tol in (1e-10, 1e-12):
+        model = kgeo.SVM(kernel="rbf", gamma=0.1, C=10.0, tol=tol).fit(X, y)
+        ck.check_svm(model, X, y, tol=tol)

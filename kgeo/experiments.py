@@ -1,0 +1,982 @@
+"""Reproduce the experiments of Zhang, Chen & Lee (SIGIR 2005): Tables 1-3 and footnote 3.
+
+``run_zhang2005("20ng", data_dir, out_dir)`` trains the ten cells of Table 2
+(20 Newsgroups) and ``run_zhang2005("webkb", ...)`` those of Table 1 (WebKB):
+
+    representation TF or TF-IDF  x  {L1: LIN, NED, NGD;  L2: LIN, NED}
+
+with C = 1 and one-vs-one SVMs, as the paper ran LIBSVM. It then compares
+NGD (L1) against LIN and NED (L2) with the micro sign test and McNemar's
+test (Table 3), and with ``c_sweep=True`` checks footnote 3 ("the
+superiority of the NGD kernel [is] unaffected" for C from 0.001 to 1000).
+
+Preprocessing (the paper's Rainbow options; :class:`kgeo.text.RainbowVectorizer`):
+
+- 20 Newsgroups "bydate" (11,314 training / 7,532 test messages, headers
+  kept): ``--prune-vocab-by-doc-count=2`` with Rainbow's default lexer and
+  SMART stop list.
+- WebKB, classes student, faculty, course and project: ``--skip-header
+  --skip-html --lex-pipe-command=tagdigits --no-stoplist
+  --prune-vocab-by-occur-count=2``; four leave-one-university-out splits
+  (train on the three other universities plus misc), accuracy averaged over
+  the four held-out universities.
+
+Choices the paper leaves open, and what this module does (docs/reproducing.md
+discusses each with measurements):
+
+- The vocabulary (and its pruning) is learnt from the training documents of
+  each split (``vocabulary="train"``, the leak-free default), or from every
+  document of the corpus (``vocabulary="all"``, what Rainbow does when train
+  and test files are indexed into one barrel).
+- IDF is ``log(m / df)`` over the m training documents of the split
+  (:class:`kgeo.MultinomialEmbedding`); words absent from them weigh 0.
+- Documents without any word left (after the stop list, pruning, or a zero
+  IDF): the NGD kernel cannot place them on the simplex. Literally, with
+  ``sum_i sqrt(theta_i theta'_i) = 0`` for an empty document, NGD gives
+  ``-2 arccos(0) = -pi`` against every training document, and because
+  ``sum_i alpha_i y_i = 0`` in each class pair the decision value is the
+  intercept ``b*`` alone. So an empty *test* document is predicted from the
+  pairwise intercepts (one-vs-one voting on ``b*``) and always counts in the
+  accuracy. An empty *training* document is left out of NGD's training set
+  (it has no position on the manifold); LIN and NED take zero rows as they
+  are. The counts are reported (``n_empty_test`` in results.csv).
+"""
+
+import csv
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._embedding import MultinomialEmbedding
+from ._kernels import KERNELS
+from ._svm import SVM
+from ._validation import check_positive
+from ._version import __version__
+from .datasets import DatasetNotFoundError, load_20newsgroups, load_webkb
+from .significance import mcnemar_test, micro_sign_test
+from .text import RainbowVectorizer
+
+__all__ = [
+    "C_SWEEP_VALUES",
+    "CELLS",
+    "DATASETS",
+    "PAPER_ACCURACY",
+    "PAPER_SIGN_Z",
+    "CellResult",
+    "Split",
+    "Zhang2005Results",
+    "evaluate_cell",
+    "load_zhang2005_splits",
+    "predict_from_intercepts",
+    "run_zhang2005",
+]
+
+logger = logging.getLogger(__name__)
+
+DATASETS = ("20ng", "webkb")
+REPRESENTATIONS = ("tf", "tfidf")
+# (normalization, kernel) of the five columns of Tables 1 and 2, in the paper's order.
+COLUMNS = (("l1", "lin"), ("l1", "ned"), ("l1", "ngd"), ("l2", "lin"), ("l2", "ned"))
+CELLS = tuple((r, n, k) for r in REPRESENTATIONS for n, k in COLUMNS)
+KERNEL_NAMES = {"lin": "linear", "ned": "ned", "ngd": "ngd"}
+# Footnote 3 of the paper.
+C_SWEEP_VALUES = (0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
+SWEEP_COLUMNS = (("l1", "ngd"), ("l2", "lin"), ("l2", "ned"))
+# Table 3: NGD (L1) against LIN (L2) and NED (L2).
+COMPARISONS = ((("l1", "ngd"), ("l2", "lin")), (("l1", "ngd"), ("l2", "ned")))
+SIGNIFICANCE_LEVEL = 0.005
+
+_DATASET_TITLES = {"20ng": "20 Newsgroups (Table 2)", "webkb": "WebKB (Table 1)"}
+_WEBKB_CLASSES = ("student", "faculty", "course", "project")
+_VOCABULARIES = ("train", "all")
+
+
+def _paper_table(tf, tfidf):
+    values = {}
+    for representation, row in (("tf", tf), ("tfidf", tfidf)):
+        for (normalization, kernel), value in zip(COLUMNS, row):
+            values[representation, normalization, kernel] = value
+    return values
+
+
+# Accuracy in percent, Tables 1 (WebKB) and 2 (20NG) of the paper.
+PAPER_ACCURACY = {
+    "20ng": _paper_table(tf=(24.68, 69.16, 81.94, 79.76, 79.76),
+                         tfidf=(21.47, 72.20, 84.61, 82.33, 82.06)),
+    "webkb": _paper_table(tf=(72.57, 84.39, 91.88, 89.52, 90.08),
+                          tfidf=(55.84, 81.04, 91.42, 88.23, 87.96)),
+}
+# Table 3: micro sign test Z of NGD (L1) against LIN (L2) and NED (L2).
+PAPER_SIGN_Z = {
+    ("webkb", "tf", "lin"): 3.47, ("webkb", "tf", "ned"): 2.67,
+    ("webkb", "tfidf", "lin"): 4.25, ("webkb", "tfidf", "ned"): 4.43,
+    ("20ng", "tf", "lin"): 7.52, ("20ng", "tf", "ned"): 7.60,
+    ("20ng", "tfidf", "lin"): 7.49, ("20ng", "tfidf", "ned"): 8.47,
+}
+
+# Rainbow options of the paper, as RainbowVectorizer parameters.
+PREPROCESSING = {
+    "20ng": {"stoplist": "smart", "prune_by_doc_count": 2},
+    "webkb": {"stoplist": None, "skip_header": True, "skip_html": True, "tag_digits": True,
+              "prune_by_occur_count": 2},
+}
+RAINBOW_OPTIONS = {
+    "20ng": "--prune-vocab-by-doc-count=2 (default lexer, SMART stop list)",
+    "webkb": ("--skip-header --skip-html --lex-pipe-command=tagdigits --no-stoplist "
+              "--prune-vocab-by-occur-count=2"),
+}
+
+RESULTS_COLUMNS = ("dataset", "representation", "normalization", "kernel", "accuracy",
+                   "seconds", "n_test", "n_empty_test")
+SPLIT_COLUMNS = ("dataset", "split", "representation", "normalization", "kernel", "C",
+                 "accuracy", "seconds", "n_train", "n_test", "n_empty_train", "n_empty_test")
+SIGNIFICANCE_COLUMNS = ("dataset", "representation", "system_a", "system_b", "n", "k",
+                        "sign_z", "sign_p", "sign_method", "mcnemar_b", "mcnemar_c",
+                        "mcnemar_chi2", "mcnemar_p", "mcnemar_method", "paper_sign_z")
+SWEEP_COLUMNS_CSV = ("dataset", "representation", "C", "normalization", "kernel", "accuracy",
+                     "seconds", "rank")
+
+
+# ---------------------------------------------------------------------------
+# Data
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class Split:
+    """One train/test split of a corpus, as term counts.
+
+    Attributes
+    ----------
+    name : str
+        ``"bydate"`` for 20 Newsgroups, the held-out university for WebKB.
+    X_train : scipy.sparse.csr_matrix of shape (n_train, n_words)
+    y_train : ndarray of shape (n_train,)
+    X_test : scipy.sparse.csr_matrix of shape (n_test, n_words)
+    y_test : ndarray of shape (n_test,)
+    """
+
+    name: str
+    X_train: sp.csr_matrix
+    y_train: np.ndarray
+    X_test: sp.csr_matrix
+    y_test: np.ndarray
+
+    @property
+    def n_words(self):
+        return self.X_train.shape[1]
+
+
+def _check_datasets(dataset):
+    names = [dataset] if isinstance(dataset, str) else list(dataset)
+    if not names:
+        raise ValueError(f"dataset must name at least one of {list(DATASETS)}, got none")
+    for name in names:
+        if name not in DATASETS:
+            raise ValueError(f"dataset must be one of {list(DATASETS)}, got {name!r}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"dataset must not repeat a name, got {names}")
+    return names
+
+
+def _check_data_dir(data_dir):
+    if data_dir is None:
+        raise TypeError("data_dir must be a path to the folder holding the corpora, got None")
+    path = Path(data_dir).expanduser()
+    if not path.exists():
+        raise DatasetNotFoundError(f"data directory {str(path)!r} does not exist")
+    return path
+
+
+def _check_vocabulary(vocabulary):
+    if vocabulary not in _VOCABULARIES:
+        raise ValueError(f"vocabulary must be one of {list(_VOCABULARIES)}, got {vocabulary!r}")
+    return vocabulary
+
+
+def load_zhang2005_splits(dataset, data_dir, vocabulary="train"):
+    """Load and vectorise a corpus with the paper's preprocessing.
+
+    Parameters
+    ----------
+    dataset : {"20ng", "webkb"}
+    data_dir : str or os.PathLike
+        Folder holding ``20news-bydate/20news-bydate.tar.gz`` (or the
+        extracted folders) and/or ``webkb/webkb-data.tar.gz`` (or
+        ``webkb/<class>/<university>/<page>``); see :mod:`kgeo.datasets`.
+    vocabulary : {"train", "all"}, default="train"
+        Learn the vocabulary and its pruning from each split's training
+        documents, or once from every document of the corpus (Rainbow's
+        behaviour when all files are indexed into one barrel).
+
+    Returns
+    -------
+    splits : list of Split
+        One split for 20 Newsgroups, four (cornell, texas, washington,
+        wisconsin held out) for WebKB.
+    info : dict
+        ``n_documents``, ``n_classes``, ``target_names``, ``rainbow`` (the
+        paper's options) and ``seconds`` spent loading and vectorising.
+    """
+    if dataset not in DATASETS:
+        raise ValueError(f"dataset must be one of {list(DATASETS)}, got {dataset!r}")
+    _check_vocabulary(vocabulary)
+    data_dir = _check_data_dir(data_dir)
+    started = time.perf_counter()
+    params = PREPROCESSING[dataset]
+    if dataset == "20ng":
+        corpus = load_20newsgroups(data_dir, subset="all")
+        documents, target = corpus.data, corpus.target
+        index_pairs = [("bydate", np.flatnonzero(corpus.split == "train"),
+                        np.flatnonzero(corpus.split == "test"))]
+    else:
+        corpus = load_webkb(data_dir, classes=_WEBKB_CLASSES)
+        documents, target = corpus.data, corpus.target
+        index_pairs = [(name, train, test)
+                       for name, (train, test) in zip(corpus.held_out, corpus.splits)]
+
+    splits = []
+    if vocabulary == "all":
+        counts = RainbowVectorizer(**params).fit_transform(documents)
+    for name, train, test in index_pairs:
+        if train.size == 0 or test.size == 0:
+            raise ValueError(
+                f"{dataset} split {name!r} has {train.size} training and {test.size} test "
+                f"documents; both must be non-empty")
+        if vocabulary == "all":
+            X_train, X_test = counts[train], counts[test]
+        else:
+            vectorizer = RainbowVectorizer(**params)
+            X_train = vectorizer.fit_transform([documents[i] for i in train])
+            X_test = vectorizer.transform([documents[i] for i in test])
+        splits.append(Split(name, X_train, target[train], X_test, target[test]))
+    info = {
+        "n_documents": len(documents),
+        "n_classes": len(corpus.target_names),
+        "target_names": list(corpus.target_names),
+        "rainbow": RAINBOW_OPTIONS[dataset],
+        "seconds": time.perf_counter() - started,
+    }
+    return splits, info
+
+
+# ---------------------------------------------------------------------------
+# One cell
+# ---------------------------------------------------------------------------
+
+def predict_from_intercepts(model, n_samples):
+    """Predict documents whose kernel row is constant: by the intercepts alone.
+
+    For a document at the same kernel value ``c`` from every training
+    document, each class pair's decision value is ``c sum_i alpha_i y_i +
+    b* = b*`` (the dual constraint), so one-vs-one voting only sees the
+    intercepts. That is what LIBSVM computes for an empty document with the
+    NGD kernel (``-2 arccos(0) = -pi`` everywhere) and with the linear kernel
+    (0 everywhere).
+
+    Parameters
+    ----------
+    model : fitted kgeo.SVM
+    n_samples : int
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,)
+    """
+    classes = model.classes_
+    n_classes = classes.shape[0]
+    if n_classes == 2:
+        # intercept_ follows scikit-learn (positive means classes_[1]); in
+        # LIBSVM's orientation the pair's decision value is -intercept_.
+        winner = 0 if -model.intercept_[0] > 0 else 1
+    else:
+        votes = np.zeros(n_classes, dtype=np.int64)
+        p = 0
+        for s in range(n_classes):
+            for t in range(s + 1, n_classes):
+                votes[s if model.intercept_[p] > 0 else t] += 1
+                p += 1
+        winner = int(np.argmax(votes))  # ties to the first class, as SVM.predict
+    return np.full(n_samples, classes[winner])
+
+
+@dataclass
+class _Outcome:
+    predictions: np.ndarray
+    seconds: float
+    n_empty_train: int
+    n_empty_test: int
+
+
+def _fit_predict(kernel, C, X_train, y_train, X_test, n_jobs):
+    """Train one SVM and predict; handles empty documents for the manifold kernels."""
+    name = KERNEL_NAMES[kernel]
+    on_simplex = KERNELS[name][1]
+    empty_train = np.diff(X_train.indptr) == 0
+    empty_test = np.diff(X_test.indptr) == 0
+    started = time.perf_counter()
+    model = SVM(kernel=name, C=C, n_jobs=n_jobs)
+    if on_simplex and empty_train.any():
+        model.fit(X_train[~empty_train], y_train[~empty_train])
+    else:
+        model.fit(X_train, y_train)
+    if on_simplex and empty_test.any():
+        predictions = np.empty(X_test.shape[0], dtype=model.classes_.dtype)
+        if (~empty_test).any():
+            predictions[~empty_test] = model.predict(X_test[~empty_test])
+        predictions[empty_test] = predict_from_intercepts(model, int(empty_test.sum()))
+    else:
+        predictions = model.predict(X_test)
+    seconds = time.perf_counter() - started
+    return _Outcome(predictions, seconds,
+                    int(empty_train.sum()) if on_simplex else 0, int(empty_test.sum()))
+
+
+def evaluate_cell(split, representation, normalization, kernel, C=1.0, n_jobs=None):
+    """Train and test one cell of the tables on one split.
+
+    Parameters
+    ----------
+    split : Split
+    representation : {"tf", "tfidf"}
+    normalization : {"l1", "l2"}
+    kernel : {"lin", "ned", "ngd"}
+    C : float, default=1.0
+    n_jobs : int or None, default=None
+
+    Returns
+    -------
+    accuracy : float
+        In percent, every test document counted.
+    predictions : ndarray of shape (n_test,)
+    """
+    if (representation, normalization, kernel) not in CELLS:
+        raise ValueError(
+            f"(representation, normalization, kernel) must be one of the cells "
+            f"{[c for c in CELLS]}, got {(representation, normalization, kernel)}")
+    C = check_positive(C, "C")
+    X_train, X_test = _Embeddings(split)(representation, normalization)
+    outcome = _fit_predict(kernel, C, X_train, split.y_train, X_test, n_jobs)
+    return 100.0 * float(np.mean(outcome.predictions == split.y_test)), outcome.predictions
+
+
+class _Embeddings:
+    """The four embeddings of a split, computed on first use and kept."""
+
+    def __init__(self, split):
+        self.split = split
+        self._cache = {}
+
+    def __call__(self, representation, normalization):
+        key = representation, normalization
+        if key not in self._cache:
+            embedding = MultinomialEmbedding(weighting=representation, norm=normalization)
+            embedding.fit(self.split.X_train)
+            self._cache[key] = (embedding.transform(self.split.X_train),
+                                embedding.transform(self.split.X_test))
+        return self._cache[key]
+
+
+# ---------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------
+
+@dataclass(eq=False)
+class CellResult:
+    """One cell of Table 1 or 2 (one kernel, representation, normalisation, C).
+
+    Attributes
+    ----------
+    dataset, representation, normalization, kernel : str
+        ``"20ng"``/``"webkb"``, ``"tf"``/``"tfidf"``, ``"l1"``/``"l2"``,
+        ``"lin"``/``"ned"``/``"ngd"``.
+    C : float
+    accuracy : float
+        Test accuracy in percent; for WebKB the mean over the four splits.
+    split_names : list of str
+    split_accuracy : list of float
+        Accuracy (percent) of each split.
+    split_seconds : list of float
+        Fit plus predict time of each split.
+    n_train, n_test, n_empty_train, n_empty_test : list of int
+        Per split: training and test documents, and those without any word
+        (empty training documents are left out of NGD's training set; empty
+        test documents are predicted from the intercepts and counted).
+    predictions : ndarray of shape (sum(n_test),)
+        Test predictions of all splits, concatenated in split order.
+    paper : float or None
+        The paper's accuracy for this cell (C = 1).
+    """
+
+    dataset: str
+    representation: str
+    normalization: str
+    kernel: str
+    C: float
+    accuracy: float
+    split_names: list
+    split_accuracy: list
+    split_seconds: list
+    n_train: list
+    n_test: list
+    n_empty_train: list
+    n_empty_test: list
+    predictions: np.ndarray = field(repr=False)
+    paper: object = None
+
+    @property
+    def seconds(self):
+        """Fit plus predict time, summed over the splits."""
+        return float(sum(self.split_seconds))
+
+    @property
+    def system(self):
+        """``"<kernel>-<normalization>"``, e.g. ``"ngd-l1"``."""
+        return f"{self.kernel}-{self.normalization}"
+
+
+@dataclass(eq=False)
+class Zhang2005Results:
+    """What :func:`run_zhang2005` measured and wrote.
+
+    Attributes
+    ----------
+    datasets : list of str
+    C : float
+    vocabulary : str
+    cells : list of CellResult
+        The ten cells of each dataset, in the paper's order.
+    significance : list of dict
+        One row per dataset, representation and comparison (the columns of
+        ``significance.csv``), tests on the pooled test predictions.
+    c_sweep : list of CellResult or None
+        With ``c_sweep=True``: NGD-L1, LIN-L2 and NED-L2 for every C of
+        ``C_SWEEP_VALUES``, both representations.
+    c_sweep_summary : list of dict or None
+        Per dataset and representation: the ranking at each C
+        (``rankings``, e.g. ``"ngd-l1 > ned-l2 > lin-l2"``, exact ties as
+        ``=``), whether any differs from the ranking at the reference C
+        (``ranking_changed``), whether NGD-L1 is strictly best at every C
+        (``ngd_best_everywhere``) and the Cs where it is not
+        (``ngd_not_best_at``).
+    y_true : dict of str to ndarray
+        Per dataset, the test labels of all splits concatenated.
+    info : dict of str to dict
+        Per dataset: corpus sizes, vocabulary sizes per split, loading time.
+    files : dict of str to pathlib.Path
+        The files written, by kind.
+    seconds : float
+        Wall time of the whole run.
+    """
+
+    datasets: list
+    C: float
+    vocabulary: str
+    cells: list
+    significance: list
+    c_sweep: object
+    c_sweep_summary: object
+    y_true: dict
+    info: dict
+    files: dict
+    seconds: float
+
+    def cell(self, dataset, representation, normalization, kernel):
+        """Return the CellResult of one table cell."""
+        for cell in self.cells:
+            if (cell.dataset, cell.representation, cell.normalization, cell.kernel) == (
+                    dataset, representation, normalization, kernel):
+                return cell
+        raise KeyError(f"no cell ({dataset!r}, {representation!r}, {normalization!r}, "
+                       f"{kernel!r}) in these results")
+
+    @property
+    def ranking_changed(self):
+        """Whether any C-sweep ranking differs from the one at the reference C."""
+        if self.c_sweep_summary is None:
+            return None
+        return any(row["ranking_changed"] for row in self.c_sweep_summary)
+
+
+# ---------------------------------------------------------------------------
+# Progress
+# ---------------------------------------------------------------------------
+
+class _Progress:
+    """A tqdm bar over cells if tqdm is installed, else one printed line per cell."""
+
+    def __init__(self, enabled, total, desc):
+        self.enabled = enabled
+        self.bar = None
+        if not enabled:
+            return
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            return
+        self.bar = tqdm(total=total, desc=desc, unit="cell")
+
+    def note(self, message):
+        logger.info(message)
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.write(message)
+        else:
+            print(message, flush=True)
+
+    def advance(self, message):
+        self.note(message)
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _note(enabled, message):
+    logger.info(message)
+    if enabled:
+        print(message, flush=True)
+
+
+# ---------------------------------------------------------------------------
+# The run
+# ---------------------------------------------------------------------------
+
+def _run_cells(dataset, splits, embeddings, cells, C, n_jobs, bar):
+    """Train ``cells`` (representation, normalization, kernel) on every split."""
+    results = []
+    for representation, normalization, kernel in cells:
+        outcomes = []
+        for split, embed in zip(splits, embeddings):
+            X_train, X_test = embed(representation, normalization)
+            outcome = _fit_predict(kernel, C, X_train, split.y_train, X_test, n_jobs)
+            accuracy = 100.0 * float(np.mean(outcome.predictions == split.y_test))
+            outcomes.append((accuracy, outcome))
+            where = f" {split.name}" if len(splits) > 1 else ""
+            empty = (f", {outcome.n_empty_test} empty test document(s) predicted from b*"
+                     if outcome.n_empty_test and KERNELS[KERNEL_NAMES[kernel]][1] else "")
+            bar.advance(f"{dataset}{where} {representation.upper()} {normalization.upper()} "
+                        f"{kernel.upper()} C={C:g}: {accuracy:.2f}% "
+                        f"({outcome.seconds:.1f} s{empty})")
+        paper = PAPER_ACCURACY[dataset][representation, normalization, kernel] if C == 1 else None
+        results.append(CellResult(
+            dataset=dataset, representation=representation, normalization=normalization,
+            kernel=kernel, C=float(C),
+            accuracy=float(np.mean([a for a, _ in outcomes])),
+            split_names=[s.name for s in splits],
+            split_accuracy=[a for a, _ in outcomes],
+            split_seconds=[o.seconds for _, o in outcomes],
+            n_train=[s.X_train.shape[0] for s in splits],
+            n_test=[s.X_test.shape[0] for s in splits],
+            n_empty_train=[o.n_empty_train for _, o in outcomes],
+            n_empty_test=[o.n_empty_test for _, o in outcomes],
+            predictions=np.concatenate([o.predictions for _, o in outcomes]),
+            paper=paper,
+        ))
+    return results
+
+
+def _significance(dataset, cells, y_true):
+    rows = []
+    by_system = {(c.representation, c.normalization, c.kernel): c for c in cells}
+    for representation in REPRESENTATIONS:
+        for (norm_a, kernel_a), (norm_b, kernel_b) in COMPARISONS:
+            a = by_system[representation, norm_a, kernel_a]
+            b = by_system[representation, norm_b, kernel_b]
+            sign = micro_sign_test(y_true, a.predictions, b.predictions)
+            mcnemar = mcnemar_test(y_true, a.predictions, b.predictions)
+            rows.append({
+                "dataset": dataset, "representation": representation,
+                "system_a": a.system, "system_b": b.system,
+                "n": sign.n, "k": sign.k,
+                "sign_z": sign.statistic, "sign_p": sign.pvalue, "sign_method": sign.method,
+                "mcnemar_b": mcnemar.b, "mcnemar_c": mcnemar.c,
+                "mcnemar_chi2": mcnemar.statistic, "mcnemar_p": mcnemar.pvalue,
+                "mcnemar_method": mcnemar.method,
+                "paper_sign_z": PAPER_SIGN_Z.get((dataset, representation, kernel_b)),
+            })
+    return rows
+
+
+def _ranking(cells):
+    """Systems by decreasing accuracy; exact ties share a rank. Returns (text, ranks)."""
+    ordered = sorted(cells, key=lambda c: (-c.accuracy, c.system))
+    ranks, text = {}, ""
+    for i, cell in enumerate(ordered):
+        if i and math.isclose(cell.accuracy, ordered[i - 1].accuracy, rel_tol=0, abs_tol=1e-9):
+            ranks[cell.system] = ranks[ordered[i - 1].system]
+            text += " = "
+        else:
+            ranks[cell.system] = i + 1
+            text += " > " if i else ""
+        text += cell.system
+    return text, ranks
+
+
+def _sweep_summary(dataset, sweep_cells, reference_C):
+    rows = []
+    for representation in REPRESENTATIONS:
+        by_C = {}
+        for cell in sweep_cells:
+            if cell.dataset == dataset and cell.representation == representation:
+                by_C.setdefault(cell.C, []).append(cell)
+        rankings = {C: _ranking(cells) for C, cells in sorted(by_C.items())}
+        reference = rankings[reference_C][0]
+        not_best = []
+        for value, cells in sorted(by_C.items()):
+            ngd = next(c for c in cells if c.kernel == "ngd")
+            if not all(c.accuracy < ngd.accuracy for c in cells if c is not ngd):
+                not_best.append(value)
+        rows.append({
+            "dataset": dataset, "representation": representation,
+            "reference_C": reference_C,
+            "rankings": {C: text for C, (text, _) in rankings.items()},
+            "ranks": {C: ranks for C, (_, ranks) in rankings.items()},
+            "ranking_changed": any(text != reference for text, _ in rankings.values()),
+            "ngd_best_everywhere": not not_best,
+            "ngd_not_best_at": not_best,
+        })
+    return rows
+
+
+def _describe_sweep(row):
+    """One sentence on a C-sweep summary row."""
+    text = f"ranking changed across C: {'yes' if row['ranking_changed'] else 'no'}; "
+    if row["ngd_best_everywhere"]:
+        return text + "NGD-L1 strictly best at every C"
+    if len(row["ngd_not_best_at"]) == len(row["rankings"]):
+        return text + "NGD-L1 strictly best at no C"
+    where = ", ".join(f"{c:g}" for c in row["ngd_not_best_at"])
+    return text + f"NGD-L1 strictly best at every C except {where}"
+
+
+def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progress=True,
+                  vocabulary="train", n_jobs=None, figure=True):
+    """Regenerate Tables 1-3 of Zhang, Chen & Lee (2005) and write them to ``out_dir``.
+
+    Parameters
+    ----------
+    dataset : {"20ng", "webkb"} or sequence of them
+        Which table(s): 20 Newsgroups (Table 2) and/or WebKB (Table 1).
+    data_dir : str or os.PathLike
+        Folder holding ``20news-bydate/20news-bydate.tar.gz`` and/or
+        ``webkb/webkb-data.tar.gz`` (or their extracted folders).
+    out_dir : str or os.PathLike or None, default=None
+        Where to write ``results.csv``, ``results_by_split.csv``,
+        ``table.md``, ``significance.csv``, ``accuracy.png`` (with
+        matplotlib) and, with ``c_sweep``, ``c_sweep.csv``; created if
+        missing. None writes nothing.
+    C : float, default=1.0
+        Box constraint of every SVM (the paper: LIBSVM's default, 1). The
+        paper's values are shown beside ours only when C is 1.
+    c_sweep : bool, default=False
+        Also train NGD-L1, LIN-L2 and NED-L2 for C in ``C_SWEEP_VALUES``
+        (0.001 ... 1000) and report whether their ranking changes.
+    progress : bool, default=True
+        Show a progress bar over cells (tqdm, when installed) or print one
+        line per cell, with its accuracy and time.
+    vocabulary : {"train", "all"}, default="train"
+        See :func:`load_zhang2005_splits`.
+    n_jobs : int or None, default=None
+        Threads of each SVM (None: all CPUs).
+    figure : bool, default=True
+        Draw ``accuracy.png`` when matplotlib is installed.
+
+    Returns
+    -------
+    results : Zhang2005Results
+
+    Raises
+    ------
+    ValueError
+        For an unknown dataset or vocabulary, or a non-positive C.
+    DatasetNotFoundError
+        If ``data_dir`` does not exist or lacks a requested corpus (the
+        message names the path).
+    """
+    started = time.perf_counter()
+    datasets = _check_datasets(dataset)
+    C = check_positive(C, "C")
+    _check_vocabulary(vocabulary)
+    data_dir = _check_data_dir(data_dir)
+    if out_dir is not None:
+        out_dir = Path(out_dir).expanduser()
+        if out_dir.exists() and not out_dir.is_dir():
+            raise NotADirectoryError(f"out_dir {str(out_dir)!r} exists and is not a directory")
+
+    cells, significance, y_true, info = [], [], {}, {}
+    sweep_cells = [] if c_sweep else None
+    sweep_summary = [] if c_sweep else None
+    for name in datasets:
+        _note(progress, f"{name}: loading and vectorising ({RAINBOW_OPTIONS[name]})")
+        splits, dataset_info = load_zhang2005_splits(name, data_dir, vocabulary=vocabulary)
+        dataset_info["splits"] = [
+            {"name": s.name, "n_train": s.X_train.shape[0], "n_test": s.X_test.shape[0],
+             "n_words": s.n_words} for s in splits]
+        info[name] = dataset_info
+        y_true[name] = np.concatenate([s.y_test for s in splits])
+        _note(progress, f"{name}: {dataset_info['n_documents']} documents, "
+                        + ", ".join(f"{s.name}: {s.X_train.shape[0]} train / "
+                                    f"{s.X_test.shape[0]} test / {s.n_words} words"
+                                    for s in splits)
+                        + f" ({dataset_info['seconds']:.1f} s)")
+        embeddings = [_Embeddings(s) for s in splits]
+
+        sweep_Cs = [c for c in C_SWEEP_VALUES if c != C] if c_sweep else []
+        total = len(splits) * (len(CELLS) + len(sweep_Cs) * len(REPRESENTATIONS)
+                               * len(SWEEP_COLUMNS))
+        bar = _Progress(progress, total, name)
+        try:
+            table = _run_cells(name, splits, embeddings, CELLS, C, n_jobs, bar)
+            cells.extend(table)
+            significance.extend(_significance(name, table, y_true[name]))
+            if c_sweep:
+                swept = [c for c in table if (c.normalization, c.kernel) in SWEEP_COLUMNS]
+                for value in sweep_Cs:
+                    swept.extend(_run_cells(
+                        name, splits, embeddings,
+                        [(r, n, k) for r in REPRESENTATIONS for n, k in SWEEP_COLUMNS],
+                        value, n_jobs, bar))
+                swept.sort(key=lambda c: (c.representation, c.C))
+                sweep_cells.extend(swept)
+                sweep_summary.extend(_sweep_summary(name, swept, float(C)))
+        finally:
+            bar.close()
+
+    results = Zhang2005Results(
+        datasets=datasets, C=float(C), vocabulary=vocabulary, cells=cells,
+        significance=significance, c_sweep=sweep_cells, c_sweep_summary=sweep_summary,
+        y_true=y_true, info=info, files={}, seconds=0.0)
+    results.seconds = time.perf_counter() - started
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        results.files = write_outputs(results, out_dir, figure=figure, progress=progress)
+    results.seconds = time.perf_counter() - started
+    _note(progress, _summary_text(results))
+    return results
+
+
+# ---------------------------------------------------------------------------
+# Output files
+# ---------------------------------------------------------------------------
+
+def _write_csv(path, columns, rows):
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+
+
+def _fmt_p(p):
+    return f"{p:.3g}" if p >= 1e-3 else f"{p:.2e}"
+
+
+def _fmt_optional(value, spec):
+    return "" if value is None else format(value, spec)
+
+
+def write_outputs(results, out_dir, figure=True, progress=False):
+    """Write the CSV files, ``table.md`` and (with matplotlib) ``accuracy.png``.
+
+    Returns
+    -------
+    files : dict of str to pathlib.Path
+    """
+    out_dir = Path(out_dir)
+    files = {}
+    files["results"] = out_dir / "results.csv"
+    _write_csv(files["results"], RESULTS_COLUMNS, [
+        (c.dataset, c.representation, c.normalization, c.kernel, f"{c.accuracy:.2f}",
+         f"{c.seconds:.2f}", sum(c.n_test), sum(c.n_empty_test)) for c in results.cells])
+    files["results_by_split"] = out_dir / "results_by_split.csv"
+    rows = []
+    # The sweep's cells at the main C are the table's own cells: list them once.
+    extra = [c for c in results.c_sweep or [] if c.C != results.C]
+    for c in results.cells + extra:
+        for i, split in enumerate(c.split_names):
+            rows.append((c.dataset, split, c.representation, c.normalization, c.kernel,
+                         f"{c.C:g}", f"{c.split_accuracy[i]:.2f}", f"{c.split_seconds[i]:.2f}",
+                         c.n_train[i], c.n_test[i], c.n_empty_train[i], c.n_empty_test[i]))
+    _write_csv(files["results_by_split"], SPLIT_COLUMNS, rows)
+    files["significance"] = out_dir / "significance.csv"
+    _write_csv(files["significance"], SIGNIFICANCE_COLUMNS, [
+        (r["dataset"], r["representation"], r["system_a"], r["system_b"], r["n"], r["k"],
+         f"{r['sign_z']:.3f}", f"{r['sign_p']:.4g}", r["sign_method"], r["mcnemar_b"],
+         r["mcnemar_c"], f"{r['mcnemar_chi2']:.3f}", f"{r['mcnemar_p']:.4g}",
+         r["mcnemar_method"], _fmt_optional(r["paper_sign_z"], ".2f"))
+        for r in results.significance])
+    if results.c_sweep is not None:
+        files["c_sweep"] = out_dir / "c_sweep.csv"
+        rank_of = {}
+        for row in results.c_sweep_summary:
+            for C, ranks in row["ranks"].items():
+                for system, rank in ranks.items():
+                    rank_of[row["dataset"], row["representation"], C, system] = rank
+        _write_csv(files["c_sweep"], SWEEP_COLUMNS_CSV, [
+            (c.dataset, c.representation, f"{c.C:g}", c.normalization, c.kernel,
+             f"{c.accuracy:.2f}", f"{c.seconds:.2f}",
+             rank_of[c.dataset, c.representation, c.C, c.system]) for c in results.c_sweep])
+    files["table"] = out_dir / "table.md"
+    files["table"].write_text(markdown_report(results), encoding="utf-8")
+    if figure:
+        png = out_dir / "accuracy.png"
+        if plot_accuracy(results, png):
+            files["figure"] = png
+        else:
+            _note(progress, f"matplotlib is not installed: skipped {png} "
+                            f"(pip install 'kgeo[plot]' to draw it)")
+    return files
+
+
+def _label(representation, normalization, kernel):
+    rep = {"tf": "TF", "tfidf": "TF-IDF"}[representation]
+    return f"{rep} {normalization.upper()} {kernel.upper()}"
+
+
+def markdown_report(results):
+    """The tables of the run as Markdown, ours beside the paper's."""
+    lines = ["# Zhang, Chen & Lee (2005) reproduced with kgeo", "",
+             f"kgeo {__version__}; C = {results.C:g}; one-vs-one; vocabulary learnt from "
+             f"{'the training documents of each split' if results.vocabulary == 'train' else 'all documents'}; "
+             f"IDF = log(m / df) over the training documents. Accuracy in percent; "
+             f"difference = ours - paper.", ""]
+    if results.C != 1:
+        lines += ["The paper's values are for C = 1 and are not shown.", ""]
+    for dataset in results.datasets:
+        info = results.info[dataset]
+        cells = [c for c in results.cells if c.dataset == dataset]
+        lines += [f"## {_DATASET_TITLES[dataset]}", "",
+                  f"Rainbow options: `{info['rainbow']}`.", ""]
+        for s in info["splits"]:
+            lines.append(f"- split {s['name']}: {s['n_train']} training / {s['n_test']} test "
+                         f"documents, {s['n_words']} words")
+        lines += ["", "| representation | normalization | kernel | ours | paper | difference | seconds |",
+                  "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
+        for c in cells:
+            paper = "" if c.paper is None else f"{c.paper:.2f}"
+            diff = "" if c.paper is None else f"{c.accuracy - c.paper:+.2f}"
+            rep = {"tf": "TF", "tfidf": "TF-IDF"}[c.representation]
+            lines.append(f"| {rep} | {c.normalization.upper()} | {c.kernel.upper()} | "
+                         f"{c.accuracy:.2f} | {paper} | {diff} | {c.seconds:.1f} |")
+        if len(cells[0].split_names) > 1:
+            lines += ["", "Accuracy of each held-out university (the table shows their mean):", "",
+                      "| cell | " + " | ".join(cells[0].split_names) + " |",
+                      "| --- |" + " ---: |" * len(cells[0].split_names)]
+            for c in cells:
+                lines.append(f"| {_label(c.representation, c.normalization, c.kernel)} | "
+                             + " | ".join(f"{a:.2f}" for a in c.split_accuracy) + " |")
+        empty_test = sum(sum(c.n_empty_test) for c in cells if c.kernel == "ngd")
+        empty_train = sum(sum(c.n_empty_train) for c in cells if c.kernel == "ngd")
+        if empty_test or empty_train:
+            lines += ["", f"NGD cells: {empty_train} empty training document(s) left out of "
+                          f"training, {empty_test} empty test document(s) predicted from the "
+                          f"intercepts (and counted)."]
+        lines += ["", "### Significance (Table 3): NGD (L1) against LIN and NED (L2)", "",
+                  "Micro sign test (one-sided) and McNemar's test (continuity-corrected), "
+                  "on the test documents of all splits pooled. n: documents exactly one "
+                  "system classifies correctly; k: those NGD gets right.", "",
+                  "| representation | comparison | n | k | Z | Z (paper) | P (sign) | "
+                  "chi2 (McNemar) | P (McNemar) | P < 0.005 |",
+                  "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+        for r in results.significance:
+            if r["dataset"] != dataset:
+                continue
+            rep = {"tf": "TF", "tfidf": "TF-IDF"}[r["representation"]]
+            both = r["sign_p"] < SIGNIFICANCE_LEVEL and r["mcnemar_p"] < SIGNIFICANCE_LEVEL
+            lines.append(
+                f"| {rep} | {r['system_a'].upper()} vs {r['system_b'].upper()} | {r['n']} | "
+                f"{r['k']} | {r['sign_z']:.2f} | {_fmt_optional(r['paper_sign_z'], '.2f')} | "
+                f"{_fmt_p(r['sign_p'])} | {r['mcnemar_chi2']:.2f} | {_fmt_p(r['mcnemar_p'])} | "
+                f"{'yes' if both else 'no'} |")
+        if results.c_sweep_summary:
+            lines += ["", "### C sweep (footnote 3)", ""]
+            for row in results.c_sweep_summary:
+                if row["dataset"] != dataset:
+                    continue
+                rep = {"tf": "TF", "tfidf": "TF-IDF"}[row["representation"]]
+                swept = [c for c in results.c_sweep
+                         if c.dataset == dataset and c.representation == row["representation"]]
+                Cs = sorted({c.C for c in swept})
+                lines += [f"{rep}: {_describe_sweep(row)}.", "",
+                          "| C | NGD-L1 | LIN-L2 | NED-L2 | ranking |",
+                          "| ---: | ---: | ---: | ---: | --- |"]
+                for value in Cs:
+                    acc = {c.system: c.accuracy for c in swept if c.C == value}
+                    lines.append(f"| {value:g} | {acc['ngd-l1']:.2f} | {acc['lin-l2']:.2f} | "
+                                 f"{acc['ned-l2']:.2f} | {row['rankings'][value]} |")
+                lines.append("")
+        lines.append("")
+    lines.append(f"Total run time: {results.seconds:.0f} s.")
+    return "\n".join(lines) + "\n"
+
+
+def plot_accuracy(results, path):
+    """Draw the cells as grouped bars with the paper's values marked.
+
+    Returns
+    -------
+    drawn : bool
+        False when matplotlib is not installed (nothing is written).
+    """
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        return False
+    n = len(results.datasets)
+    # matplotlib.figure.Figure needs no pyplot and leaves the global backend alone.
+    fig = Figure(figsize=(10, 3.6 * n), layout="constrained")
+    axes = fig.subplots(n, 1, squeeze=False)[:, 0]
+    width = 0.38
+    colours = {"tf": "#4c72b0", "tfidf": "#dd8452"}
+    for ax, dataset in zip(axes, results.datasets):
+        for r, representation in enumerate(REPRESENTATIONS):
+            cells = [c for c in results.cells
+                     if c.dataset == dataset and c.representation == representation]
+            x = np.arange(len(cells)) + (r - 0.5) * width
+            ax.bar(x, [c.accuracy for c in cells], width, color=colours[representation],
+                   label=f"{'TF' if representation == 'tf' else 'TF-IDF'} (kgeo)")
+            paper = [c.paper for c in cells]
+            if all(p is not None for p in paper):
+                ax.scatter(x, paper, marker="_", s=300, linewidths=2.5, color="black",
+                           zorder=3, label="paper" if r == 0 else None)
+        ax.set_xticks(np.arange(len(COLUMNS)))
+        ax.set_xticklabels([f"{n.upper()} {k.upper()}" for n, k in COLUMNS])
+        ax.set_ylabel("accuracy (%)")
+        ax.set_ylim(0, 100)
+        ax.set_title(f"{_DATASET_TITLES[dataset]}, C = {results.C:g}")
+        ax.legend(loc="upper left", ncols=3, fontsize="small")
+        ax.grid(axis="y", alpha=0.3)
+    fig.savefig(path, dpi=120)
+    return True
+
+
+def _summary_text(results):
+    lines = []
+    for dataset in results.datasets:
+        lines.append(f"{_DATASET_TITLES[dataset]}: ours / paper (difference)")
+        for c in results.cells:
+            if c.dataset != dataset:
+                continue
+            paper = "" if c.paper is None else f" / {c.paper:.2f} ({c.accuracy - c.paper:+.2f})"
+            lines.append(f"  {_label(c.representation, c.normalization, c.kernel):<18} "
+                         f"{c.accuracy:6.2f}{paper}")
+        for r in results.significance:
+            if r["dataset"] == dataset:
+                lines.append(f"  {r['representation'].upper():<6} {r['system_a'].upper()} vs "
+                             f"{r['system_b'].upper()}: Z = {r['sign_z']:.2f} (p = "
+                             f"{_fmt_p(r['sign_p'])}), McNemar chi2 = {r['mcnemar_chi2']:.2f} "
+                             f"(p = {_fmt_p(r['mcnemar_p'])})")
+        for row in results.c_sweep_summary or []:
+            if row["dataset"] == dataset:
+                lines.append(f"  C sweep {row['representation'].upper()}: {_describe_sweep(row)}")
+    if results.files:
+        lines.append(f"wrote {', '.join(str(p) for p in results.files.values())}")
+    lines.append(f"total {results.seconds:.0f} s")
+    return "\n".join(lines)
