@@ -332,8 +332,7 @@ def _fit_predict(kernel, C, X_train, y_train, X_test, n_jobs):
     else:
         predictions = model.predict(X_test)
     seconds = time.perf_counter() - started
-    return _Outcome(predictions, seconds,
-                    int(empty_train.sum()) if on_simplex else 0, int(empty_test.sum()))
+    return _Outcome(predictions, seconds, int(empty_train.sum()), int(empty_test.sum()))
 
 
 def evaluate_cell(split, representation, normalization, kernel, C=1.0, n_jobs=None):
@@ -357,7 +356,7 @@ def evaluate_cell(split, representation, normalization, kernel, C=1.0, n_jobs=No
     if (representation, normalization, kernel) not in CELLS:
         raise ValueError(
             f"(representation, normalization, kernel) must be one of the cells "
-            f"{[c for c in CELLS]}, got {(representation, normalization, kernel)}")
+            f"{list(CELLS)}, got {(representation, normalization, kernel)}")
     C = check_positive(C, "C")
     X_train, X_test = _Embeddings(split)(representation, normalization)
     outcome = _fit_predict(kernel, C, X_train, split.y_train, X_test, n_jobs)
@@ -404,8 +403,9 @@ class CellResult:
         Fit plus predict time of each split.
     n_train, n_test, n_empty_train, n_empty_test : list of int
         Per split: training and test documents, and those without any word
-        (empty training documents are left out of NGD's training set; empty
-        test documents are predicted from the intercepts and counted).
+        after embedding. NGD leaves empty training documents out of its
+        training set and predicts empty test documents from the intercepts
+        (they count in the accuracy); LIN and NED take them as zero rows.
     predictions : ndarray of shape (sum(n_test),)
         Test predictions of all splits, concatenated in split order.
     paper : float or None
@@ -592,13 +592,16 @@ def _significance(dataset, cells, y_true):
             b = by_system[representation, norm_b, kernel_b]
             sign = micro_sign_test(y_true, a.predictions, b.predictions)
             mcnemar = mcnemar_test(y_true, a.predictions, b.predictions)
+            # The chi-square statistic is reported even where few discordant
+            # documents make the P-value exact (mcnemar_method says which).
+            chi2 = mcnemar_test(y_true, a.predictions, b.predictions, exact=False).statistic
             rows.append({
                 "dataset": dataset, "representation": representation,
                 "system_a": a.system, "system_b": b.system,
                 "n": sign.n, "k": sign.k,
                 "sign_z": sign.statistic, "sign_p": sign.pvalue, "sign_method": sign.method,
                 "mcnemar_b": mcnemar.b, "mcnemar_c": mcnemar.c,
-                "mcnemar_chi2": mcnemar.statistic, "mcnemar_p": mcnemar.pvalue,
+                "mcnemar_chi2": chi2, "mcnemar_p": mcnemar.pvalue,
                 "mcnemar_method": mcnemar.method,
                 "paper_sign_z": PAPER_SIGN_Z.get((dataset, representation, kernel_b)),
             })
@@ -778,6 +781,10 @@ def _fmt_p(p):
     return f"{p:.3g}" if p >= 1e-3 else f"{p:.2e}"
 
 
+def _exact(method):
+    return " (exact)" if method == "binomial" else ""
+
+
 def _fmt_optional(value, spec):
     return "" if value is None else format(value, spec)
 
@@ -881,7 +888,8 @@ def markdown_report(results):
         lines += ["", "### Significance (Table 3): NGD (L1) against LIN and NED (L2)", "",
                   "Micro sign test (one-sided) and McNemar's test (continuity-corrected), "
                   "on the test documents of all splits pooled. n: documents exactly one "
-                  "system classifies correctly; k: those NGD gets right.", "",
+                  "system classifies correctly; k: those NGD gets right; (exact): binomial "
+                  "P-value, used when n <= 12 (sign test) or n < 25 (McNemar).", "",
                   "| representation | comparison | n | k | Z | Z (paper) | P (sign) | "
                   "chi2 (McNemar) | P (McNemar) | P < 0.005 |",
                   "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
@@ -893,7 +901,8 @@ def markdown_report(results):
             lines.append(
                 f"| {rep} | {r['system_a'].upper()} vs {r['system_b'].upper()} | {r['n']} | "
                 f"{r['k']} | {r['sign_z']:.2f} | {_fmt_optional(r['paper_sign_z'], '.2f')} | "
-                f"{_fmt_p(r['sign_p'])} | {r['mcnemar_chi2']:.2f} | {_fmt_p(r['mcnemar_p'])} | "
+                f"{_fmt_p(r['sign_p'])}{_exact(r['sign_method'])} | {r['mcnemar_chi2']:.2f} | "
+                f"{_fmt_p(r['mcnemar_p'])}{_exact(r['mcnemar_method'])} | "
                 f"{'yes' if both else 'no'} |")
         if results.c_sweep_summary:
             lines += ["", "### C sweep (footnote 3)", ""]

@@ -1,0 +1,508 @@
+"""Tests for kgeo.experiments and ``kgeo reproduce``: the Zhang et al. (2005) runner.
+
+The runner is exercised end to end on tiny corpora the tests write to tmp_path:
+a 20 Newsgroups archive in the bydate tar layout and a WebKB folder tree
+(``webkb/<class>/<university>/<page>``, HTTP header plus HTML). One test on the
+real 20 Newsgroups (skipped when ../shared/data, or $KGEO_DATA, is absent)
+checks a cheap cell against the paper.
+"""
+
+import csv
+import io
+import os
+import sys
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from kgeo import SVM
+from kgeo.__main__ import main
+from kgeo.datasets import DatasetNotFoundError, load_20newsgroups, load_webkb
+from kgeo.experiments import (
+    C_SWEEP_VALUES,
+    CELLS,
+    PAPER_ACCURACY,
+    PREPROCESSING,
+    RESULTS_COLUMNS,
+    SIGNIFICANCE_COLUMNS,
+    evaluate_cell,
+    load_zhang2005_splits,
+    predict_from_intercepts,
+    run_zhang2005,
+)
+from kgeo.text import RainbowVectorizer
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+REQUIRED_COLUMNS = ["dataset", "representation", "normalization", "kernel", "accuracy"]
+
+# Topic words: letters only, not in the SMART stop list, long enough to be kept.
+TOPICS = {
+    "alt.atheism": ["deity", "faith", "scripture", "atheist", "morality", "belief"],
+    "rec.autos": ["engine", "sedan", "gearbox", "mileage", "tyres", "clutch"],
+    "sci.space": ["orbit", "rocket", "lunar", "shuttle", "payload", "telescope"],
+}
+FILLER = ["message", "reply", "thanks", "question", "posting", "people"]
+WEBKB_TOPICS = {
+    "student": ["homework", "advisor", "thesis", "resume", "hobbies", "graduate"],
+    "faculty": ["professor", "publications", "tenure", "grants", "teaching", "research"],
+    "course": ["syllabus", "lecture", "assignments", "exam", "midterm", "grading"],
+    "project": ["prototype", "funding", "members", "architecture", "release", "sponsors"],
+}
+UNIVERSITIES = ["cornell", "misc", "texas", "washington", "wisconsin"]
+
+
+def _words(rng, topic_words, n=25, topic_share=0.6):
+    pool = np.where(rng.random(n) < topic_share, rng.choice(topic_words, n), rng.choice(FILLER, n))
+    return " ".join(pool.tolist())
+
+
+def make_20ng_tar(path, n_train=10, n_test=6, seed=0):
+    """A gzip tar with 20news-bydate-{train,test}/<group>/<id> members."""
+    rng = np.random.default_rng(seed)
+    ident = 1000
+    with tarfile.open(path, "w:gz") as tar:
+        for split, n in (("train", n_train), ("test", n_test)):
+            for group, topic in TOPICS.items():
+                for _ in range(n):
+                    ident += 1
+                    text = (f"From: someone{ident}@example.edu\nSubject: about {topic[0]}\n"
+                            f"Organization: example\nLines: 3\n\n{_words(rng, topic)}\n")
+                    data = text.encode("latin-1")
+                    info = tarfile.TarInfo(f"20news-bydate-{split}/{group}/{ident}")
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def make_webkb_tree(root, per_university=3, seed=0, empty_pages=()):
+    """webkb/<class>/<university>/<page> pages with an HTTP header and HTML.
+
+    ``empty_pages`` lists (class, university) pairs that get one more page
+    whose body holds no text outside tags: it has no word after
+    ``--skip-header --skip-html``.
+    """
+    rng = np.random.default_rng(seed)
+    for cls, topic in WEBKB_TOPICS.items():
+        for univ in UNIVERSITIES:
+            folder = root / "webkb" / cls / univ
+            folder.mkdir(parents=True)
+            for i in range(per_university):
+                body = _words(rng, topic, n=30)
+                page = (f"MIME-Version: 1.0\r\nServer: CERN/3.0\r\nContent-Type: text/html\r\n"
+                        f"\r\n<html><head><title>{cls} page</title></head>\n<body>\n"
+                        f"<h1>{topic[i % len(topic)]}</h1> <p>{body} room {4100 + i}</p>\n"
+                        f"<a href=\"http://www.cs.{univ}.edu/\">home</a></body></html>\n")
+                name = f"http:^^www.cs.{univ}.edu^~{cls}{i}^index.html"
+                (folder / name).write_bytes(page.encode("latin-1"))
+            if (cls, univ) in empty_pages:
+                page = ("Content-Type: text/html\r\n\r\n<html><body><img src=\"a.gif\">"
+                        "</body></html>\n")
+                (folder / "http:^^www.cs.empty.edu^blank.html").write_bytes(page.encode())
+    return root
+
+
+@pytest.fixture
+def ng_data(tmp_path):
+    data = tmp_path / "data"
+    (data / "20news-bydate").mkdir(parents=True)
+    make_20ng_tar(data / "20news-bydate" / "20news-bydate.tar.gz")
+    return data
+
+
+@pytest.fixture
+def webkb_data(tmp_path):
+    data = tmp_path / "data"
+    make_webkb_tree(data, empty_pages={("course", "texas"), ("student", "misc")})
+    return data
+
+
+def _read_csv(path):
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    return rows[0], [dict(zip(rows[0], row)) for row in rows[1:]]
+
+
+# ---------------------------------------------------------------------------
+# Data and splits
+# ---------------------------------------------------------------------------
+
+def test_20ng_split_uses_the_paper_preprocessing(ng_data):
+    splits, info = load_zhang2005_splits("20ng", ng_data)
+    assert [s.name for s in splits] == ["bydate"]
+    split = splits[0]
+    assert split.X_train.shape[0] == 30 and split.X_test.shape[0] == 18
+    assert info["n_classes"] == 3 and info["n_documents"] == 48
+    assert "prune-vocab-by-doc-count=2" in info["rainbow"]
+    # Headers are kept (the paper gives no --skip-header for 20NG) and the SMART
+    # stop list applies ("thanks" is a stop word, "organization" is not).
+    vec = RainbowVectorizer(**PREPROCESSING["20ng"])
+    vec.fit(load_20newsgroups(ng_data, "train").data)
+    assert "organization" in vec.vocabulary_ and "subject" in vec.vocabulary_
+    assert "thanks" not in vec.vocabulary_
+    assert split.X_train.shape[1] == split.X_test.shape[1] == split.n_words == len(vec.vocabulary_)
+    assert sp.isspmatrix_csr(split.X_train)
+
+
+def test_webkb_four_leave_one_university_out_splits(webkb_data):
+    splits, info = load_zhang2005_splits("webkb", webkb_data)
+    assert [s.name for s in splits] == ["cornell", "texas", "washington", "wisconsin"]
+    n_pages = 4 * 5 * 3 + 2
+    assert info["n_documents"] == n_pages
+    for s in splits:
+        # One university held out: 4 classes x 3 pages (+ texas' empty course page).
+        expected_test = 12 + (1 if s.name == "texas" else 0)
+        assert s.X_test.shape[0] == expected_test
+        assert s.X_train.shape[0] == n_pages - expected_test
+        assert sorted(set(s.y_test.tolist())) == [0, 1, 2, 3]
+    # Digits are tagged (--lex-pipe-command=tagdigits), HTML and headers skipped,
+    # no stop list: the same vectoriser on the corpus shows the vocabulary used.
+    vec = RainbowVectorizer(**PREPROCESSING["webkb"]).fit(load_webkb(webkb_data).data)
+    assert "<DIGITS4>" in vec.vocabulary_ and "room" in vec.vocabulary_
+    assert "html" not in vec.vocabulary_ and "server" not in vec.vocabulary_
+    assert "thanks" in vec.vocabulary_  # a SMART stop word, kept by --no-stoplist
+
+
+def test_vocabulary_all_shares_one_vocabulary(webkb_data):
+    train_splits, _ = load_zhang2005_splits("webkb", webkb_data, vocabulary="train")
+    all_splits, _ = load_zhang2005_splits("webkb", webkb_data, vocabulary="all")
+    assert len({s.n_words for s in all_splits}) == 1
+    assert all(a.n_words >= t.n_words for a, t in zip(all_splits, train_splits))
+    with pytest.raises(ValueError, match="vocabulary must be one of"):
+        load_zhang2005_splits("webkb", webkb_data, vocabulary="test")
+
+
+# ---------------------------------------------------------------------------
+# Empty documents
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_predict_from_intercepts_matches_a_zero_row(random_count_csr, rng, n_classes):
+    # The linear kernel gives 0 against every support vector for an all-zero
+    # row: SVM.predict then decides on the intercepts alone, as the helper does.
+    X = random_count_csr(60, 12)
+    y = rng.integers(0, n_classes, size=60)
+    model = SVM(kernel="linear", C=0.5).fit(X, y)
+    zero = sp.csr_matrix((3, 12))
+    np.testing.assert_array_equal(predict_from_intercepts(model, 3), model.predict(zero))
+
+
+def test_empty_test_documents_count_for_ngd(webkb_data):
+    splits, _ = load_zhang2005_splits("webkb", webkb_data)
+    texas = splits[1]
+    empty = np.diff(texas.X_test.indptr) == 0
+    assert empty.sum() == 1
+    accuracy, predictions = evaluate_cell(texas, "tf", "l1", "ngd")
+    assert predictions.shape == (texas.X_test.shape[0],)
+    assert accuracy == pytest.approx(100 * np.mean(predictions == texas.y_test))
+    # The empty student/misc page is in every training set, the empty
+    # course/texas page in three: NGD leaves them out instead of failing.
+    assert [int((np.diff(s.X_train.indptr) == 0).sum()) for s in splits] == [2, 1, 2, 2]
+    evaluate_cell(splits[0], "tfidf", "l1", "ngd")
+    evaluate_cell(splits[0], "tf", "l1", "lin")
+
+
+def test_evaluate_cell_rejects_unknown_cells(ng_data):
+    splits, _ = load_zhang2005_splits("20ng", ng_data)
+    with pytest.raises(ValueError, match="must be one of the cells"):
+        evaluate_cell(splits[0], "tf", "l2", "ngd")
+    with pytest.raises(ValueError, match="C must be finite and > 0"):
+        evaluate_cell(splits[0], "tf", "l1", "ngd", C=0)
+
+
+# ---------------------------------------------------------------------------
+# End to end
+# ---------------------------------------------------------------------------
+
+def test_run_20ng_writes_every_output(ng_data, tmp_path):
+    out = tmp_path / "out"
+    results = run_zhang2005("20ng", ng_data, out, progress=False)
+    assert len(results.cells) == 10
+    assert [(c.representation, c.normalization, c.kernel) for c in results.cells] == list(CELLS)
+
+    header, rows = _read_csv(out / "results.csv")
+    assert header[:5] == REQUIRED_COLUMNS and header[5] == "seconds"
+    assert header == list(RESULTS_COLUMNS)
+    assert len(rows) == 10
+    assert {r["dataset"] for r in rows} == {"20ng"}
+    assert {r["representation"] for r in rows} == {"tf", "tfidf"}
+    assert {r["normalization"] for r in rows} == {"l1", "l2"}
+    assert {r["kernel"] for r in rows} == {"lin", "ned", "ngd"}
+    assert not any(r["normalization"] == "l2" and r["kernel"] == "ngd" for r in rows)
+    for r in rows:
+        accuracy = float(r["accuracy"])
+        assert 0 <= accuracy <= 100 and r["accuracy"] == f"{accuracy:.2f}"
+        assert float(r["seconds"]) >= 0 and int(r["n_test"]) == 18
+    ngd = results.cell("20ng", "tf", "l1", "ngd")
+    assert ngd.accuracy > 90  # three well separated topics
+
+    header, rows = _read_csv(out / "significance.csv")
+    assert header == list(SIGNIFICANCE_COLUMNS)
+    assert [(r["representation"], r["system_a"], r["system_b"]) for r in rows] == [
+        ("tf", "ngd-l1", "lin-l2"), ("tf", "ngd-l1", "ned-l2"),
+        ("tfidf", "ngd-l1", "lin-l2"), ("tfidf", "ngd-l1", "ned-l2")]
+    assert [r["paper_sign_z"] for r in rows] == ["7.52", "7.60", "7.49", "8.47"]
+    for r in rows:
+        assert 0 <= float(r["sign_p"]) <= 1 and 0 <= float(r["mcnemar_p"]) <= 1
+        assert int(r["k"]) <= int(r["n"]) == int(r["mcnemar_b"]) + int(r["mcnemar_c"])
+
+    table = (out / "table.md").read_text()
+    assert "20 Newsgroups (Table 2)" in table
+    for value in PAPER_ACCURACY["20ng"].values():
+        assert f"{value:.2f}" in table
+    assert f"| TF | L1 | NGD | {ngd.accuracy:.2f} | 81.94 | {ngd.accuracy - 81.94:+.2f} |" in table
+    assert "Z (paper)" in table and not (out / "c_sweep.csv").exists()
+
+    header, rows = _read_csv(out / "results_by_split.csv")
+    assert len(rows) == 10 and {r["split"] for r in rows} == {"bydate"}
+    assert set(results.files) >= {"results", "results_by_split", "significance", "table"}
+
+
+def test_run_webkb_averages_the_four_universities(webkb_data, tmp_path):
+    out = tmp_path / "out"
+    results = run_zhang2005("webkb", webkb_data, out, progress=False, figure=False)
+    header, split_rows = _read_csv(out / "results_by_split.csv")
+    _, rows = _read_csv(out / "results.csv")
+    assert len(rows) == 10 and len(split_rows) == 40
+    for r in rows:
+        per_split = [float(s["accuracy"]) for s in split_rows
+                     if (s["representation"], s["normalization"], s["kernel"])
+                     == (r["representation"], r["normalization"], r["kernel"])]
+        assert [s["split"] for s in split_rows[:4]] == ["cornell", "texas", "washington",
+                                                       "wisconsin"]
+        assert len(per_split) == 4
+        assert float(r["accuracy"]) == pytest.approx(np.mean(per_split), abs=0.006)
+        # 12 pages per university plus the empty texas page, all counted.
+        assert int(r["n_test"]) == 49 and int(r["n_empty_test"]) == 1
+    cell = results.cell("webkb", "tf", "l1", "ngd")
+    assert cell.n_test == [12, 13, 12, 12]
+    assert cell.n_empty_test == [0, 1, 0, 0]
+    # The empty misc page is in every training set, the empty texas page in three.
+    assert cell.n_empty_train == [2, 1, 2, 2]
+    assert cell.accuracy == pytest.approx(np.mean(cell.split_accuracy))
+    # Significance pools the four test sets: every non-misc page once.
+    assert results.y_true["webkb"].shape == (49,)
+    _, sig = _read_csv(out / "significance.csv")
+    assert [r["paper_sign_z"] for r in sig] == ["3.47", "2.67", "4.25", "4.43"]
+    for r in sig:
+        # Few discordant pages: exact P-values, but the chi-square is still reported.
+        b, c = int(r["mcnemar_b"]), int(r["mcnemar_c"])
+        assert r["mcnemar_method"] == "binomial" and r["sign_method"] == "binomial"
+        expected = max(abs(b - c) - 1, 0) ** 2 / (b + c) if b + c else 0.0
+        assert float(r["mcnemar_chi2"]) == pytest.approx(expected, abs=1e-3)
+    assert "WebKB (Table 1)" in (out / "table.md").read_text()
+    assert not (out / "accuracy.png").exists()
+
+
+def test_c_sweep(ng_data, tmp_path):
+    out = tmp_path / "out"
+    results = run_zhang2005("20ng", ng_data, out, c_sweep=True, progress=False, figure=False)
+    header, rows = _read_csv(out / "c_sweep.csv")
+    assert header[:6] == ["dataset", "representation", "C", "normalization", "kernel",
+                          "accuracy"]
+    assert len(rows) == 2 * 3 * len(C_SWEEP_VALUES)
+    assert sorted({float(r["C"]) for r in rows}) == sorted(C_SWEEP_VALUES)
+    assert {(r["normalization"], r["kernel"]) for r in rows} == {
+        ("l1", "ngd"), ("l2", "lin"), ("l2", "ned")}
+    # The C = 1 rows are the main table's cells, not a second training.
+    for r in rows:
+        if float(r["C"]) == 1.0:
+            main_cell = results.cell("20ng", r["representation"], r["normalization"],
+                                     r["kernel"])
+            assert r["accuracy"] == f"{main_cell.accuracy:.2f}"
+        assert 1 <= int(r["rank"]) <= 3
+    assert len(results.c_sweep_summary) == 2
+    for row in results.c_sweep_summary:
+        assert set(row["rankings"]) == set(C_SWEEP_VALUES)
+        assert isinstance(row["ranking_changed"], bool)
+        assert isinstance(row["ngd_best_everywhere"], bool)
+    assert results.ranking_changed in (True, False)
+    assert "C sweep (footnote 3)" in (out / "table.md").read_text()
+    _, split_rows = _read_csv(out / "results_by_split.csv")
+    assert len(split_rows) == 10 + 2 * 3 * (len(C_SWEEP_VALUES) - 1)
+
+
+def test_figure(ng_data, tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "out"
+    results = run_zhang2005("20ng", ng_data, out, progress=False)
+    png = out / "accuracy.png"
+    assert results.files["figure"] == png
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_figure_skipped_without_matplotlib(ng_data, tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    out = tmp_path / "out"
+    results = run_zhang2005("20ng", ng_data, out, progress=True)
+    assert "figure" not in results.files and not (out / "accuracy.png").exists()
+    assert "matplotlib is not installed" in capsys.readouterr().out
+
+
+def test_progress_lines_without_tqdm(ng_data, tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    run_zhang2005("20ng", ng_data, tmp_path / "out", progress=True, figure=False)
+    lines = [line for line in capsys.readouterr().out.splitlines() if " C=1: " in line]
+    assert len(lines) == 10
+    assert lines[2].startswith("20ng TF L1 NGD C=1: ") and lines[2].endswith(" s)")
+
+
+def test_progress_bar_with_tqdm(ng_data, tmp_path, capsys):
+    pytest.importorskip("tqdm")
+    run_zhang2005("20ng", ng_data, tmp_path / "out", progress=True, figure=False)
+    captured = capsys.readouterr()
+    assert "10/10" in captured.err  # the bar, on stderr
+    assert captured.out.count(" C=1: ") == 10  # one line per cell, above the bar
+
+
+def test_quiet_run_prints_nothing(ng_data, tmp_path, capsys):
+    run_zhang2005("20ng", ng_data, None, progress=False)
+    assert capsys.readouterr() == ("", "")
+
+
+def test_both_datasets_in_one_run(tmp_path):
+    data = tmp_path / "data"
+    (data / "20news-bydate").mkdir(parents=True)
+    make_20ng_tar(data / "20news-bydate" / "20news-bydate.tar.gz")
+    make_webkb_tree(data)
+    results = run_zhang2005(["20ng", "webkb"], data, tmp_path / "out", progress=False,
+                            figure=False)
+    _, rows = _read_csv(tmp_path / "out" / "results.csv")
+    assert [r["dataset"] for r in rows] == ["20ng"] * 10 + ["webkb"] * 10
+    assert len(results.significance) == 8
+
+
+# ---------------------------------------------------------------------------
+# Arguments and the command line
+# ---------------------------------------------------------------------------
+
+def test_bad_arguments(ng_data, tmp_path):
+    with pytest.raises(ValueError, match=r"dataset must be one of \['20ng', 'webkb'\], got 'reuters'"):
+        run_zhang2005("reuters", ng_data, tmp_path / "out")
+    with pytest.raises(ValueError, match="C must be finite and > 0, got -1.0"):
+        run_zhang2005("20ng", ng_data, tmp_path / "out", C=-1.0)
+    missing = tmp_path / "nowhere"
+    with pytest.raises(DatasetNotFoundError, match=f"data directory '{missing}' does not exist"):
+        run_zhang2005("20ng", missing, tmp_path / "out")
+    # The folder exists but holds no WebKB copy: the loader's message names it.
+    with pytest.raises(DatasetNotFoundError, match="no WebKB corpus under"):
+        run_zhang2005("webkb", ng_data, tmp_path / "out")
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(NotADirectoryError, match="is not a directory"):
+        run_zhang2005("20ng", ng_data, afile)
+
+
+def test_cli_reproduce(ng_data, tmp_path, capsys):
+    out = tmp_path / "cli-out"
+    code = main(["reproduce", "zhang2005", "--dataset", "20ng", "--data", str(ng_data),
+                 "--out", str(out), "--C", "1", "--no-figure"])
+    assert code == 0
+    for name in ("results.csv", "results_by_split.csv", "significance.csv", "table.md"):
+        assert (out / name).is_file()
+    printed = capsys.readouterr().out
+    assert "20 Newsgroups (Table 2): ours / paper (difference)" in printed
+    assert "NGD-L1 vs LIN-L2: Z = " in printed
+
+
+def test_cli_c_sweep_flag(ng_data, tmp_path):
+    out = tmp_path / "cli-out"
+    assert main(["reproduce", "zhang2005", "--dataset", "20ng", "--data", str(ng_data),
+                 "--out", str(out), "--C-sweep", "--quiet", "--no-figure"]) == 0
+    assert (out / "c_sweep.csv").is_file()
+
+
+def test_cli_unknown_dataset(ng_data, tmp_path, capsys):
+    with pytest.raises(SystemExit) as excinfo:
+        main(["reproduce", "zhang2005", "--dataset", "reuters", "--data", str(ng_data),
+              "--out", str(tmp_path / "o")])
+    assert excinfo.value.code == 2
+    assert "invalid choice: 'reuters'" in capsys.readouterr().err
+
+
+def test_cli_unknown_experiment(ng_data, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["reproduce", "lafferty2005", "--dataset", "20ng", "--data", str(ng_data),
+              "--out", str(tmp_path / "o")])
+    assert "invalid choice: 'lafferty2005'" in capsys.readouterr().err
+
+
+def test_cli_missing_data_dir(tmp_path, capsys):
+    missing = tmp_path / "no-such-folder"
+    code = main(["reproduce", "zhang2005", "--dataset", "20ng", "--data", str(missing),
+                 "--out", str(tmp_path / "o"), "--quiet"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kgeo reproduce: error: ")
+    assert str(missing) in err and not (tmp_path / "o").exists()
+
+
+def test_cli_bad_C(ng_data, tmp_path, capsys):
+    code = main(["reproduce", "zhang2005", "--dataset", "20ng", "--data", str(ng_data),
+                 "--out", str(tmp_path / "o"), "--C", "0", "--quiet"])
+    assert code == 2
+    assert "C must be finite and > 0" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------
+# Real data
+# ---------------------------------------------------------------------------
+
+def _real_data_dir():
+    env = os.environ.get("KGEO_DATA")
+    return Path(env) if env else REPO_ROOT.parent / "shared" / "data"
+
+
+def test_real_20ng_l2_lin_tfidf_matches_the_paper():
+    """L2 LIN TF-IDF on the full 20 Newsgroups: within 1 point of Table 2 (about 15 s)."""
+    data = _real_data_dir()
+    if not (data / "20news-bydate").exists():
+        pytest.skip(f"20 Newsgroups not found under {data} (set KGEO_DATA)")
+    splits, info = load_zhang2005_splits("20ng", data)
+    split = splits[0]
+    assert (split.X_train.shape[0], split.X_test.shape[0]) == (11314, 7532)
+    accuracy, predictions = evaluate_cell(split, "tfidf", "l2", "lin")
+    paper = PAPER_ACCURACY["20ng"]["tfidf", "l2", "lin"]
+    assert abs(accuracy - paper) <= 1.0, f"L2 LIN TF-IDF: {accuracy:.2f}% vs paper {paper}%"
+
+
+def _fake_cell(representation, normalization, kernel, C, accuracy):
+    from kgeo.experiments import CellResult
+    return CellResult(dataset="20ng", representation=representation,
+                      normalization=normalization, kernel=kernel, C=C, accuracy=accuracy,
+                      split_names=["bydate"], split_accuracy=[accuracy], split_seconds=[0.0],
+                      n_train=[1], n_test=[1], n_empty_train=[0], n_empty_test=[0],
+                      predictions=np.zeros(1))
+
+
+def test_sweep_summary_rankings_ties_and_exceptions():
+    from kgeo.experiments import _describe_sweep, _sweep_summary
+    table = {  # C: (ngd-l1, lin-l2, ned-l2)
+        0.001: (5.3, 5.3, 5.3),
+        0.1: (77.0, 68.0, 64.0),
+        1.0: (81.0, 80.0, 80.5),
+        10.0: (81.0, 80.9, 80.5),
+    }
+    cells = []
+    for representation in ("tf", "tfidf"):
+        for C, accuracies in table.items():
+            for (norm, kernel), acc in zip([("l1", "ngd"), ("l2", "lin"), ("l2", "ned")],
+                                           accuracies):
+                if representation == "tfidf":
+                    acc = {"ngd": 90.0, "lin": 80.0, "ned": 70.0}[kernel]
+                cells.append(_fake_cell(representation, norm, kernel, C, acc))
+    tf, tfidf = _sweep_summary("20ng", cells, 1.0)
+    assert tf["rankings"][0.001] == "lin-l2 = ned-l2 = ngd-l1"
+    assert tf["rankings"][1.0] == "ngd-l1 > ned-l2 > lin-l2"
+    assert tf["rankings"][10.0] == "ngd-l1 > lin-l2 > ned-l2"
+    assert tf["ranks"][0.001] == {"lin-l2": 1, "ned-l2": 1, "ngd-l1": 1}
+    assert tf["ranking_changed"] and not tf["ngd_best_everywhere"]
+    assert tf["ngd_not_best_at"] == [0.001]
+    assert _describe_sweep(tf).endswith("NGD-L1 strictly best at every C except 0.001")
+    assert not tfidf["ranking_changed"] and tfidf["ngd_best_everywhere"]
+    assert _describe_sweep(tfidf) == ("ranking changed across C: no; NGD-L1 strictly best "
+                                      "at every C")

@@ -1,0 +1,156 @@
+"""Tests for kgeo.significance: the micro sign test and McNemar's test.
+
+References are hand-computed values and scipy.stats.binomtest / chi2.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from kgeo.significance import (
+    SIGN_TEST_EXACT_MAX_N,
+    discordant_counts,
+    mcnemar_test,
+    micro_sign_test,
+)
+
+
+def _predictions(n_both, n_only_a, n_only_b, n_neither, n_classes=3):
+    """Labels and two prediction vectors with the given correctness pattern."""
+    y = np.arange(n_both + n_only_a + n_only_b + n_neither) % n_classes
+    wrong = (y + 1) % n_classes
+    a = np.concatenate([y[:n_both + n_only_a], wrong[n_both + n_only_a:]])
+    b = np.concatenate([y[:n_both], wrong[n_both:n_both + n_only_a],
+                        y[n_both + n_only_a:n_both + n_only_a + n_only_b],
+                        wrong[n_both + n_only_a + n_only_b:]])
+    # Both wrong, and wrong differently: still no evidence for either system.
+    b[n_both + n_only_a + n_only_b:] = (y[n_both + n_only_a + n_only_b:] + 2) % n_classes
+    return y, a, b
+
+
+def test_discordant_counts():
+    y, a, b = _predictions(n_both=50, n_only_a=7, n_only_b=3, n_neither=20)
+    assert discordant_counts(y, a, b) == (7, 3)
+    assert discordant_counts(y, b, a) == (3, 7)
+
+
+def test_sign_test_hand_computed_normal():
+    # n = 100 discordant documents, A right on k = 65: Z = (65 - 50) / (0.5 * 10) = 3.
+    y, a, b = _predictions(n_both=400, n_only_a=65, n_only_b=35, n_neither=50)
+    r = micro_sign_test(y, a, b)
+    assert (r.n, r.k, r.method) == (100, 65, "normal")
+    assert r.statistic == pytest.approx(3.0)
+    assert r.pvalue == pytest.approx(stats.norm.sf(3.0))
+    assert r.pvalue == pytest.approx(0.0013499, rel=1e-4)
+
+
+def test_sign_test_is_antisymmetric():
+    y, a, b = _predictions(n_both=10, n_only_a=30, n_only_b=14, n_neither=5)
+    ab, ba = micro_sign_test(y, a, b), micro_sign_test(y, b, a)
+    assert ab.statistic == pytest.approx(-ba.statistic)
+    assert ab.pvalue + ba.pvalue == pytest.approx(1.0)  # continuous normal tails
+
+
+@pytest.mark.parametrize("n_only_a, n_only_b", [(5, 0), (9, 3), (6, 6), (2, 10), (1, 0)])
+def test_sign_test_small_n_is_exact_binomial(n_only_a, n_only_b):
+    y, a, b = _predictions(n_both=20, n_only_a=n_only_a, n_only_b=n_only_b, n_neither=4)
+    r = micro_sign_test(y, a, b)
+    n = n_only_a + n_only_b
+    assert n <= SIGN_TEST_EXACT_MAX_N and r.method == "binomial"
+    expected = stats.binomtest(n_only_a, n, 0.5, alternative="greater").pvalue
+    assert r.pvalue == pytest.approx(expected, rel=1e-12)
+    assert r.statistic == pytest.approx((n_only_a - 0.5 * n) / (0.5 * math.sqrt(n)))
+
+
+def test_sign_test_hand_computed_binomial():
+    # k = 5 of n = 5: P = 0.5 ** 5.
+    y, a, b = _predictions(n_both=3, n_only_a=5, n_only_b=0, n_neither=0)
+    assert micro_sign_test(y, a, b).pvalue == pytest.approx(1 / 32)
+
+
+def test_sign_test_threshold_and_forcing():
+    y, a, b = _predictions(n_both=0, n_only_a=9, n_only_b=4, n_neither=0)  # n = 13
+    assert micro_sign_test(y, a, b).method == "normal"
+    exact = micro_sign_test(y, a, b, exact=True)
+    assert exact.method == "binomial"
+    assert exact.pvalue == pytest.approx(
+        stats.binomtest(9, 13, 0.5, alternative="greater").pvalue)
+    y, a, b = _predictions(n_both=0, n_only_a=9, n_only_b=3, n_neither=0)  # n = 12
+    assert micro_sign_test(y, a, b).method == "binomial"
+    assert micro_sign_test(y, a, b, exact=False).method == "normal"
+
+
+def test_sign_test_no_disagreement():
+    y = np.array([0, 1, 2, 0])
+    r = micro_sign_test(y, y, y)
+    assert (r.statistic, r.pvalue, r.n, r.k) == (0.0, 1.0, 0, 0)
+
+
+def test_sign_test_accepts_string_labels():
+    y = np.array(["a", "b", "c", "a"])
+    r = micro_sign_test(y, ["a", "b", "c", "c"], ["b", "b", "a", "c"])
+    assert (r.n, r.k) == (2, 2)
+
+
+def test_mcnemar_hand_computed_chi2():
+    # b = 40, c = 20: chi2 = (|40 - 20| - 1)^2 / 60 = 361 / 60.
+    y, a, b = _predictions(n_both=100, n_only_a=40, n_only_b=20, n_neither=10)
+    r = mcnemar_test(y, a, b)
+    assert (r.b, r.c, r.method) == (40, 20, "chi2")
+    assert r.statistic == pytest.approx(361 / 60)
+    assert r.pvalue == pytest.approx(stats.chi2.sf(361 / 60, 1))
+    assert r.pvalue == pytest.approx(0.014171, rel=1e-3)
+    swapped = mcnemar_test(y, b, a)
+    assert swapped.statistic == pytest.approx(r.statistic)
+    assert swapped.pvalue == pytest.approx(r.pvalue)
+
+
+def test_mcnemar_equal_counts_gives_zero_statistic():
+    # The correction never makes the statistic negative or > 0 when b == c.
+    y, a, b = _predictions(n_both=5, n_only_a=30, n_only_b=30, n_neither=0)
+    r = mcnemar_test(y, a, b)
+    assert r.statistic == 0.0 and r.pvalue == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("n_only_a, n_only_b", [(7, 1), (3, 9), (5, 5), (0, 4), (12, 11)])
+def test_mcnemar_exact_is_two_sided_binomial(n_only_a, n_only_b):
+    y, a, b = _predictions(n_both=20, n_only_a=n_only_a, n_only_b=n_only_b, n_neither=3)
+    r = mcnemar_test(y, a, b)
+    assert r.method == "binomial"
+    expected = stats.binomtest(n_only_a, n_only_a + n_only_b, 0.5,
+                               alternative="two-sided").pvalue
+    assert r.pvalue == pytest.approx(expected, rel=1e-12)
+
+
+def test_mcnemar_forcing_and_empty():
+    y, a, b = _predictions(n_both=5, n_only_a=8, n_only_b=2, n_neither=1)
+    assert mcnemar_test(y, a, b, exact=False).method == "chi2"
+    assert mcnemar_test(y, a, b, exact=False).statistic == pytest.approx(25 / 10)
+    y, a, b = _predictions(n_both=5, n_only_a=60, n_only_b=20, n_neither=1)
+    assert mcnemar_test(y, a, b, exact=True).method == "binomial"
+    r = mcnemar_test([1, 2], [1, 2], [1, 2])
+    assert (r.statistic, r.pvalue) == (0.0, 1.0)
+
+
+def test_mcnemar_and_sign_test_agree_in_direction_and_size():
+    y, a, b = _predictions(n_both=1000, n_only_a=150, n_only_b=80, n_neither=200)
+    sign, mcnemar = micro_sign_test(y, a, b), mcnemar_test(y, a, b)
+    # Without the continuity correction chi2 would be Z^2; with it, chi2 is the
+    # square of Z computed on |b - c| - 1, and its P-value twice that Z's normal tail.
+    assert sign.statistic ** 2 == pytest.approx((150 - 80) ** 2 / 230)
+    z_corrected = (150 - 80 - 1) / math.sqrt(230)
+    assert mcnemar.statistic == pytest.approx(z_corrected ** 2)
+    assert mcnemar.pvalue == pytest.approx(2 * stats.norm.sf(z_corrected))
+    assert sign.pvalue < mcnemar.pvalue < 2 * sign.pvalue * 1.5
+
+
+@pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
+def test_bad_input(test):
+    with pytest.raises(ValueError, match="one entry per document"):
+        test([0, 1, 2], [0, 1], [0, 1, 2])
+    with pytest.raises(ValueError, match="must be 1D"):
+        test([[0, 1]], [[0, 1]], [[0, 1]])
+    with pytest.raises(ValueError, match="exact must be None, True or False"):
+        test([0], [0], [0], exact="yes")
