@@ -51,6 +51,8 @@ cdef float64_t TIE = 1e-9
 # there it would be a free variable (and a support vector) in one run and
 # not in another.
 cdef float64_t SNAP = 1e-14
+# Iterations between two shrinking passes (libsvm: min(l, 1000)).
+cdef intp_t SHRINK_EVERY = 1000
 # Iterations between two checks for Ctrl-C.
 cdef intp_t SIGNAL_CHECK_EVERY = 64
 
@@ -596,7 +598,7 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
                          int64_t* n_iter) except -1 nogil:
     """Run SMO to tol (or max_iter); leaves every variable active and G exact."""
     cdef intp_t i, j, k
-    cdef intp_t counter = P.l if P.l < 1000 else 1000
+    cdef intp_t counter = P.l if P.l < SHRINK_EVERY else SHRINK_EVERY
     cdef int64_t it = 0
     cdef bint unshrunk = False, ui, uj
     cdef int status = STATUS_CONVERGED
@@ -615,7 +617,7 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
         if shrinking:
             counter -= 1
             if counter == 0:
-                counter = P.l if P.l < 1000 else 1000
+                counter = P.l if P.l < SHRINK_EVERY else SHRINK_EVERY
                 do_shrinking(cache, P, tol, &unshrunk)
         if select_working_set(cache, P, tol, &i, &j):
             # Optimal on the active set: check again on all variables.
