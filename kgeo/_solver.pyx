@@ -311,31 +311,39 @@ cdef int check_signals(KernelRowCache cache) except -1 nogil:
     return 0
 
 
+cdef void violation_maxima(Pair* P, float64_t* Gmax, float64_t* Gmax2) noexcept nogil:
+    """max over I_up of -y G and max over I_low of y G, on the active set."""
+    cdef float64_t up = -INFINITY, low = -INFINITY
+    cdef intp_t a, k
+    for a in range(P.active_s):
+        k = P.active[a]
+        if P.alpha[k] < P.C[k] and -P.G[k] > up:
+            up = -P.G[k]
+        if P.alpha[k] > 0.0 and P.G[k] > low:
+            low = P.G[k]
+    for a in range(P.active_s, P.active_size):
+        k = P.active[a]
+        if P.alpha[k] > 0.0 and P.G[k] > up:
+            up = P.G[k]
+        if P.alpha[k] < P.C[k] and -P.G[k] > low:
+            low = -P.G[k]
+    Gmax[0] = up
+    Gmax2[0] = low
+
+
 cdef int select_working_set(KernelRowCache cache, Pair* P, float64_t tol,
+                            float64_t Gmax, float64_t Gmax2,
                             intp_t* out_i, intp_t* out_j) except -1 nogil:
     """Second-order working-set selection; returns 1 when optimal to tol.
 
-    The active set lists class s (y = +1) before class t (y = -1), so each
-    scan runs as branch-light loops, one per sign.
+    ``Gmax`` and ``Gmax2`` are the violation maxima of the current state (from
+    ``violation_maxima``, or from the gradient update that produced it). The
+    active set lists class s (y = +1) before class t (y = -1), so each scan
+    runs as branch-light loops, one per sign.
     """
-    cdef float64_t Gmax = -INFINITY    # max over I_up of -y G
-    cdef float64_t Gmax2 = -INFINITY   # max over I_low of y G
-    cdef float64_t margin, floor, beat_obj = INFINITY, obj_min, grad_diff, quad, yG, QDi
+    cdef float64_t margin, floor, beat_obj = INFINITY, obj_min, grad_diff, quad, QDi
     cdef intp_t a, k, i = -1, j = -1, n_s = P.n_s
     cdef Row ri
-    # The violation: both maxima, exactly.
-    for a in range(P.active_s):
-        k = P.active[a]
-        if P.alpha[k] < P.C[k] and -P.G[k] > Gmax:
-            Gmax = -P.G[k]
-        if P.alpha[k] > 0.0 and P.G[k] > Gmax2:
-            Gmax2 = P.G[k]
-    for a in range(P.active_s, P.active_size):
-        k = P.active[a]
-        if P.alpha[k] > 0.0 and P.G[k] > Gmax:
-            Gmax = P.G[k]
-        if P.alpha[k] < P.C[k] and -P.G[k] > Gmax2:
-            Gmax2 = -P.G[k]
     if Gmax + Gmax2 <= tol:
         return 1
     # i: the first variable of I_up within the tie margin of the maximum. The
@@ -466,6 +474,36 @@ cdef inline void snap_to_bound(Pair* P, intp_t k, intp_t m) noexcept nogil:
         P.alpha[m] = 0.0
     elif P.alpha[m] > P.C[m]:
         P.alpha[m] = P.C[m]
+
+
+cdef void update_gradient(Pair* P, Row* ri, float64_t ci, Row* rj, float64_t cj,
+                          float64_t* Gmax, float64_t* Gmax2) noexcept nogil:
+    """G_k += y_k (ci K_ik + cj K_jk) over the active set (ci = y_i d alpha_i),
+    in one pass that also yields the violation maxima of the new state."""
+    cdef float64_t up = -INFINITY, low = -INFINITY, g
+    cdef const float64_t* Ki = ri.Ks
+    cdef const float64_t* Kj = rj.Ks
+    cdef intp_t a, k, n_s = P.n_s
+    for a in range(P.active_s):
+        k = P.active[a]
+        g = P.G[k] + (ci * Ki[k] + cj * Kj[k])
+        P.G[k] = g
+        if P.alpha[k] < P.C[k] and -g > up:
+            up = -g
+        if P.alpha[k] > 0.0 and g > low:
+            low = g
+    Ki = ri.Kt - n_s
+    Kj = rj.Kt - n_s
+    for a in range(P.active_s, P.active_size):
+        k = P.active[a]
+        g = P.G[k] - (ci * Ki[k] + cj * Kj[k])
+        P.G[k] = g
+        if P.alpha[k] > 0.0 and g > up:
+            up = g
+        if P.alpha[k] < P.C[k] and -g > low:
+            low = -g
+    Gmax[0] = up
+    Gmax2[0] = low
 
 
 cdef void add_row_to(Pair* P, Row* r, float64_t coef, float64_t* target,
@@ -603,6 +641,8 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
     cdef bint unshrunk = False, ui, uj
     cdef int status = STATUS_CONVERGED
     cdef float64_t old_ai, old_aj, dai, daj, yi, yj, Kij
+    cdef float64_t Gmax, Gmax2
+    cdef bint maxima_known = False  # Gmax, Gmax2 describe the current state
     cdef Row ri, rj
     activate_all(P)
     for k in range(P.l):
@@ -619,11 +659,15 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
             if counter == 0:
                 counter = P.l if P.l < SHRINK_EVERY else SHRINK_EVERY
                 do_shrinking(cache, P, tol, &unshrunk)
-        if select_working_set(cache, P, tol, &i, &j):
+                maxima_known = False
+        if not maxima_known:
+            violation_maxima(P, &Gmax, &Gmax2)
+        if select_working_set(cache, P, tol, Gmax, Gmax2, &i, &j):
             # Optimal on the active set: check again on all variables.
             reconstruct_gradient(cache, P)
             activate_all(P)
-            if select_working_set(cache, P, tol, &i, &j):
+            violation_maxima(P, &Gmax, &Gmax2)
+            if select_working_set(cache, P, tol, Gmax, Gmax2, &i, &j):
                 break
             counter = 1  # shrink again at the next iteration
         it += 1
@@ -646,9 +690,10 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
             release_row(cache, P, &ri)
             release_row(cache, P, &rj)
             break
-        # G_k += Q_ik dai + Q_jk daj over the active set.
-        add_row_to(P, &ri, yi * dai, P.G, True)
-        add_row_to(P, &rj, yj * daj, P.G, True)
+        # G_k += Q_ik dai + Q_jk daj over the active set, and the next
+        # iteration's violation maxima in the same pass.
+        update_gradient(P, &ri, yi * dai, &rj, yj * daj, &Gmax, &Gmax2)
+        maxima_known = True
         if shrinking:
             if ui != is_upper(P, i):
                 add_row_to(P, &ri, yi * P.C[i] * (-1.0 if ui else 1.0), P.G_bar, False)
