@@ -1,0 +1,51 @@
+"""The README's set-up commands are the ones CI runs, and the demo they start works."""
+
+import pathlib
+import re
+
+import pytest
+
+import kgeo.__main__
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def _setup_commands():
+    readme = ROOT / "README.md"
+    if not readme.exists():
+        pytest.skip(f"no README.md beside the tests ({readme})")
+    block = re.search(r"```bash\n(.*?)```", readme.read_text(), re.S)
+    assert block, "README.md must open with a bash block of set-up commands"
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+def test_readme_opens_with_the_two_setup_commands():
+    demo, tests = _setup_commands()[:2]
+    assert "pip install ." in demo and demo.endswith("kgeo demo")
+    assert 'pip install ".[test]"' in tests and tests.endswith("pytest")
+
+
+def test_ci_runs_the_readme_test_command_verbatim():
+    ci = ROOT / ".ci" / "run"
+    if not ci.exists():
+        pytest.skip(f"no .ci/run beside the tests ({ci})")
+    test_line = _setup_commands()[1]
+    # What CI runs after creating and activating its own fresh environment:
+    # the README line without its own venv creation and activation.
+    install_and_test = test_line.split("&&", 2)[-1].strip()
+    assert install_and_test in ci.read_text().splitlines()
+
+
+def test_demo_prints_both_kernels(capsys):
+    assert kgeo.__main__.main(["demo", "--n-documents", "600", "--n-features", "800",
+                               "--n-classes", "4"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line for line in out.splitlines()[2:]}
+    for kernel in ("ngd", "linear"):
+        accuracy = float(rows[kernel].split()[3].rstrip("%"))
+        assert 25.0 < accuracy <= 100.0  # well above chance (25%) on 4 topics
+
+
+def test_demo_rejects_a_missing_data_folder(tmp_path, capsys):
+    assert kgeo.__main__.main(["demo", "--data", str(tmp_path / "nowhere")]) == 2
+    assert "nowhere" in capsys.readouterr().err
