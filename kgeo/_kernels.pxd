@@ -31,11 +31,12 @@ cdef class PostingIndex:
 
 cdef class Kernel:
     cdef readonly bint on_simplex         # rows are mapped to sqrt(x / sum(x)) first
-    cdef readonly bint geodesic           # map_dots reads gaps 1 - <x, y>, not dots
+    cdef readonly bint geodesic           # a function of the angle arccos(<x, y>)
     cdef readonly float64_t shift         # constant added to every value
-    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
-                       const float64_t* sq_y, float64_t* out,
-                       intp_t n) noexcept nogil
+    cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
+                         const float64_t* sq_y, float64_t* out,
+                         intp_t n) noexcept nogil
+    cdef float64_t at_angle(self, float64_t angle) noexcept nogil
 
 
 cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,

@@ -75,6 +75,11 @@ def _angle_from_gap(const float64_t[::1] h):
     return out
 
 
+# Bhattacharyya coefficients above this get their gap 1 - c from the rows'
+# difference (the arccos error of the rounded gap stays below ~1e-12 under it).
+cdef float64_t NEAR_ONE = 0.9999
+
+
 cdef inline float64_t sq_distance(float64_t sq_x, float64_t sq_y,
                                   float64_t dot) noexcept nogil:
     cdef float64_t d = sq_x + sq_y - 2.0 * dot
@@ -208,21 +213,28 @@ cdef class Kernel:
         self.on_simplex = False
         self.geodesic = False
 
-    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
-                       const float64_t* sq_y, float64_t* out,
-                       intp_t n) noexcept nogil:
-        # Overridden by every concrete kernel.
-        pass
+    cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
+                         const float64_t* sq_y, float64_t* out,
+                         intp_t n) noexcept nogil:
+        # Overridden by every concrete kernel. Returns 1 when it may have
+        # left entries in dots for exact treatment (the geodesic kernels keep
+        # those with c >= NEAR_ONE there), 0 when dots is all zero again.
+        return 0
+
+    cdef float64_t at_angle(self, float64_t angle) noexcept nogil:
+        # The value at half-angle arccos(c) = angle (geodesic kernels only).
+        return 0.0
 
 
 cdef class LinearKernel(Kernel):
-    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
-                       const float64_t* sq_y, float64_t* out,
-                       intp_t n) noexcept nogil:
+    cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
+                         const float64_t* sq_y, float64_t* out,
+                         intp_t n) noexcept nogil:
         cdef intp_t j
         for j in range(n):
             out[j] = dots[j] + self.shift
             dots[j] = 0.0
+        return 0
 
 
 cdef class PolynomialKernel(Kernel):
@@ -233,13 +245,14 @@ cdef class PolynomialKernel(Kernel):
         self.coef0 = coef0
         self.degree = degree
 
-    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
-                       const float64_t* sq_y, float64_t* out,
-                       intp_t n) noexcept nogil:
+    cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
+                         const float64_t* sq_y, float64_t* out,
+                         intp_t n) noexcept nogil:
         cdef intp_t j
         for j in range(n):
             out[j] = pow(self.gamma * dots[j] + self.coef0, self.degree) + self.shift
             dots[j] = 0.0
+        return 0
 
 
 cdef class RBFKernel(Kernel):
@@ -248,13 +261,14 @@ cdef class RBFKernel(Kernel):
     def __init__(self, float64_t gamma):
         self.gamma = gamma
 
-    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
-                       const float64_t* sq_y, float64_t* out,
-                       intp_t n) noexcept nogil:
+    cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
+                         const float64_t* sq_y, float64_t* out,
+                         intp_t n) noexcept nogil:
         cdef intp_t j
         for j in range(n):
             out[j] = exp(-self.gamma * sq_distance(sq_x, sq_y[j], dots[j])) + self.shift
             dots[j] = 0.0
+        return 0
 
 
 cdef class SigmoidKernel(Kernel):
@@ -264,23 +278,25 @@ cdef class SigmoidKernel(Kernel):
         self.gamma = gamma
         self.coef0 = coef0
 
-    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
-                       const float64_t* sq_y, float64_t* out,
-                       intp_t n) noexcept nogil:
+    cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
+                         const float64_t* sq_y, float64_t* out,
+                         intp_t n) noexcept nogil:
         cdef intp_t j
         for j in range(n):
             out[j] = tanh(self.gamma * dots[j] + self.coef0) + self.shift
             dots[j] = 0.0
+        return 0
 
 
 cdef class NegativeEuclideanKernel(Kernel):
-    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
-                       const float64_t* sq_y, float64_t* out,
-                       intp_t n) noexcept nogil:
+    cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
+                         const float64_t* sq_y, float64_t* out,
+                         intp_t n) noexcept nogil:
         cdef intp_t j
         for j in range(n):
             out[j] = self.shift - sqrt(sq_distance(sq_x, sq_y[j], dots[j]))
             dots[j] = 0.0
+        return 0
 
 
 cdef class NegativeGeodesicKernel(Kernel):
@@ -295,27 +311,33 @@ cdef class NegativeGeodesicKernel(Kernel):
         self.geodesic = True
         self.offset = offset
 
-    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
-                       const float64_t* sq_y, float64_t* out,
-                       intp_t n) noexcept nogil:
+    cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
+                         const float64_t* sq_y, float64_t* out,
+                         intp_t n) noexcept nogil:
         cdef intp_t j
-        cdef float64_t offset = self.offset, shift = self.shift
+        cdef float64_t offset = self.offset, shift = self.shift, c, near = NEAR_ONE
         for j in range(n):
-            out[j] = (offset - 2.0 * angle_from_gap(clip_unit(dots[j]))) + shift
-            dots[j] = 0.0
+            c = dots[j]
+            out[j] = (offset - 2.0 * angle_from_gap(clip_unit(1.0 - c))) + shift
+            dots[j] = c if c >= near else 0.0
+        return 1
+
+    cdef float64_t at_angle(self, float64_t angle) noexcept nogil:
+        return (self.offset - 2.0 * angle) + self.shift
 
 
 cdef class BhattacharyyaKernel(Kernel):
     def __init__(self):
         self.on_simplex = True
 
-    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
-                       const float64_t* sq_y, float64_t* out,
-                       intp_t n) noexcept nogil:
+    cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
+                         const float64_t* sq_y, float64_t* out,
+                         intp_t n) noexcept nogil:
         cdef intp_t j
         for j in range(n):
             out[j] = clip_unit(dots[j]) + self.shift
             dots[j] = 0.0
+        return 0
 
 
 cdef class GeodesicExponentialKernel(Kernel):
@@ -328,13 +350,20 @@ cdef class GeodesicExponentialKernel(Kernel):
         self.inv_t = 1.0 / t
         self.log_scale = log_scale
 
-    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
-                       const float64_t* sq_y, float64_t* out,
-                       intp_t n) noexcept nogil:
+    cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
+                         const float64_t* sq_y, float64_t* out,
+                         intp_t n) noexcept nogil:
         cdef intp_t j
+        cdef float64_t log_scale = self.log_scale, inv_t = self.inv_t, shift = self.shift, c
+        cdef float64_t near = NEAR_ONE
         for j in range(n):
-            out[j] = exp(self.log_scale - angle_from_gap(clip_unit(dots[j])) * self.inv_t) + self.shift
-            dots[j] = 0.0
+            c = dots[j]
+            out[j] = exp(log_scale - angle_from_gap(clip_unit(1.0 - c)) * inv_t) + shift
+            dots[j] = c if c >= near else 0.0
+        return 1
+
+    cdef float64_t at_angle(self, float64_t angle) noexcept nogil:
+        return exp(self.log_scale - angle * self.inv_t) + self.shift
 
 
 cdef class DiffusionKernel(Kernel):
@@ -347,25 +376,26 @@ cdef class DiffusionKernel(Kernel):
         self.inv_t = 1.0 / t
         self.log_scale = log_scale
 
-    cdef void map_dots(self, float64_t* dots, float64_t sq_x,
-                       const float64_t* sq_y, float64_t* out,
-                       intp_t n) noexcept nogil:
+    cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
+                         const float64_t* sq_y, float64_t* out,
+                         intp_t n) noexcept nogil:
         cdef intp_t j
-        cdef float64_t a
+        cdef float64_t log_scale = self.log_scale, inv_t = self.inv_t, shift = self.shift, a, c
+        cdef float64_t near = NEAR_ONE
         for j in range(n):
-            a = angle_from_gap(clip_unit(dots[j]))
-            out[j] = exp(self.log_scale - a * a * self.inv_t) + self.shift
-            dots[j] = 0.0
+            c = dots[j]
+            a = angle_from_gap(clip_unit(1.0 - c))
+            out[j] = exp(log_scale - a * a * inv_t) + shift
+            dots[j] = c if c >= near else 0.0
+        return 1
+
+    cdef float64_t at_angle(self, float64_t angle) noexcept nogil:
+        return exp(self.log_scale - angle * angle * self.inv_t) + self.shift
 
 
 # --------------------------------------------------------------------------
 # Row evaluation
 # --------------------------------------------------------------------------
-
-# Bhattacharyya coefficients above this get their gap 1 - c from the rows'
-# difference (the arccos error of the rounded gap stays below ~1e-12 under it).
-cdef float64_t NEAR_ONE = 1.0 - 1e-4
-
 
 cdef inline void accumulate_dots(RowSet X, intp_t i, PostingIndex Y,
                                  intp_t block, float64_t* acc) noexcept nogil:
@@ -423,22 +453,24 @@ cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,
     cdef intp_t start = Y.block_start[block]
     cdef intp_t n = Y.block_start[block + 1] - start
     cdef intp_t j
-    cdef float64_t c
     accumulate_dots(X, i, Y, block, acc)
-    if kernel.geodesic:
-        # The geodesic kernels read gaps 1 - c. Near c = 1 the rounding of
-        # the dot product (~1e-16 per shared word) would become arccos noise
-        # of ~1e-8, so close pairs (duplicates, the diagonal) get their gap
-        # from the difference of the rows instead.
+    if kernel.map_dots(acc, X.sq_norms[i], &Y.rows.sq_norms[start], out, n):
+        # A geodesic kernel left the pairs with c >= NEAR_ONE in acc: there
+        # the rounding of the dot product (~1e-16 per shared word) would be
+        # arccos noise of ~1e-8, so close pairs (duplicates, the diagonal)
+        # take their gap 1 - c from the difference of the rows instead.
         for j in range(n):
-            c = acc[j]
-            acc[j] = 1.0 - c if c < NEAR_ONE else exact_gap(X, i, Y.rows, start + j)
-    kernel.map_dots(acc, X.sq_norms[i], &Y.rows.sq_norms[start], out, n)
+            if acc[j] != 0.0:
+                out[j] = kernel.at_angle(angle_from_gap(clip_unit(
+                    exact_gap(X, i, Y.rows, start + j))))
+                acc[j] = 0.0
 
 
 cdef float64_t kernel_self(Kernel kernel, RowSet X, intp_t i) noexcept nogil:
     """k(x_i, x_i), exactly as the entry of a kernel row gives it."""
-    cdef float64_t dot = 0.0 if kernel.geodesic else X.sq_norms[i]
+    if kernel.geodesic:
+        return kernel.at_angle(0.0)
+    cdef float64_t dot = X.sq_norms[i]
     cdef float64_t sq = X.sq_norms[i]
     cdef float64_t out
     kernel.map_dots(&dot, sq, &sq, &out, 1)
