@@ -477,6 +477,10 @@ cdef float64_t kernel_self(Kernel kernel, RowSet X, intp_t i) noexcept nogil:
     return out
 
 
+# Fewest kernel values worth an OpenMP parallel region.
+_PARALLEL_MIN_VALUES = 1 << 18
+
+
 def kernel_matrix(Kernel kernel, RowSet X, PostingIndex Y, int n_threads=1):
     """Dense kernel matrix between the rows of X and all rows of Y.
 
@@ -500,6 +504,11 @@ def kernel_matrix(Kernel kernel, RowSet X, PostingIndex Y, int n_threads=1):
     if n_x == 0 or n_y == 0:
         return K
     n_threads = max(1, min(n_threads, n_x))
+    if n_x * n_y < _PARALLEL_MIN_VALUES:
+        # Too little work to share: OpenMP's idle workers spin for a while
+        # after each parallel region, and on a small machine that steals the
+        # caller's core when many small matrices are asked for in a row.
+        n_threads = 1
     # One zeroed accumulator per thread; kernel_block_row leaves it zeroed.
     acc_all = np.zeros((n_threads, n_y), dtype=np.float64)
     cdef float64_t[:, ::1] acc = acc_all
