@@ -39,7 +39,7 @@ def prepare_rows(kernel, X, *, name="X", kernel_name=""):
     The manifold kernels get ``sqrt(x / sum(x))``, after checking that every
     row is non-negative with positive mass; the others get the rows as given.
     """
-    if kernel.on_simplex:
+    if kernel.on_simplex and X.shape[0] > 0:
         check_on_simplex(X, name=name, kernel=kernel_name)
         lengths = np.diff(X.indptr)
         # Dividing by the row maximum first keeps the sum finite for rows of

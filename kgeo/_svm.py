@@ -16,7 +16,14 @@ import scipy.sparse as sp
 
 from ._version import __version__
 from ._base import EstimatorMixin, check_is_fitted
-from ._kernels import KERNELS, PostingIndex, get_kernel, kernel_matrix, kernel_params
+from ._kernels import (
+    KERNELS,
+    PostingIndex,
+    get_kernel,
+    kernel_diagonal,
+    kernel_matrix,
+    kernel_params,
+)
 from ._pairwise import prepare_rows, resolve_n_jobs, single_block
 from ._solver import MAX_ITER_REACHED, STALLED, KernelRowCache, solve_pair
 from ._validation import check_labels, check_matrix, check_positive
@@ -251,6 +258,12 @@ class SVM(EstimatorMixin):
         order = np.argsort(y_index, kind="stable")
         class_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         rows = prepare_rows(kernel, X_checked[order], name="X", kernel_name=self.kernel)
+        diagonal = kernel_diagonal(kernel, rows)
+        if not np.all(np.isfinite(diagonal)):
+            bad = np.sort(order[~np.isfinite(diagonal)])
+            raise ValueError(
+                f"kernel {self.kernel!r} overflows float64 on {bad.size} training row(s) "
+                f"(first rows {bad[:10].tolist()}): k(x, x) is not finite; scale X down")
         index = PostingIndex(rows, class_start)
         cache = KernelRowCache(kernel, index, self._cache_bytes(counts))
 
@@ -339,7 +352,9 @@ class SVM(EstimatorMixin):
     def _cache_bytes(self, counts):
         largest_pair = np.sort(counts)[-2:].sum()
         minimum = 2 * int(largest_pair) * 8
-        requested = int(self.cache_size * (1 << 20))
+        # More than the whole kernel matrix is never used: cap a huge request there.
+        whole = int(counts.sum()) ** 2 * 8
+        requested = int(min(self.cache_size * (1 << 20), max(whole, minimum)))
         if requested < minimum:
             warnings.warn(
                 f"cache_size={self.cache_size} MB is below the minimum of two kernel "
@@ -405,7 +420,8 @@ class SVM(EstimatorMixin):
         if "gamma" in accepted:
             params["gamma"] = self._gamma
         kernel = get_kernel(self.kernel, self.n_features_in_, self.shift, **params)
-        sv_rows = prepare_rows(kernel, check_matrix(self.support_vectors_, name="support_vectors_"),
+        sv_rows = prepare_rows(kernel, check_matrix(self.support_vectors_, name="support_vectors_",
+                                                    min_samples=0),
                                name="support_vectors_", kernel_name=self.kernel)
         sv_index = single_block(sv_rows)
         n_classes = self.classes_.shape[0]
@@ -436,6 +452,12 @@ class SVM(EstimatorMixin):
                              + np.abs(dual_coef[s, sv_start[t]:sv_start[t + 1]]).sum()
                              for s in range(n_classes) for t in range(s + 1, n_classes)])
         noise = 1e-12 * (np.abs(b) + coef_sum * K_max)
+        if not np.all(np.isfinite(dec)):
+            bad = np.flatnonzero(~np.all(np.isfinite(dec), axis=1))
+            raise ValueError(
+                f"decision values are not finite for {bad.size} row(s) of X (first rows "
+                f"{bad[:10].tolist()}): kernel {self.kernel!r} overflows float64 on them; "
+                f"scale X down")
         return dec, noise
 
     def decision_function(self, X):
@@ -455,7 +477,7 @@ class SVM(EstimatorMixin):
         dec, noise = self._pairwise_decision(X)
         n_classes = self.classes_.shape[0]
         if n_classes == 2:
-            return -dec[:, 0]
+            return -dec[:, 0] + 0.0  # + 0.0: no negative zeros
         if self.decision_function_shape == "ovo":
             return dec
         return _ovr_from_pairs(dec, noise, n_classes)
