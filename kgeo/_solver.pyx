@@ -459,7 +459,9 @@ cdef inline void snap_to_bound(Pair* P, intp_t k, intp_t m) noexcept nogil:
     # of the clipping above), moving alpha_m so that sum y alpha stays as it
     # was; alpha_m is then clamped into its own box.
     cdef float64_t delta
-    if P.alpha[k] <= SNAP * P.C[k]:
+    # Near 0 the rounding is relative to the partner's value (the clipping
+    # computes alpha_k from it), near C relative to C.
+    if P.alpha[k] <= (SNAP * P.alpha[m] if P.alpha[m] > 0.0 else 0.0):
         delta = -P.alpha[k]
         P.alpha[k] = 0.0
     elif P.alpha[k] >= P.C[k] * (1.0 - SNAP):
