@@ -26,7 +26,7 @@ from ._kernels import (
 )
 from ._pairwise import prepare_rows, resolve_n_jobs, single_block
 from ._solver import MAX_ITER_REACHED, STALLED, KernelRowCache, solve_pair
-from ._validation import check_labels, check_matrix, check_positive
+from ._validation import check_labels, check_matrix, check_on_simplex, check_positive
 from .exceptions import ConvergenceWarning, sklearn_compatible
 
 __all__ = ["SVM"]
@@ -254,6 +254,9 @@ class SVM(EstimatorMixin):
 
         kernel = get_kernel(self.kernel, X_checked.shape[1], self.shift,
                             **self._kernel_arguments(X_checked))
+        if kernel.on_simplex:
+            # Checked before the sort below, so that messages name the caller's rows.
+            check_on_simplex(X_checked, name="X", kernel=self.kernel)
         # Rows sorted by class (stable): every class is a contiguous block.
         order = np.argsort(y_index, kind="stable")
         class_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)

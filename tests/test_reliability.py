@@ -17,12 +17,14 @@
    kernel equals scaling C; permuting the training set changes nothing beyond
    tol.
 
-Known bugs are marked ``xfail(strict=True)`` with the reason, so that the
-suite notices when they are fixed.
+Several tests began as strict xfails for defects they found (row numbers in
+messages, huge C, huge cache_size, kernel overflow, models without support
+vectors, a rounding residue in the support); they now guard the fixes.
 """
 
 import copy
 import copyreg
+import io
 import json
 import os
 import pickle
@@ -57,20 +59,25 @@ FUZZ = dict(derandomize=True, deadline=None, database=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-def run_child(code, cwd, *, timeout=120, args=()):
-    """Run ``code`` in a fresh interpreter that imports this very kgeo.
+def child_command(code, args=()):
+    """argv and environment of a fresh interpreter that imports this very kgeo.
 
-    The child runs in ``cwd`` (a temporary folder), so that ``python -c``'s
-    current-directory entry on sys.path cannot pick up the uncompiled source
-    tree of the repository instead.
+    Run it in a temporary folder, so that ``python -c``'s current-directory
+    entry on sys.path cannot pick up the uncompiled source tree instead.
     """
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
     prelude = (f"import kgeo, os\n"
                f"assert os.path.abspath(kgeo.__file__) == {os.path.abspath(kgeo.__file__)!r}, "
                f"kgeo.__file__\n")
-    return subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code), *args],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return [sys.executable, "-c", prelude + textwrap.dedent(code), *args], env
+
+
+def run_child(code, cwd, *, timeout=120, args=()):
+    """Run ``code`` (see child_command) in ``cwd``; return the CompletedProcess."""
+    argv, env = child_command(code, args)
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout)
 
 
 def fitted_attributes(model):
@@ -286,9 +293,6 @@ def test_bad_input_never_crashes_the_interpreter(tmp_path):
         assert re.search(match, message), f"{case_id}: {message}"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: the all-zero-row message numbers rows after the internal sort by class, "
-    "not as the user passed them (user row 0 is reported as 'rows 2')"))
 def test_zero_row_message_uses_the_callers_row_numbers():
     ns = _namespace()
     X = ns["with_zero_rows"](0)
@@ -426,7 +430,7 @@ warnings.simplefilter("ignore")
 """
 
 
-def _assert_child_ok(tmp_path, code, timeout=20):
+def _assert_child_ok(tmp_path, code, timeout=10):
     try:
         proc = run_child(BUG_SETUP + textwrap.dedent(code), tmp_path, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -435,19 +439,17 @@ def _assert_child_ok(tmp_path, code, timeout=20):
     return proc.stdout
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: fit never returns for C >= ~1e12 (alphas within SNAP*C = 1e-12*C of 0 are "
-    "snapped back to 0, so SMO makes no progress); C=1e11 converges in 15 iterations"))
-def test_huge_C_terminates(tmp_path):
+def test_huge_C_gives_the_hard_margin_solution(tmp_path):
+    # In a child process: a build that hangs must not hang the suite.
     _assert_child_ok(tmp_path, """
-        model = kgeo.SVM(C=1e12).fit(X, y)
-        assert model.support_.size > 0
+        hard = kgeo.SVM(C=1e13).fit(X, y)
+        for C in (1e14, 1e15, 1e20):
+            model = kgeo.SVM(C=C).fit(X, y)
+            assert np.array_equal(model.support_, hard.support_), C
+            assert np.allclose(model.dual_coef_, hard.dual_coef_, rtol=1e-6), C
     """)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: a cache_size that is finite but huge (1e30 MB) escapes as OverflowError "
-    "'Python int too large to convert to C long' from KernelRowCache"))
 def test_huge_cache_size_is_clamped_or_refused_clearly():
     ns = _namespace()
     try:
@@ -456,23 +458,22 @@ def test_huge_cache_size_is_clamped_or_refused_clearly():
         assert "cache_size" in str(e)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: finite X whose kernel values overflow (linear kernel, entries 1e160) is "
-    "accepted and gives a model with NaN intercept_ and dual_objective_ and no "
-    "support vectors, silently"))
-def test_kernel_overflow_is_refused_or_finite():
+def test_kernel_overflow_is_refused_or_gives_a_usable_model():
     ns = _namespace()
+    X = ns["X"] * 1e160
     try:
-        model = kgeo.SVM(kernel="linear").fit(ns["X"] * 1e160, ns["y"])
-    except ValueError:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            model = kgeo.SVM(kernel="linear").fit(X, ns["y"])
+    except ValueError as e:
+        assert re.search(r"overflow|finite|infinit", str(e))
         return
     assert np.all(np.isfinite(model.intercept_))
     assert np.all(np.isfinite(model.dual_objective_))
+    assert model.support_.size > 0
+    assert model.predict(X).shape == (6,)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: a fitted model without support vectors (max_iter=0, or tol >= 2) cannot "
-    "predict: 'Found array with 0 sample(s) ...; support_vectors_ is empty'"))
 def test_model_without_support_vectors_predicts():
     ns = _namespace()
     with pytest.warns(kgeo.ConvergenceWarning, match="max_iter=0"):
@@ -537,36 +538,39 @@ def test_pickle_and_joblib_round_trips_are_bit_identical_in_a_fresh_process(tmp_
             assert np.array_equal(np.load(tmp_path / f"{name}.{how}.pred.npy"), pred)
 
 
-class _StoredWithVersion:
-    """Pickles as ``model`` would, but with ``_kgeo_version`` replaced.
+def pickled_with_version(model, version):
+    """``pickle.dumps(model)``, but with the stored ``_kgeo_version`` replaced.
 
-    (``SVM.__getstate__`` stamps the running version, so editing the
-    instance's ``__dict__`` before dumping is not enough to forge an old file.)
+    ``SVM.__getstate__`` stamps the running version, so editing the instance's
+    ``__dict__`` before dumping is not enough to forge a file from another
+    version: the pickler's reducer is overridden instead.
     """
+    class Forger(pickle.Pickler):
+        def reducer_override(self, obj):
+            if type(obj) is not kgeo.SVM:
+                return NotImplemented
+            state = obj.__getstate__()
+            state["_kgeo_version"] = version
+            return copyreg.__newobj__, (kgeo.SVM,), state
 
-    def __init__(self, model, version):
-        self.model = model
-        self.version = version
-
-    def __reduce__(self):
-        state = self.model.__getstate__()
-        state["_kgeo_version"] = self.version
-        return copyreg.__newobj__, (type(self.model),), state
+    buffer = io.BytesIO()
+    Forger(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(model)
+    return buffer.getvalue()
 
 
 def test_incompatible_stored_version_refuses_to_load(tmp_path, multiclass_data):
     joblib = pytest.importorskip("joblib")
     X, y = multiclass_data
     model = kgeo.SVM().fit(X, y)
-    forged = _StoredWithVersion(model, "999.0.0")
+    forged = pickled_with_version(model, "999.0.0")
     match = rf"999\.0\.0.*{re.escape(kgeo.__version__)}"
     with pytest.raises(ValueError, match=match):
-        pickle.loads(pickle.dumps(forged))
-    joblib.dump(forged, tmp_path / "old.joblib")
+        pickle.loads(forged)
+    (tmp_path / "old.pkl").write_bytes(forged)
     with pytest.raises(ValueError, match=match):
-        joblib.load(tmp_path / "old.joblib")
-    # the honest round trip still works, and a forged current version is harmless
-    same = pickle.loads(pickle.dumps(_StoredWithVersion(model, kgeo.__version__)))
+        joblib.load(tmp_path / "old.pkl")
+    # the forging itself is sound: with the running version the model loads
+    same = pickle.loads(pickled_with_version(model, kgeo.__version__))
     assert same.decision_function(X).tobytes() == model.decision_function(X).tobytes()
 
 
@@ -632,10 +636,9 @@ def test_ctrl_c_interrupts_a_long_fit_quickly(tmp_path, record_property):
         model = kgeo.SVM(kernel="ngd").fit(Xs, ys)
         print("second-fit", float(np.mean(model.predict(Xs) == ys)), flush=True)
     """
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
-    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(child)], cwd=tmp_path,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    argv, env = child_command(child)
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     try:
         first = proc.stdout.readline().split()
         assert first and first[0] == "fitting", (first, proc.stderr.read() if proc.poll() else "")
@@ -718,21 +721,27 @@ def _timed_fit(X, y, out, key, barrier):
 
 @pytest.fixture(scope="module")
 def thread_data():
-    # Two classes: one class pair, so one solve_pair call runs the whole fit.
-    return (make_topic_corpus(4000, 5000, 2, random_state=1),
-            make_topic_corpus(4000, 5000, 2, random_state=2))
+    """Two data sets of two classes (one class pair: one solve_pair call runs
+    the whole fit), with their models fitted one after the other."""
+    for n_documents in (4000, 8000, 16000):  # each fit must take > 0.5 s
+        data, serial, seconds = [], [], []
+        for seed in (1, 2):
+            X, y = make_topic_corpus(n_documents, 5000, 2, random_state=seed)
+            started = time.monotonic()
+            serial.append(kgeo.SVM(kernel="ngd").fit(X, y))
+            seconds.append(time.monotonic() - started)
+            data.append((X, y))
+        if min(seconds) > 0.5:
+            return data, serial
+    pytest.skip(f"fits too fast to observe an overlap ({seconds} s)")
 
 
 @pytest.mark.parametrize("same_data", [True, False], ids=["same-data", "different-data"])
 def test_fits_in_two_threads_overlap_and_equal_serial_fits(same_data, thread_data):
-    (X1, y1), (X2, y2) = thread_data
+    ((X1, y1), (X2, y2)), serial = thread_data
+    serial = list(serial)
     if same_data:
-        X2, y2 = X1, y1
-    serial = []
-    for X, y in ((X1, y1), (X2, y2)):
-        started = time.monotonic()
-        serial.append(kgeo.SVM(kernel="ngd").fit(X, y))
-        assert time.monotonic() - started > 0.5  # long enough to see an overlap
+        X2, y2, serial[1] = X1, y1, serial[0]
     out, barrier = {}, threading.Barrier(2)
     threads = [threading.Thread(target=_timed_fit, args=(X1, y1, out, "A", barrier)),
                threading.Thread(target=_timed_fit, args=(X2, y2, out, "B", barrier))]
@@ -754,7 +763,7 @@ def test_fit_releases_the_gil(thread_data):
     solve (most of the fit); with it released, it waits at most for the short
     Python parts and the solver's signal checks.
     """
-    (X, y), _ = thread_data
+    ((X, y), _), _ = thread_data
     out, barrier = {}, threading.Barrier(2)
     thread = threading.Thread(target=_timed_fit, args=(X, y, out, "A", barrier))
     thread.start()
@@ -859,7 +868,10 @@ def check_kkt(model, X, y, kernel_params):
     K_kgeo = kgeo.pairwise_kernels(X, kernel=model.kernel, shift=model.shift, **kernel_params)
     scale = 1.0 + float(np.max(np.abs(K)))
     dK = float(np.max(np.abs(K - K_kgeo)))
-    assert dK <= 1e-7 * scale, f"kgeo's kernel is off the reference by {dK}"
+    # arccos(1 - 1e-16) = 1.5e-8: identical rows off the diagonal come out that
+    # far apart, and ngd_exp = exp(-arccos / t) multiplies it by 1 / t.
+    steepness = 1.0 / kernel_params["t"] if model.kernel == "ngd_exp" else 1.0
+    assert dK <= 1e-7 * scale * (1.0 + steepness), f"kgeo's kernel is off the reference by {dK}"
     tol = model.tol
     support = np.zeros(y.shape[0], dtype=bool)
     for sol in pair_solutions(model, y):
@@ -891,7 +903,12 @@ def check_kkt(model, X, y, kernel_params):
             1e-9 * (1.0 + abs(objective)) + l1 * slack, sol["pair"]
     # support_ is exactly the samples with a nonzero alpha in some pair
     assert np.array_equal(np.flatnonzero(support), np.sort(model.support_))
-    # and the prediction path agrees with the solution (ovo decision values)
+    # and the prediction path agrees with the solution (ovo decision values).
+    # Prediction computes k(x, x_i) for x = x_i through the dot product, not
+    # as the exact diagonal fit uses: its own distance to the reference counts.
+    K_predict = kgeo.pairwise_kernels(X, X.copy(), kernel=model.kernel, shift=model.shift,
+                                      **kernel_params)
+    dK = max(dK, float(np.max(np.abs(K - K_predict))))
     dec = model.decision_function(X)
     if model.classes_.shape[0] == 2:
         dec = -dec[:, None]  # libsvm's orientation
@@ -953,7 +970,7 @@ def problems(draw, kernels=tuple(ALL_KERNELS)):
     return kernel, params, X, y, C
 
 
-@settings(max_examples=200, **FUZZ)
+@settings(max_examples=300, **FUZZ)
 @given(problem=problems(), class_weight=st.sampled_from([None, "balanced"]),
        sparse_input=st.booleans())
 def test_fuzz_kkt_conditions_hold(problem, class_weight, sparse_input):
@@ -965,26 +982,77 @@ def test_fuzz_kkt_conditions_hold(problem, class_weight, sparse_input):
     check_kkt(model, X, y, params)
 
 
-@settings(max_examples=80, **FUZZ)
+@settings(max_examples=150, **FUZZ)
 @given(problem=problems(), shift=st.sampled_from([-10.0, -1.0, 0.5, np.pi, 100.0]))
 def test_fuzz_shift_changes_nothing(problem, shift):
     """Zhang, Chen & Lee (2005), Proposition 3: K + beta gives the same SVM.
 
     With sum_k alpha_k y_k = 0 the dual objective and the decision function do
     not see beta; the solver breaks near-ties by index so both follow one path.
+    Only rounding differs: every gradient update adds beta * (y_i da_i + y_j
+    da_j), zero in exact arithmetic, so the intercept (a mean of gradients)
+    carries an error of a few hundred ulps of |beta| C (seen: 8.8e-9 for
+    beta = -10, C = 1e4, i.e. 400 ulps of 1e5).
+
+    The sigmoid kernel is the exception, checked only for KKT: it is
+    indefinite, the dual has several stationary points, and where tanh
+    saturates the shift absorbs curvatures of rounding size (tanh(18) =
+    1 - 4e-16 against 1.0, so K_ii + K_jj - 2 K_ij is 9e-16 unshifted and 0,
+    floored to TAU, with shift -10). SMO then picks another second index and
+    can end at another stationary point (seen: a pair objective of 2.0
+    unshifted, 2.114 shifted).
     """
     kernel, params, X, y, C = problem
     plain = kgeo.SVM(kernel=kernel, C=C, **params).fit(X, y)
     shifted = kgeo.SVM(kernel=kernel, C=C, shift=shift, **params).fit(X, y)
+    check_kkt(shifted, X, y, params)
+    if kernel == "sigmoid":
+        return
     assert np.array_equal(plain.support_, shifted.support_)
     np.testing.assert_allclose(shifted.dual_coef_, plain.dual_coef_, rtol=0, atol=1e-9 * C)
-    np.testing.assert_allclose(shifted.intercept_, plain.intercept_, rtol=0, atol=1e-9)
-    check_kkt(shifted, X, y, params)
+    np.testing.assert_allclose(shifted.intercept_, plain.intercept_, rtol=0,
+                               atol=1e-9 * (1 + abs(shift) * C))
+
+
+def test_shift_leaves_no_rounding_residue_in_the_support():
+    # Found by test_fuzz_shift_changes_nothing with another seed.
+    X = np.zeros((13, 8))
+    X[6, 7] = 1.0
+    y = np.array([0, 0, 0, 0, 0, 1, 0, 0, 1, 1, 1, 1, 1])
+    C = 10 ** -2.5
+    plain = kgeo.SVM(kernel="ned", C=C).fit(X, y)
+    for shift in (-10.0, 0.5):
+        shifted = kgeo.SVM(kernel="ned", C=C, shift=shift).fit(X, y)
+        assert np.all(np.abs(shifted.dual_coef_) > 1e-12 * C), shift
+        assert np.array_equal(plain.support_, shifted.support_), shift
+
+
+def assert_same_up_to_tol(a, b, X_a, X_b, y, scale=1.0):
+    """a and b solve the same problem, b with its dual scaled by 1/scale.
+
+    Each run stops with a maximal violation <= tol, which bounds its distance
+    to the optimum: D* - D(alpha) <= tol * sum_k C_k (the duality gap is a sum
+    of per-sample terms, each at most C_k times a violation <= tol). Two runs
+    therefore agree on every pair's dual objective to tol * sum C. Their
+    predictions agree except where a pair's decision value is near zero (the
+    solution need not be unique: duplicates, ties).
+    """
+    for sol in pair_solutions(a, y):
+        objective = a.dual_objective_[sol["p"]]
+        bound = a.tol * float(np.sum(sol["C"]))
+        assert abs(objective - scale * b.dual_objective_[sol["p"]]) <= \
+            bound + 1e-9 * (1 + abs(objective)), sol["pair"]
+    dec_a, dec_b = a.decision_function(X_a), b.decision_function(X_b)
+    if dec_a.ndim == 1:
+        dec_a, dec_b = dec_a[:, None], dec_b[:, None]
+    margin = 10 * a.tol
+    clear = np.all(np.abs(dec_a) > margin, axis=1) & np.all(np.abs(dec_b) > margin, axis=1)
+    assert np.array_equal(a.predict(X_a)[clear], b.predict(X_b)[clear])
 
 
 @settings(max_examples=80, **FUZZ)
 @given(problem=problems(kernels=("linear",)),
-       log4_c=st.integers(-3, 3).filter(bool), exact=st.booleans())
+       log4_c=st.sampled_from([-3, -2, -1, 1, 2, 3]), exact=st.booleans())
 def test_fuzz_scaling_the_kernel_equals_scaling_C(problem, log4_c, exact):
     """SVM(K' = cK, C) is SVM(K, cC) with alpha' = alpha / c and the same b.
 
@@ -993,59 +1061,49 @@ def test_fuzz_scaling_the_kernel_equals_scaling_C(problem, log4_c, exact):
     ``0 <= beta <= cC``: the dual of (K, cC), divided by c. So
     ``alpha_scaled = alpha / c``, ``dual_objective_scaled = dual_objective / c``,
     and the decision ``sum a y (cK) + b = sum beta y K + b`` is the same
-    function with the same b. Its gradient G = cQ a - 1 = Q beta - 1 is the
-    same too, so SMO takes the same steps. The linear kernel of sqrt(c) X is
-    cK; with c a power of 4, sqrt(c) is a power of 2 and the scaling is exact.
+    function with the same b. Its gradient ``G = cQa - 1 = Q beta - 1`` is the
+    same too, so SMO takes the same steps.
+
+    The linear kernel of sqrt(c) X is cK. With c a power of 4, sqrt(c) is a
+    power of 2, every scaling is exact and the two fits must be bit-identical
+    up to the factor c. Otherwise rounding may break ties differently and
+    the fits agree to tol (see assert_same_up_to_tol).
     """
     _, _, X, y, C = problem
     c = 4.0 ** log4_c if exact else 4.0 ** log4_c * 1.1
     root = np.sqrt(c)
-    # ovo: the pairs' decision values themselves (ovr adds votes, which flip
-    # with the sign of a decision value that is zero up to rounding)
-    big_C = kgeo.SVM(kernel="linear", C=c * C, decision_function_shape="ovo").fit(X, y)
-    big_K = kgeo.SVM(kernel="linear", C=C, decision_function_shape="ovo").fit(root * X, y)
-    assert np.array_equal(big_K.support_, big_C.support_)
-    np.testing.assert_allclose(big_K.dual_coef_ * c, big_C.dual_coef_, rtol=0, atol=1e-9 * c * C)
-    np.testing.assert_allclose(big_K.intercept_, big_C.intercept_, rtol=0,
-                               atol=1e-9 * (1 + np.max(np.abs(big_C.intercept_))))
-    np.testing.assert_allclose(big_K.dual_objective_ * c, big_C.dual_objective_,
-                               rtol=1e-9, atol=1e-12 * c * C)
-    dec_C, dec_K = big_C.decision_function(X), big_K.decision_function(root * X)
-    np.testing.assert_allclose(dec_K, dec_C, rtol=0, atol=1e-9 * (1 + np.max(np.abs(dec_C))))
+    # ovo: the pairs' own decision values (ovr adds votes, and a vote flips
+    # with the sign of a decision value that is zero up to rounding). The
+    # scaled kernel gets C / c, so both C stay within the fuzzed range (SMO
+    # needs iterations in proportion to C on non-separable duplicates).
+    big_C = kgeo.SVM(kernel="linear", C=C, decision_function_shape="ovo").fit(X, y)
+    big_K = kgeo.SVM(kernel="linear", C=C / c, decision_function_shape="ovo").fit(root * X, y)
+    check_kkt(big_K, root * X, y, {})
     if exact:
-        assert_bit_identical_up_to_scale(big_C, big_K, c)
+        assert np.array_equal(big_K.support_, big_C.support_)
+        assert np.array_equal(big_K.dual_coef_ * c, big_C.dual_coef_)
+        assert np.array_equal(big_K.intercept_, big_C.intercept_)
+        assert np.array_equal(big_K.dual_objective_ * c, big_C.dual_objective_)
+        assert np.array_equal(big_K.n_iter_, big_C.n_iter_)
+        assert big_K.decision_function(root * X).tobytes() == big_C.decision_function(X).tobytes()
+    else:
+        assert_same_up_to_tol(big_C, big_K, X, root * X, y, scale=c)
 
 
-def assert_bit_identical_up_to_scale(big_C, big_K, c):
-    # c and sqrt(c) are powers of 2: every multiplication by them is exact.
-    assert np.array_equal(big_K.dual_coef_ * c, big_C.dual_coef_)
-    assert np.array_equal(big_K.intercept_, big_C.intercept_)
-    assert np.array_equal(big_K.n_iter_, big_C.n_iter_)
-
-
-@settings(max_examples=80, **FUZZ)
-@given(problem=problems(), data=st.data())
+@settings(max_examples=150, **FUZZ)
+@given(problem=problems(kernels=tuple(k for k in ALL_KERNELS if k != "sigmoid")),
+       data=st.data())
 def test_fuzz_permuting_the_training_set(problem, data):
     """The order of the samples is not part of the problem.
 
-    Each run stops with a maximal violation <= tol, which bounds its distance
-    to the optimum: D* - D(a) <= tol * sum_k C_k (the duality gap is a sum of
-    per-sample terms each at most C_k times a violation <= tol). Two runs
-    therefore agree on every pair's dual objective to tol * sum C. Predictions
-    agree except where a pair's decision value is near zero.
+    Not for the sigmoid kernel: it is not conditionally positive definite, the
+    dual is not concave, and SMO may end at a different stationary point for
+    another order (seen: objectives 0.26 apart relative).
     """
     kernel, params, X, y, C = problem
     perm = np.array(data.draw(st.permutations(range(y.shape[0]))))
     a = kgeo.SVM(kernel=kernel, C=C, decision_function_shape="ovo", **params).fit(X, y)
     b = kgeo.SVM(kernel=kernel, C=C, decision_function_shape="ovo", **params).fit(X[perm], y[perm])
-    tol = a.tol
-    for sol in pair_solutions(a, y):
-        bound = tol * float(np.sum(sol["C"]))
-        assert abs(a.dual_objective_[sol["p"]] - b.dual_objective_[sol["p"]]) <= \
-            bound + 1e-9 * (1 + abs(a.dual_objective_[sol["p"]])), sol["pair"]
-    dec_a, dec_b = a.decision_function(X), b.decision_function(X)
-    if dec_a.ndim == 1:
-        dec_a, dec_b = dec_a[:, None], dec_b[:, None]
-    margin = 10 * tol * (1 + np.abs(dec_a))
-    clear = np.all(np.abs(dec_a) > margin, axis=1) & np.all(np.abs(dec_b) > margin, axis=1)
-    assert np.array_equal(a.predict(X)[clear], b.predict(X)[clear])
+    assert_same_up_to_tol(a, b, X, X, y)
+    # b's predictions on X[perm] are b's predictions on X, permuted
+    assert np.array_equal(b.predict(X[perm]), b.predict(X)[perm])
