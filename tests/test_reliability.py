@@ -1050,7 +1050,7 @@ def assert_same_up_to_tol(a, b, X_a, X_b, y, scale=1.0):
     assert np.array_equal(a.predict(X_a)[clear], b.predict(X_b)[clear])
 
 
-@settings(max_examples=80, **FUZZ)
+@settings(max_examples=25, **FUZZ)
 @given(problem=problems(kernels=("linear",)),
        log4_c=st.sampled_from([-3, -2, -1, 1, 2, 3]), exact=st.booleans())
 def test_fuzz_scaling_the_kernel_equals_scaling_C(problem, log4_c, exact):
