@@ -508,22 +508,13 @@ cdef void update_gradient(Pair* P, Row* ri, float64_t ci, Row* rj, float64_t cj,
     Gmax2[0] = low
 
 
-cdef void add_row_to(Pair* P, Row* r, float64_t coef, float64_t* target,
-                     bint active_only) noexcept nogil:
-    """target[k] += coef * Q_ik, i.e. coef * y_i * y_k * K_ik (y_i folded in coef)."""
-    cdef intp_t a, k
-    if active_only:
-        for a in range(P.active_s):
-            k = P.active[a]
-            target[k] += coef * r.Ks[k]
-        for a in range(P.active_s, P.active_size):
-            k = P.active[a]
-            target[k] -= coef * r.Kt[k - P.n_s]
-    else:
-        for k in range(P.n_s):
-            target[k] += coef * r.Ks[k]
-        for k in range(P.n_s, P.l):
-            target[k] -= coef * r.Kt[k - P.n_s]
+cdef void add_row_to_G_bar(Pair* P, Row* r, float64_t coef) noexcept nogil:
+    """G_bar[k] += coef * y_k * K_ik over all variables (y_i folded in coef)."""
+    cdef intp_t k
+    for k in range(P.n_s):
+        P.G_bar[k] += coef * r.Ks[k]
+    for k in range(P.n_s, P.l):
+        P.G_bar[k] -= coef * r.Kt[k - P.n_s]
 
 
 cdef int reconstruct_gradient(KernelRowCache cache, Pair* P) except -1 nogil:
@@ -698,9 +689,9 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
         maxima_known = True
         if shrinking:
             if ui != is_upper(P, i):
-                add_row_to(P, &ri, yi * P.C[i] * (-1.0 if ui else 1.0), P.G_bar, False)
+                add_row_to_G_bar(P, &ri, yi * P.C[i] * (-1.0 if ui else 1.0))
             if uj != is_upper(P, j):
-                add_row_to(P, &rj, yj * P.C[j] * (-1.0 if uj else 1.0), P.G_bar, False)
+                add_row_to_G_bar(P, &rj, yj * P.C[j] * (-1.0 if uj else 1.0))
         release_row(cache, P, &ri)
         release_row(cache, P, &rj)
     if P.active_size < P.l:

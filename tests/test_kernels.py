@@ -655,3 +655,30 @@ def test_huge_finite_counts_stay_on_the_simplex():
     X = np.array([[1e308, 1e308], [1.0, 1.0]])
     np.testing.assert_allclose(kgeo.pairwise_kernels(X, kernel="ngd"), np.zeros((2, 2)),
                                atol=ARCCOS_ATOL)
+
+
+# --------------------------------------------------------------------------
+# The vectorised arccos the geodesic kernels use
+# --------------------------------------------------------------------------
+
+def test_angle_from_gap_is_arccos_to_one_ulp():
+    from kgeo._kernels import _angle_from_gap
+
+    rng = np.random.default_rng(0)
+    # Uniform gaps, gaps near 0 (close documents) and near 1 (disjoint ones),
+    # and the branch point c = 1/2.
+    gaps = np.concatenate([rng.random(200_000), rng.random(20_000) * 1e-6,
+                           1 - rng.random(20_000) * 1e-6, [0.0, 0.5, 1.0],
+                           np.nextafter(0.5, [0.0, 1.0])])
+    angles = _angle_from_gap(gaps)
+    reference = np.arccos(1.0 - gaps)
+    # Where 1 - h is exact (h >= 1/4 here, Sterbenz) arccos(1 - h) is the
+    # reference to compare with in ulps; for tiny h, compare with
+    # 2 arcsin(sqrt(h / 2)), which needs no rounded 1 - h.
+    exact = gaps >= 0.25
+    ulp = np.spacing(np.maximum(reference[exact], np.finfo(float).tiny))
+    assert np.max(np.abs(angles[exact] - reference[exact]) / ulp) <= 1.0
+    small = ~exact
+    np.testing.assert_allclose(angles[small], 2 * np.arcsin(np.sqrt(gaps[small] / 2)),
+                               rtol=4e-16, atol=0)
+    assert angles[gaps == 0.0][0] == 0.0
