@@ -252,8 +252,8 @@ class SVM(EstimatorMixin):
         class_weight = self._class_weights(counts)
         n_classes = classes.shape[0]
 
-        kernel = get_kernel(self.kernel, X_checked.shape[1], self.shift,
-                            **self._kernel_arguments(X_checked))
+        kernel_args = self._kernel_arguments(X_checked)
+        kernel = get_kernel(self.kernel, X_checked.shape[1], self.shift, **kernel_args)
         if kernel.on_simplex:
             # Checked before the sort below, so that messages name the caller's rows.
             check_on_simplex(X_checked, name="X", kernel=self.kernel)
@@ -302,7 +302,7 @@ class SVM(EstimatorMixin):
         self.class_weight_ = class_weight
         self.n_features_in_ = X_checked.shape[1]
         self.shape_fit_ = X_checked.shape
-        self._gamma = self._kernel_arguments(X_checked).get("gamma")
+        self._kernel_args = kernel_args  # as fitted (gamma resolved), for prediction
         self.cache_stats_ = cache.stats()
         self._kgeo_version = __version__
         if n_classes == 2:
@@ -415,14 +415,7 @@ class SVM(EstimatorMixin):
             raise ValueError(
                 f"X has {X.shape[1]} features, but SVM is expecting "
                 f"{self.n_features_in_} features as input")
-        params = {}
-        accepted = kernel_params(self.kernel)
-        for name in ("coef0", "degree", "t", "normalize"):
-            if name in accepted:
-                params[name] = getattr(self, name)
-        if "gamma" in accepted:
-            params["gamma"] = self._gamma
-        kernel = get_kernel(self.kernel, self.n_features_in_, self.shift, **params)
+        kernel = get_kernel(self.kernel, self.n_features_in_, self.shift, **self._kernel_args)
         sv_rows = prepare_rows(kernel, check_matrix(self.support_vectors_, name="support_vectors_",
                                                     min_samples=0),
                                name="support_vectors_", kernel_name=self.kernel)
