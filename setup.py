@@ -12,7 +12,9 @@ OPENMP = os.environ.get("KGEO_NO_OPENMP", "0") in ("", "0")
 
 # No errno and no FP traps: lets the compiler vectorise sqrt and the two-branch
 # arccos in the kernel maps (results are unchanged; nothing here reads either).
-compile_args = ["-O3", "-fno-math-errno", "-fno-trapping-math"] + (["-fopenmp"] if OPENMP else [])
+# No fused multiply-adds: the AVX2 and baseline copies of the arccos loop
+# (kgeo/_kernels.pyx) and every platform then round alike.
+compile_args = ["-O3", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off"] + (["-fopenmp"] if OPENMP else [])
 link_args = ["-fopenmp"] if OPENMP else []
 
 

@@ -19,13 +19,18 @@ cdef class PostingIndex:
 
     The dot products of one row against every row of a block are accumulated
     word by word over the block's posting lists, so only shared words cost work.
+    A word in a large share of a block's rows is stored as a dense column of
+    that block instead, read by a contiguous loop rather than a scatter.
     """
     cdef readonly RowSet rows
     cdef readonly intp_t n_blocks
+    cdef readonly intp_t n_dense          # dense (block, column) pairs
     cdef const int64_t[::1] block_start   # first row of each block, n_blocks + 1
     cdef const int64_t[::1] colptr        # block b, column w: postings colptr[b*(F+1)+w] .. +1
     cdef const int32_t[::1] post_row      # row of each posting, relative to its block start
     cdef const float64_t[::1] post_val    # value of each posting
+    cdef const int64_t[::1] dense_ptr     # block b, column w: its dense column in dense_val, or -1
+    cdef const float64_t[::1] dense_val   # dense columns, each as long as its block
     cdef readonly object arrays
 
 

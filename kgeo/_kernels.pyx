@@ -24,45 +24,78 @@ import numpy as np
 cdef float64_t PI = 3.14159265358979323846
 
 
-cdef inline float64_t clip_unit(float64_t c) noexcept nogil:
-    # Rounding can push the Bhattacharyya coefficient a few ulps outside
-    # [0, 1]; arccos would return NaN above 1. (Selects, not early returns
-    # or fmin/fmax, so that the compiler vectorises the kernel maps.)
-    return 0.0 if c < 0.0 else (1.0 if c > 1.0 else c)
-
-
-# arccos(1 - h) on [0, 1] as a branch-free rational approximation (the classic
-# fdlibm/Cephes split: acos(c) = pi/2 - asin(c) below 1/2, 2 asin(sqrt((1-c)/2))
-# above, asin(x) = x + x R(x^2) with a (6, 4) rational R), so that the
-# compiler vectorises the kernel maps; libm's acos is a scalar call and was
-# half the cost of an NGD kernel row. Accuracy: a few ulp (tests check it
-# against numpy.arccos to 4e-16 absolute).
-cdef inline float64_t asin_ratio(float64_t z) noexcept nogil:
-    # R(z) with asin(x) = x + x R(x^2) for |x| <= 1/2.
-    # Literal coefficients (not module globals) keep the loops vectorisable.
-    cdef float64_t p = z * (1.66666666666666657415e-01 + z * (-3.25565818622400915405e-01
-        + z * (2.01212532134862925881e-01 + z * (-4.00555345006794114027e-02
-        + z * (7.91534994289814532176e-04 + z * 3.47933107596021167570e-05)))))
-    cdef float64_t q = 1.0 + z * (-2.40339491173441421878e+00 + z * (2.02094576023350569471e+00
-        + z * (-6.88283971605453293030e-01 + z * 7.70381505559019352791e-02)))
-    return p / q
-
-
-cdef inline float64_t angle_from_gap(float64_t h) noexcept nogil:
-    """arccos(1 - h) for h in [0, 1] (callers clip first).
-
-    Taking the gap h = 1 - c rather than c keeps full precision for close
-    documents: the branch for c >= 1/2 only needs z = h / 2, so an exact h
-    gives an exact angle, where 1 - (1 - h) would already have lost it.
+# The arccos of the geodesic kernels is written in C, in this block, for one
+# reason: GCC's target_clones. The loop that maps a block of Bhattacharyya
+# coefficients to angles is compiled twice, for AVX2 and for the baseline
+# x86-64 (SSE2) instruction set, and the loader picks the one this CPU runs:
+# twice the lanes halve the cost of the arccos (half of an NGD kernel row).
+# setup.py compiles with -ffp-contract=off, so neither copy fuses a multiply
+# and an add: both give the same bits. Other compilers and platforms build
+# the single portable copy.
+#
+# The arccos itself: arccos(1 - h) on [0, 1] as a branch-free rational
+# approximation (the classic fdlibm/Cephes split: acos(c) = pi/2 - asin(c)
+# below 1/2, 2 asin(sqrt((1-c)/2)) above, asin(x) = x + x R(x^2) with a (6, 4)
+# rational R), so that the compiler vectorises it; libm's acos is a scalar
+# call. Accuracy: a few ulp (tests check it against numpy.arccos to 4e-16
+# absolute). Taking the gap h = 1 - c rather than c keeps full precision for
+# close documents: the branch for c >= 1/2 only needs z = h / 2, so an exact
+# h gives an exact angle, where 1 - (1 - h) would already have lost it.
+cdef extern from *:
     """
-    cdef float64_t c = 1.0 - h  # exact for h <= 1/2 (Sterbenz) and where it is used
-    # pi/2 split in a high and a low part, so that pi/2 - asin(c) keeps full precision.
-    cdef float64_t small = 1.57079632679489655800e+00 - (
-        c - (6.12323399573676603587e-17 - c * asin_ratio(c * c)))
-    cdef float64_t z = h * 0.5
-    cdef float64_t s = sqrt(z)
-    cdef float64_t large = 2.0 * (s + s * asin_ratio(z))
-    return small if c < 0.5 else large
+    #include <math.h>
+    #include <stddef.h>
+
+    #if defined(__GNUC__) && defined(__x86_64__) && defined(__ELF__) \
+        && defined(__GLIBC__) && defined(__has_attribute)
+    #  if __has_attribute(target_clones)
+    #    define KGEO_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+    #  endif
+    #endif
+    #ifndef KGEO_VECTOR_CLONES
+    #  define KGEO_VECTOR_CLONES
+    #endif
+
+    /* Rounding can push a Bhattacharyya coefficient a few ulps outside
+       [0, 1]; arccos would return NaN above 1. Selects, not early returns
+       or fmin/fmax, so that the loops vectorise. */
+    static inline double kgeo_clip_unit(double c) {
+        return c < 0.0 ? 0.0 : (c > 1.0 ? 1.0 : c);
+    }
+
+    /* R(z) with asin(x) = x + x R(x^2) for |x| <= 1/2. */
+    static inline double kgeo_asin_ratio(double z) {
+        double p = z * (1.66666666666666657415e-01 + z * (-3.25565818622400915405e-01
+            + z * (2.01212532134862925881e-01 + z * (-4.00555345006794114027e-02
+            + z * (7.91534994289814532176e-04 + z * 3.47933107596021167570e-05)))));
+        double q = 1.0 + z * (-2.40339491173441421878e+00 + z * (2.02094576023350569471e+00
+            + z * (-6.88283971605453293030e-01 + z * 7.70381505559019352791e-02)));
+        return p / q;
+    }
+
+    /* arccos(1 - h) for h in [0, 1] (callers clip first). */
+    static inline double kgeo_angle_from_gap(double h) {
+        double c = 1.0 - h;  /* exact for h <= 1/2 (Sterbenz) and where it is used */
+        /* pi/2 in a high and a low part, so that pi/2 - asin(c) keeps full precision. */
+        double small = 1.57079632679489655800e+00
+            - (c - (6.12323399573676603587e-17 - c * kgeo_asin_ratio(c * c)));
+        double z = h * 0.5;
+        double s = sqrt(z);
+        double large = 2.0 * (s + s * kgeo_asin_ratio(z));
+        return c < 0.5 ? small : large;
+    }
+
+    /* angles[j] = arccos(c_j) for the coefficients c_j = dots[j], clipped. */
+    KGEO_VECTOR_CLONES
+    static void kgeo_angles_of_dots(const double *dots, double *angles, ptrdiff_t n) {
+        for (ptrdiff_t j = 0; j < n; j++)
+            angles[j] = kgeo_angle_from_gap(kgeo_clip_unit(1.0 - dots[j]));
+    }
+    """
+    float64_t clip_unit "kgeo_clip_unit"(float64_t c) noexcept nogil
+    float64_t angle_from_gap "kgeo_angle_from_gap"(float64_t h) noexcept nogil
+    void angles_of_dots "kgeo_angles_of_dots"(const float64_t* dots, float64_t* angles,
+                                              intp_t n) noexcept nogil
 
 
 def _angle_from_gap(const float64_t[::1] h):
@@ -73,6 +106,15 @@ def _angle_from_gap(const float64_t[::1] h):
     for i in range(h.shape[0]):
         view[i] = angle_from_gap(clip_unit(h[i]))
     return out
+
+
+# A column in at least 1/DENSE_SHARE of a block's rows is stored dense: a
+# contiguous multiply-add over the whole block then costs less than the
+# scattered one over its postings (on 20 Newsgroups the few words found in
+# most messages carry most of the postings' work).
+cdef intp_t DENSE_SHARE = 8
+# Blocks shorter than this keep every column as postings.
+cdef intp_t DENSE_MIN_ROWS = 64
 
 
 # Bhattacharyya coefficients above this get their gap 1 - c from the rows'
@@ -157,15 +199,12 @@ cdef class PostingIndex:
                 f"got {block_start!r}")
         cdef intp_t n_blocks = block_start.shape[0] - 1
         cdef intp_t F = rows.n_features
-        cdef intp_t nnz = rows.indptr[rows.n_rows]
         colptr = np.zeros(n_blocks * (F + 1) + 1, dtype=np.int64)
-        post_row = np.empty(nnz, dtype=np.int32)
-        post_val = np.empty(nnz, dtype=np.float64)
+        dense_ptr = np.full(n_blocks * (F + 1), -1, dtype=np.int64)
         cdef int64_t[::1] cp = colptr
-        cdef int32_t[::1] prow = post_row
-        cdef float64_t[::1] pval = post_val
+        cdef int64_t[::1] dp = dense_ptr
         cdef const int64_t[::1] bs = block_start
-        cdef intp_t b, i, p, w, base, pos
+        cdef intp_t b, i, p, w, base, pos, n_b, n_dense = 0, dense_values = 0
         # Counting sort of the nonzeros by (block, column); rows stay in
         # increasing order inside every posting list.
         with nogil:
@@ -174,8 +213,28 @@ cdef class PostingIndex:
                 for i in range(bs[b], bs[b + 1]):
                     for p in range(rows.indptr[i], rows.indptr[i + 1]):
                         cp[base + rows.indices[p] + 1] += 1
+            # A column in at least 1/DENSE_SHARE of a block's rows becomes a
+            # dense column of the block (it leaves the posting lists).
+            for b in range(n_blocks):
+                base = b * (F + 1)
+                n_b = bs[b + 1] - bs[b]
+                if n_b < DENSE_MIN_ROWS:
+                    continue
+                for w in range(F):
+                    if cp[base + w + 1] * DENSE_SHARE >= n_b:
+                        dp[base + w] = dense_values
+                        dense_values += n_b
+                        n_dense += 1
+                        cp[base + w + 1] = 0
             for p in range(n_blocks * (F + 1)):
                 cp[p + 1] += cp[p]
+        cdef intp_t n_postings = colptr[colptr.shape[0] - 1]
+        post_row = np.empty(n_postings, dtype=np.int32)
+        post_val = np.empty(n_postings, dtype=np.float64)
+        dense_val = np.zeros(dense_values, dtype=np.float64)
+        cdef int32_t[::1] prow = post_row
+        cdef float64_t[::1] pval = post_val
+        cdef float64_t[::1] dval = dense_val
         fill = colptr[:colptr.shape[0] - 1].copy()  # next free slot of each posting list
         cdef int64_t[::1] nxt = fill
         with nogil:
@@ -184,17 +243,23 @@ cdef class PostingIndex:
                 for i in range(bs[b], bs[b + 1]):
                     for p in range(rows.indptr[i], rows.indptr[i + 1]):
                         w = base + rows.indices[p]
+                        if dp[w] >= 0:
+                            dval[dp[w] + i - bs[b]] = rows.data[p]
+                            continue
                         pos = nxt[w]
                         prow[pos] = <int32_t>(i - bs[b])
                         pval[pos] = rows.data[p]
                         nxt[w] = pos + 1
         self.rows = rows
         self.n_blocks = n_blocks
+        self.n_dense = n_dense
         self.block_start = block_start
         self.colptr = colptr
         self.post_row = post_row
         self.post_val = post_val
-        self.arrays = (block_start, colptr, post_row, post_val)
+        self.dense_ptr = dense_ptr
+        self.dense_val = dense_val
+        self.arrays = (block_start, colptr, post_row, post_val, dense_ptr, dense_val)
 
     @property
     def nbytes(self):
@@ -316,9 +381,10 @@ cdef class NegativeGeodesicKernel(Kernel):
                          intp_t n) noexcept nogil:
         cdef intp_t j
         cdef float64_t offset = self.offset, shift = self.shift, c, near = NEAR_ONE
+        angles_of_dots(dots, out, n)
         for j in range(n):
+            out[j] = (offset - 2.0 * out[j]) + shift
             c = dots[j]
-            out[j] = (offset - 2.0 * angle_from_gap(clip_unit(1.0 - c))) + shift
             dots[j] = c if c >= near else 0.0
         return 1
 
@@ -356,9 +422,10 @@ cdef class GeodesicExponentialKernel(Kernel):
         cdef intp_t j
         cdef float64_t log_scale = self.log_scale, inv_t = self.inv_t, shift = self.shift, c
         cdef float64_t near = NEAR_ONE
+        angles_of_dots(dots, out, n)
         for j in range(n):
+            out[j] = exp(log_scale - out[j] * inv_t) + shift
             c = dots[j]
-            out[j] = exp(log_scale - angle_from_gap(clip_unit(1.0 - c)) * inv_t) + shift
             dots[j] = c if c >= near else 0.0
         return 1
 
@@ -382,10 +449,11 @@ cdef class DiffusionKernel(Kernel):
         cdef intp_t j
         cdef float64_t log_scale = self.log_scale, inv_t = self.inv_t, shift = self.shift, a, c
         cdef float64_t near = NEAR_ONE
+        angles_of_dots(dots, out, n)
         for j in range(n):
-            c = dots[j]
-            a = angle_from_gap(clip_unit(1.0 - c))
+            a = out[j]
             out[j] = exp(log_scale - a * a * inv_t) + shift
+            c = dots[j]
             dots[j] = c if c >= near else 0.0
         return 1
 
@@ -400,16 +468,27 @@ cdef class DiffusionKernel(Kernel):
 cdef inline void accumulate_dots(RowSet X, intp_t i, PostingIndex Y,
                                  intp_t block, float64_t* acc) noexcept nogil:
     # acc[r] += <x_i, y_(start + r)> over the words x_i shares with the block.
+    # Each acc[r] receives its terms in the order of x_i's words, whether a
+    # word is a posting list or a dense column (whose zeros add exactly
+    # nothing), so the dense columns do not change a single bit of the result.
     cdef intp_t base = block * (Y.rows.n_features + 1)
-    cdef intp_t p, q, q_end
+    cdef intp_t n = Y.block_start[block + 1] - Y.block_start[block]
+    cdef intp_t p, q, q_end, r, d
     cdef int32_t w
     cdef float64_t v
+    cdef const float64_t* column
     for p in range(X.indptr[i], X.indptr[i + 1]):
         w = X.indices[p]
         v = X.data[p]
-        q_end = Y.colptr[base + w + 1]
-        for q in range(Y.colptr[base + w], q_end):
-            acc[Y.post_row[q]] += v * Y.post_val[q]
+        d = Y.dense_ptr[base + w]
+        if d >= 0:
+            column = &Y.dense_val[d]
+            for r in range(n):
+                acc[r] += v * column[r]
+        else:
+            q_end = Y.colptr[base + w + 1]
+            for q in range(Y.colptr[base + w], q_end):
+                acc[Y.post_row[q]] += v * Y.post_val[q]
 
 
 cdef float64_t exact_gap(RowSet X, intp_t i, RowSet Y, intp_t j) noexcept nogil:

@@ -682,3 +682,46 @@ def test_angle_from_gap_is_arccos_to_one_ulp():
     np.testing.assert_allclose(angles[small], 2 * np.arcsin(np.sqrt(gaps[small] / 2)),
                                rtol=4e-16, atol=0)
     assert angles[gaps == 0.0][0] == 0.0
+
+
+def test_kernel_rows_use_the_same_arccos_bits_as_the_scalar_one():
+    """The kernel maps run a loop compiled for AVX2 or for the baseline (picked
+    at load time); without fused multiply-adds both round like the scalar
+    arccos, so NGD is -2 arccos(c) to the last bit, c its Bhattacharyya value."""
+    from kgeo._kernels import _angle_from_gap
+
+    rng = np.random.default_rng(3)
+    # Enough rows for a block (and an accumulator) longer than any vector
+    # loop's unrolling, with shared words of every frequency.
+    X = sp.random(300, 60, density=0.3, random_state=rng, format="csr")
+    X.data += 0.1
+    X = X[np.asarray(X.sum(axis=1)).ravel() > 0]
+    c = kgeo.pairwise_kernels(X, kernel="bhattacharyya")
+    ngd = kgeo.pairwise_kernels(X, kernel="ngd")
+    far = c < 0.9999  # closer pairs take the exact-gap route
+    assert far.sum() > 0.9 * far.size
+    expected = -2.0 * _angle_from_gap(np.ascontiguousarray(1.0 - c[far]))
+    assert np.array_equal(ngd[far], expected)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "ngd", "ned"])
+def test_dense_columns_change_no_bit_of_the_kernel_rows(kernel):
+    """Frequent words are stored as dense columns of large blocks; short
+    blocks keep every word as postings. Both give the same bits."""
+    from kgeo._kernels import PostingIndex, get_kernel, kernel_matrix
+    from kgeo._pairwise import prepare_rows
+
+    rng = np.random.default_rng(7)
+    n, n_features = 400, 300
+    # A few words in most rows (dense), the rest rare (postings).
+    frequent = (rng.random((n, 5)) < 0.7) * rng.integers(1, 9, (n, 5))
+    rare = sp.random(n, n_features - 5, density=0.02, random_state=rng) * 7
+    X = sp.hstack([sp.csr_matrix(frequent.astype(float)), rare], format="csr")
+    X = X[np.asarray(X.sum(axis=1)).ravel() > 0]
+    X.sort_indices()
+    k = get_kernel(kernel, n_features, 0.0)
+    rows = prepare_rows(k, X)
+    dense = PostingIndex(rows, np.array([0, 150, rows.n_rows]))
+    sparse_only = PostingIndex(rows, np.r_[np.arange(0, rows.n_rows, 40), rows.n_rows])
+    assert dense.n_dense >= 5 and sparse_only.n_dense == 0
+    assert np.array_equal(kernel_matrix(k, rows, dense), kernel_matrix(k, rows, sparse_only))
