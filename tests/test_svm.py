@@ -461,6 +461,30 @@ def test_threads_do_not_change_solution(rng):
         assert_identical(one, kgeo.SVM(kernel="ngd", n_jobs=2, cache_size=1e-6).fit(X, y))
 
 
+def test_auto_shrinking_starts_on_long_bound_heavy_pairs(rng):
+    """shrinking="auto" leaves pairs that converge within 2 l iterations
+    alone (the same path as False) and shrinks the long ones (a different
+    path), each to the same solution within tol."""
+    n = 300
+    X = np.abs(rng.normal(size=(n, 8)))
+    y = (X[:, 0] + 0.8 * rng.normal(size=n) > 0.9).astype(int)  # noisy: most alphas at C
+    fits = {mode: kgeo.SVM(kernel="linear", C=10.0, shrinking=mode).fit(X, y)
+            for mode in (True, False, "auto")}
+    assert fits[False].n_iter_[0] > 2 * n  # a long pair
+    assert fits["auto"].n_iter_[0] != fits[False].n_iter_[0]  # it did shrink
+    for mode in (True, "auto"):
+        rel = abs(fits[mode].dual_objective_[0] - fits[False].dual_objective_[0])
+        assert rel <= fits[mode].tol * abs(fits[False].dual_objective_[0])
+        ck.check_svm(fits[mode], X, y)
+    short_X, short_y = ck.make_count_data(rng, 300, 200, 3)
+    short = {mode: kgeo.SVM(kernel="ngd", shrinking=mode).fit(short_X, short_y)
+             for mode in (False, "auto")}
+    counts = np.bincount(short_y)
+    sizes = [counts[s] + counts[t] for s in range(3) for t in range(s + 1, 3)]
+    assert np.all(short[False].n_iter_ <= 2 * np.array(sizes))
+    assert_identical(short["auto"], short[False])
+
+
 @pytest.mark.parametrize("kernel", ["ngd", "rbf", "linear", "diffusion"])
 def test_shrinking_same_solution(kernel, rng):
     X, y = ck.make_count_data(rng, 120, 15, 3, n_duplicates=3)
@@ -756,6 +780,8 @@ def test_pickle_round_trip(rng):
     ({"decision_function_shape": "ova"}, r"decision_function_shape must be 'ovr' or 'ovo'"),
     ({"class_weight": {7: 2.0}}, r"class_weight has label 7"),
     ({"class_weight": "auto"}, r"class_weight must be a dict, 'balanced' or None"),
+    ({"shrinking": "yes"}, r"shrinking must be True, False or 'auto', got 'yes'"),
+    ({"shrinking": 1}, r"shrinking must be True, False or 'auto', got 1"),
 ])
 def test_invalid_parameters(params, match, rng):
     X, y = ck.make_count_data(rng, 20, 5, 2)
