@@ -182,6 +182,28 @@ class SVM(EstimatorMixin):
         if isinstance(self.verbose, bool) or not isinstance(self.verbose, numbers.Integral):
             raise ValueError(f"verbose must be an integer, got {self.verbose!r}")
         resolve_n_jobs(self.n_jobs)
+        self._check_kernel_params()
+
+    def _check_kernel_params(self):
+        # Every kernel parameter is checked, also those the chosen kernel does
+        # not read (as scikit-learn's SVC does): SVM(kernel="linear",
+        # gamma="scael") is a typo to report, not a setting to ignore.
+        if isinstance(self.gamma, str):
+            if self.gamma not in ("scale", "auto"):
+                raise ValueError(
+                    f"gamma must be 'scale', 'auto' or a float > 0, got {self.gamma!r}")
+        else:
+            check_positive(self.gamma, "gamma")
+        if (isinstance(self.coef0, bool) or not isinstance(self.coef0, numbers.Real)
+                or not np.isfinite(self.coef0)):
+            raise ValueError(f"coef0 must be a finite real number, got {self.coef0!r}")
+        if (isinstance(self.degree, bool) or not isinstance(self.degree, numbers.Real)
+                or not np.isfinite(self.degree) or self.degree != int(self.degree)
+                or self.degree < 1):
+            raise ValueError(f"degree must be an integer >= 1, got {self.degree!r}")
+        check_positive(self.t, "t")
+        if not isinstance(self.normalize, (bool, np.bool_)):
+            raise ValueError(f"normalize must be True or False, got {self.normalize!r}")
 
     def _kernel_arguments(self, X):
         """Parameters of the chosen kernel, with gamma resolved on X."""

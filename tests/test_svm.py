@@ -781,6 +781,13 @@ def test_pickle_round_trip(rng):
     ({"class_weight": {7: 2.0}}, r"class_weight has label 7"),
     ({"class_weight": "auto"}, r"class_weight must be a dict, 'balanced' or None"),
     ({"shrinking": "yes"}, r"shrinking must be True, False or 'auto', got 'yes'"),
+    # Parameters the chosen kernel does not read are checked all the same.
+    ({"kernel": "linear", "gamma": "bogus"}, r"gamma must be 'scale', 'auto' or a float > 0, got 'bogus'"),
+    ({"kernel": "ngd", "gamma": -1.0}, r"gamma must be finite and > 0, got -1.0"),
+    ({"kernel": "linear", "degree": 1.5}, r"degree must be an integer >= 1, got 1.5"),
+    ({"kernel": "rbf", "coef0": float("nan")}, r"coef0 must be a finite real number, got nan"),
+    ({"kernel": "ngd", "t": -1.0}, r"t must be finite and > 0, got -1.0"),
+    ({"kernel": "linear", "normalize": "yes"}, r"normalize must be True or False, got 'yes'"),
     ({"shrinking": 1}, r"shrinking must be True, False or 'auto', got 1"),
 ])
 def test_invalid_parameters(params, match, rng):
