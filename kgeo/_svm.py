@@ -185,24 +185,30 @@ class SVM(EstimatorMixin):
         self._check_kernel_params()
 
     def _check_kernel_params(self):
-        # Every kernel parameter is checked, also those the chosen kernel does
-        # not read (as scikit-learn's SVC does): SVM(kernel="linear",
-        # gamma="scael") is a typo to report, not a setting to ignore.
-        if isinstance(self.gamma, str):
-            if self.gamma not in ("scale", "auto"):
-                raise ValueError(
-                    f"gamma must be 'scale', 'auto' or a float > 0, got {self.gamma!r}")
-        else:
-            check_positive(self.gamma, "gamma")
-        if (isinstance(self.coef0, bool) or not isinstance(self.coef0, numbers.Real)
-                or not np.isfinite(self.coef0)):
+        # The parameters the chosen kernel does not read are checked too (as
+        # scikit-learn's SVC does): SVM(kernel="linear", gamma="scael") is a
+        # typo to report, not a setting to ignore. Those it reads are checked
+        # by get_kernel at fit, in messages that name the kernel.
+        used = kernel_params(self.kernel)
+        if "gamma" not in used:
+            if isinstance(self.gamma, str):
+                if self.gamma not in ("scale", "auto"):
+                    raise ValueError(
+                        f"gamma must be 'scale', 'auto' or a float > 0, got {self.gamma!r}")
+            else:
+                check_positive(self.gamma, "gamma")
+        if "coef0" not in used and (isinstance(self.coef0, bool)
+                                    or not isinstance(self.coef0, numbers.Real)
+                                    or not np.isfinite(self.coef0)):
             raise ValueError(f"coef0 must be a finite real number, got {self.coef0!r}")
-        if (isinstance(self.degree, bool) or not isinstance(self.degree, numbers.Real)
-                or not np.isfinite(self.degree) or self.degree != int(self.degree)
-                or self.degree < 1):
+        if "degree" not in used and (isinstance(self.degree, bool)
+                                     or not isinstance(self.degree, numbers.Real)
+                                     or not np.isfinite(self.degree)
+                                     or self.degree != int(self.degree) or self.degree < 1):
             raise ValueError(f"degree must be an integer >= 1, got {self.degree!r}")
-        check_positive(self.t, "t")
-        if not isinstance(self.normalize, (bool, np.bool_)):
+        if "t" not in used:
+            check_positive(self.t, "t")
+        if "normalize" not in used and not isinstance(self.normalize, (bool, np.bool_)):
             raise ValueError(f"normalize must be True or False, got {self.normalize!r}")
 
     def _kernel_arguments(self, X):

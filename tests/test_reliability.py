@@ -40,7 +40,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import kgeo
@@ -298,6 +298,14 @@ def test_zero_row_message_uses_the_callers_row_numbers():
     X = ns["with_zero_rows"](0)
     with pytest.raises(ValueError, match=r"\(rows 0\)"):
         kgeo.SVM().fit(X, [1, 0, 1, 0, 1, 0])
+
+
+@pytest.mark.parametrize("params", [dict(gamma="bogus"), dict(t=-1.0), dict(degree=1.5)],
+                         ids=["gamma-bogus", "t-negative", "degree-fraction"])
+def test_invalid_unused_parameters_are_refused(params):
+    ns = _namespace()
+    with pytest.raises(ValueError, match=next(iter(params))):
+        kgeo.SVM(kernel="linear", **params).fit(ns["X"], ns["y"])
 
 
 def test_negative_entries_are_fine_for_euclidean_kernels():
@@ -884,10 +892,10 @@ def check_kkt(model, X, y, kernel_params):
     for sol in pair_solutions(model, y):
         alpha, ys, C, c = sol["alpha"], sol["y"], sol["C"], sol["coef"]
         Kp = K[np.ix_(sol["idx"], sol["idx"])]
-        # box and equality constraints, as stored; an alpha set to C_j - diff
-        # in the two-variable step (as libsvm does) may end a few ulps above C_j
+        # box and equality constraints, as stored (exactly: the solver clamps
+        # to the bound, where libsvm's C_j - diff may end an ulp above it)
         assert np.all(alpha >= 0), sol["pair"]
-        assert np.all(alpha <= C * (1 + 4 * np.finfo(float).eps)), sol["pair"]
+        assert np.all(alpha <= C), sol["pair"]
         l1 = float(np.sum(alpha))
         assert abs(np.sum(c)) <= 1e-12 * (1.0 + l1) * len(c), sol["pair"]
         support[sol["idx"][alpha > 0]] = True
@@ -977,15 +985,34 @@ def problems(draw, kernels=tuple(ALL_KERNELS)):
     return kernel, params, X, y, C
 
 
+# SMO needs iterations in proportion to C * K on overlapping classes (libsvm
+# too: 1.8e8 for 30 points in 2-D at C = 1e4); an example that does not
+# converge within this many per pair is discarded rather than left to run for
+# minutes. Any other warning fails the test.
+FUZZ_MAX_ITER = 200_000
+
+
+def fit_or_discard(model, X, y):
+    """``model.fit(X, y)``, or discard the example if SMO reached FUZZ_MAX_ITER."""
+    model.set_params(max_iter=FUZZ_MAX_ITER)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X, y)
+    for w in caught:
+        if (issubclass(w.category, kgeo.ConvergenceWarning)
+                and f"max_iter={FUZZ_MAX_ITER}" in str(w.message)):
+            assume(False)
+    assert not caught, [f"{w.category.__name__}: {w.message}" for w in caught]
+    return model
+
+
 @settings(max_examples=300, **FUZZ)
 @given(problem=problems(), class_weight=st.sampled_from([None, "balanced"]),
        sparse_input=st.booleans())
 def test_fuzz_kkt_conditions_hold(problem, class_weight, sparse_input):
     kernel, params, X, y, C = problem
     model = kgeo.SVM(kernel=kernel, C=C, class_weight=class_weight, **params)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", kgeo.ConvergenceWarning)
-        model.fit(sp.csr_matrix(X) if sparse_input else X, y)
+    fit_or_discard(model, sp.csr_matrix(X) if sparse_input else X, y)
     check_kkt(model, X, y, params)
 
 
@@ -1001,6 +1028,13 @@ def test_fuzz_shift_changes_nothing(problem, shift):
     carries an error of a few hundred ulps of |beta| C (seen: 8.8e-9 for
     beta = -10, C = 1e4, i.e. 400 ulps of 1e5).
 
+    The one place where rounding may still decide is the stop: when a pair's
+    gap equals tol up to rounding, one run stops and the other takes one more
+    step. Integer counts with C a power of 10 make such gaps common (seen:
+    gaps falling by tenths, 17.1, 17.11, ..., meeting tol = 1e-3 exactly).
+    Then the run that stopped first must be a prefix of the other: both,
+    refitted with max_iter at that iteration, are the same SVM.
+
     The sigmoid kernel is the exception, checked only for KKT: it is
     indefinite, the dual has several stationary points, and where tanh
     saturates the shift absorbs curvatures of rounding size (tanh(18) =
@@ -1010,11 +1044,20 @@ def test_fuzz_shift_changes_nothing(problem, shift):
     unshifted, 2.114 shifted).
     """
     kernel, params, X, y, C = problem
-    plain = kgeo.SVM(kernel=kernel, C=C, **params).fit(X, y)
-    shifted = kgeo.SVM(kernel=kernel, C=C, shift=shift, **params).fit(X, y)
+    plain = fit_or_discard(kgeo.SVM(kernel=kernel, C=C, **params), X, y)
+    shifted = fit_or_discard(kgeo.SVM(kernel=kernel, C=C, shift=shift, **params), X, y)
     check_kkt(shifted, X, y, params)
     if kernel == "sigmoid":
         return
+    differ = plain.n_iter_ != shifted.n_iter_
+    if differ.any():
+        stop = int(np.min(np.minimum(plain.n_iter_, shifted.n_iter_)[differ]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", kgeo.ConvergenceWarning)
+            plain = kgeo.SVM(kernel=kernel, C=C, max_iter=stop, **params).fit(X, y)
+            shifted = kgeo.SVM(kernel=kernel, C=C, shift=shift, max_iter=stop,
+                               **params).fit(X, y)
+        assert np.array_equal(plain.n_iter_, shifted.n_iter_)
     assert np.array_equal(plain.support_, shifted.support_)
     np.testing.assert_allclose(shifted.dual_coef_, plain.dual_coef_, rtol=0, atol=1e-9 * C)
     np.testing.assert_allclose(shifted.intercept_, plain.intercept_, rtol=0,
@@ -1032,6 +1075,25 @@ def test_shift_leaves_no_rounding_residue_in_the_support():
         shifted = kgeo.SVM(kernel="ned", C=C, shift=shift).fit(X, y)
         assert np.all(np.abs(shifted.dual_coef_) > 1e-12 * C), shift
         assert np.array_equal(plain.support_, shifted.support_), shift
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "BUG: at C = 1e4 with shift = 100 (same 68344 iterations as unshifted) sample "
+    "0 keeps a dual coefficient of 6.4e-11 = 6.4e-15 C, a rounding residue of "
+    "the C scale below SNAP * C, instead of 0: one more support vector than "
+    "with shift 0, -10, 0.5, pi or -1 (the snap near 0 is relative to the "
+    "partner's alpha, which can be far below C)"))
+def test_shift_leaves_no_rounding_residue_at_large_C():
+    # Found by test_fuzz_shift_changes_nothing; the (-1, 7) pair of the example.
+    X = np.array([[0, 3], [0, 0], [2, 1], [0, 0], [2, 1], [0, 0], [1, 2], [2, 1], [0, 3],
+                  [0, 0], [0, 0], [0, 2], [0, 2], [0, 1], [2, 1], [0, 0], [0, 2], [0, 2],
+                  [0, 1], [2, 4]], dtype=float)
+    y = np.array([7, -1, -1, 7, -1, 7, -1, 7, -1, -1, 7, 7, 7, 7, -1, -1, -1, -1, 7, 7])
+    plain = kgeo.SVM(kernel="linear", C=1e4).fit(X, y)
+    shifted = kgeo.SVM(kernel="linear", C=1e4, shift=100.0).fit(X, y)
+    assert np.array_equal(plain.n_iter_, shifted.n_iter_)
+    assert np.all(np.abs(shifted.dual_coef_) > 1e-12 * 1e4)
+    assert np.array_equal(plain.support_, shifted.support_)
 
 
 def assert_same_up_to_tol(a, b, X_a, X_b, y, scale=1.0):
@@ -1057,7 +1119,7 @@ def assert_same_up_to_tol(a, b, X_a, X_b, y, scale=1.0):
     assert np.array_equal(a.predict(X_a)[clear], b.predict(X_b)[clear])
 
 
-@settings(max_examples=25, **FUZZ)
+@settings(max_examples=80, **FUZZ)
 @given(problem=problems(kernels=("linear",)),
        log4_c=st.sampled_from([-3, -2, -1, 1, 2, 3]), exact=st.booleans())
 def test_fuzz_scaling_the_kernel_equals_scaling_C(problem, log4_c, exact):
@@ -1081,10 +1143,11 @@ def test_fuzz_scaling_the_kernel_equals_scaling_C(problem, log4_c, exact):
     root = np.sqrt(c)
     # ovo: the pairs' own decision values (ovr adds votes, and a vote flips
     # with the sign of a decision value that is zero up to rounding). The
-    # scaled kernel gets C / c, so both C stay within the fuzzed range (SMO
-    # needs iterations in proportion to C on non-separable duplicates).
-    big_C = kgeo.SVM(kernel="linear", C=C, decision_function_shape="ovo").fit(X, y)
-    big_K = kgeo.SVM(kernel="linear", C=C / c, decision_function_shape="ovo").fit(root * X, y)
+    # scaled kernel gets C / c, so that C * K, which sets SMO's work, is the
+    # same for both and within the fuzzed range.
+    big_C = fit_or_discard(kgeo.SVM(kernel="linear", C=C, decision_function_shape="ovo"), X, y)
+    big_K = fit_or_discard(kgeo.SVM(kernel="linear", C=C / c, decision_function_shape="ovo"),
+                           root * X, y)
     check_kkt(big_K, root * X, y, {})
     if exact:
         assert np.array_equal(big_K.support_, big_C.support_)
@@ -1109,8 +1172,10 @@ def test_fuzz_permuting_the_training_set(problem, data):
     """
     kernel, params, X, y, C = problem
     perm = np.array(data.draw(st.permutations(range(y.shape[0]))))
-    a = kgeo.SVM(kernel=kernel, C=C, decision_function_shape="ovo", **params).fit(X, y)
-    b = kgeo.SVM(kernel=kernel, C=C, decision_function_shape="ovo", **params).fit(X[perm], y[perm])
+    a = fit_or_discard(kgeo.SVM(kernel=kernel, C=C, decision_function_shape="ovo", **params),
+                       X, y)
+    b = fit_or_discard(kgeo.SVM(kernel=kernel, C=C, decision_function_shape="ovo", **params),
+                       X[perm], y[perm])
     assert_same_up_to_tol(a, b, X, X, y)
     # b's predictions on X[perm] are b's predictions on X, permuted
     assert np.array_equal(b.predict(X[perm]), b.predict(X)[perm])

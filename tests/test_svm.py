@@ -784,6 +784,7 @@ def test_pickle_round_trip(rng):
     # Parameters the chosen kernel does not read are checked all the same.
     ({"kernel": "linear", "gamma": "bogus"}, r"gamma must be 'scale', 'auto' or a float > 0, got 'bogus'"),
     ({"kernel": "ngd", "gamma": -1.0}, r"gamma must be finite and > 0, got -1.0"),
+    ({"kernel": "rbf", "gamma": -1.0}, r"kernel 'rbf': gamma must be > 0, got -1.0"),
     ({"kernel": "linear", "degree": 1.5}, r"degree must be an integer >= 1, got 1.5"),
     ({"kernel": "rbf", "coef0": float("nan")}, r"coef0 must be a finite real number, got nan"),
     ({"kernel": "ngd", "t": -1.0}, r"t must be finite and > 0, got -1.0"),
