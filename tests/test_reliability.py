@@ -1079,10 +1079,12 @@ def test_shift_leaves_no_rounding_residue_in_the_support():
 
 @pytest.mark.xfail(strict=True, reason=(
     "BUG: at C = 1e4 with shift = 100 (same 68344 iterations as unshifted) sample "
-    "0 keeps a dual coefficient of 6.4e-11 = 6.4e-15 C, a rounding residue of "
-    "the C scale below SNAP * C, instead of 0: one more support vector than "
-    "with shift 0, -10, 0.5, pi or -1 (the snap near 0 is relative to the "
-    "partner's alpha, which can be far below C)"))
+    "0 keeps a dual coefficient of 6.4e-11 = 6.4e-15 C instead of 0: one more "
+    "support vector than with shift 0, -10, 0.5, pi or -1. Traced: a same-class "
+    "step takes alpha from 0.1667 to 6.4e-11 (its partner to 5000.5); the step's "
+    "delta carries the gradient's rounding, about eps * shift * C * l / quad "
+    "(~1e-10 here), which the snap (relative to the alphas, 1e-14) does not "
+    "cover. A snap relative to the gradient's noise would need a bound on |K|"))
 def test_shift_leaves_no_rounding_residue_at_large_C():
     # Found by test_fuzz_shift_changes_nothing; the (-1, 7) pair of the example.
     X = np.array([[0, 3], [0, 0], [2, 1], [0, 0], [2, 1], [0, 0], [1, 2], [2, 1], [0, 3],
