@@ -58,7 +58,7 @@ cdef intp_t SHRINK_EVERY = 1000
 # on text, where most stay free and a pair converges in about l iterations,
 # the gradient reconstruction it needs computes kernel blocks the solver would
 # otherwise never use (20 Newsgroups, NGD: 114 M kernel values instead of 75 M,
-# the fit 35 % slower). Such pairs end before the first pass.
+# the fit 1.5x as long). Such pairs end before the first pass.
 cdef intp_t AUTO_SHRINK_AFTER = 2
 
 # Shrinking modes (solve_pair's ``shrinking``).
@@ -501,8 +501,8 @@ cdef void update_gradient(Pair* P, Row* ri, float64_t ci, Row* rj, float64_t cj,
     cdef const float64_t* Ki = ri.Ks
     cdef const float64_t* Kj = rj.Ks
     cdef intp_t a, k, n_s = P.n_s
-    # With every variable active, k = a: the compiler unswitches the loops
-    # into a copy without the indirection (see all_active).
+    # With every variable active (no shrinking yet, or shrinking off), k = a:
+    # the compiler unswitches the loops into a copy without the indirection.
     cdef bint direct = P.active_size == P.l
     for a in range(P.active_s):
         k = a if direct else P.active[a]

@@ -93,7 +93,7 @@ class SVM(EstimatorMixin):
         running after twice as many iterations as they have variables. On
         text most variables stay free and a pair converges sooner, and
         shrinking would only add the kernel rows its gradient reconstruction
-        needs (20 Newsgroups, NGD: fit 35 % slower with True); problems where
+        needs (20 Newsgroups, NGD: the fit 1.5x as long with True); problems where
         most variables end at a bound run long enough to get it.
     class_weight : dict, "balanced" or None, default=None
         Multiply C by a weight per class.
