@@ -98,18 +98,39 @@ class MultinomialEmbedding(EstimatorMixin):
             raise ValueError(
                 f"X has {X.shape[1]} features, but MultinomialEmbedding is expecting "
                 f"{self.n_features_in_} features as input")
-        X.data *= self.idf_[X.indices]
+        largest = float(X.data.max()) if X.nnz else 0.0
+        with np.errstate(over="ignore"):
+            X.data *= self.idf_[X.indices]
+        if not np.all(np.isfinite(X.data)):
+            raise ValueError(
+                f"X has counts up to {largest:.3g}, whose TF-IDF weights (idf up to "
+                f"{self.idf_.max():.3g}) overflow float64; scale X down")
         X.eliminate_zeros()
         if self.norm is not None:
-            values = X.data if self.norm == "l1" else X.data ** 2
-            sums = np.zeros(X.shape[0])
-            nonempty = np.diff(X.indptr) > 0
-            sums[nonempty] = np.add.reduceat(values, X.indptr[:-1][nonempty])
-            if self.norm == "l2":
-                sums = np.sqrt(sums)
-            sums[sums == 0] = 1.0
-            X.data /= np.repeat(sums, np.diff(X.indptr))
+            lengths = np.diff(X.indptr)
+            nonempty = lengths > 0
+            norms = self._row_norms(X.data, X.indptr, nonempty)
+            # Rows whose sum overflows (or whose squares underflow) are
+            # normalised again after dividing by their largest entry: the
+            # same point in exact arithmetic, without the lost range. Other
+            # rows keep the plain quotient's bits.
+            lost = nonempty & ~((norms > 0) & np.isfinite(norms))
+            if np.any(lost):
+                row_max = np.zeros(X.shape[0])
+                row_max[nonempty] = np.maximum.reduceat(X.data, X.indptr[:-1][nonempty])
+                scale = np.where(lost, row_max, 1.0)
+                X.data /= np.repeat(scale, lengths)
+                norms[lost] = self._row_norms(X.data, X.indptr, nonempty)[lost]
+            norms[~nonempty] = 1.0
+            X.data /= np.repeat(norms, lengths)
         return sp.csr_matrix(X)
+
+    def _row_norms(self, data, indptr, nonempty):
+        sums = np.zeros(indptr.shape[0] - 1)
+        with np.errstate(over="ignore", under="ignore"):  # the caller rescues such rows
+            values = data if self.norm == "l1" else data ** 2
+            sums[nonempty] = np.add.reduceat(values, indptr[:-1][nonempty])
+        return sums if self.norm == "l1" else np.sqrt(sums)
 
     def fit_transform(self, X, y=None):
         """``fit(X).transform(X)``."""

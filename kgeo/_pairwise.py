@@ -4,6 +4,7 @@ import numbers
 import os
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._kernels import PostingIndex, RowSet, get_kernel, kernel_matrix
 from ._validation import check_matrix, check_on_simplex
@@ -49,7 +50,17 @@ def prepare_rows(kernel, X, *, name="X", kernel_name=""):
         data = np.sqrt(scaled / np.repeat(row_sums, lengths))
     else:
         data = X.data
-    return RowSet(data, X.indices, X.indptr, X.shape[1])
+    rows = RowSet(data, X.indices, X.indptr, X.shape[1])
+    if not kernel.on_simplex and rows.n_rows > 0:
+        # |x|^2 + |x'|^2 + 2 |<x, x'>| must stay finite for every kernel
+        # formula (distances, dot products) to be computed without overflow.
+        largest = float(np.max(rows.squared_norms))
+        if not largest <= np.finfo(np.float64).max / 4:
+            raise ValueError(
+                f"kernel {kernel_name!r} overflows float64 on {name}: a row's squared "
+                f"L2 norm is {largest:.3g}, above the {np.finfo(np.float64).max / 4:.3g} "
+                f"the kernel formulas can carry; scale {name} down")
+    return rows
 
 
 def single_block(rows):
@@ -120,11 +131,20 @@ def geodesic_distance(X, Y=None, *, n_jobs=None):
     # NGD is -d, with close pairs computed from the rows' difference (exact
     # 0 on the diagonal and for duplicates), not by arccos of a rounded sum.
     D = pairwise_kernels(X, Y, kernel="ngd", n_jobs=n_jobs)
-    return np.negative(D, out=D)
+    np.negative(D, out=D)
+    D += 0.0  # -(0.0) is -0.0: a distance is +0.0
+    return D
 
 
 def _check_square(K):
-    K = np.asarray(K, dtype=np.float64)
+    if sp.issparse(K):
+        K = K.toarray()
+    K = np.asarray(K)
+    if np.iscomplexobj(K):
+        raise ValueError(f"K must be a real matrix, got dtype {K.dtype}")
+    if K.dtype.kind not in "biuf":
+        raise TypeError(f"K must hold real numbers, got dtype {K.dtype}")
+    K = K.astype(np.float64, copy=False)
     if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] == 0:
         raise ValueError(f"K must be a non-empty square matrix, got shape {K.shape}")
     if not np.all(np.isfinite(K)):
@@ -136,9 +156,14 @@ def _check_square(K):
     return (K + K.T) / 2
 
 
+def _check_tol(tol):
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real):
+        raise TypeError(f"tol must be a real number, got {tol!r} ({type(tol).__name__})")
+    if not (np.isfinite(tol) and tol >= 0):
+        raise ValueError(f"tol must be finite and >= 0, got {tol!r}")
+
+
 def _passes(eigenvalues, tol):
-    if not (isinstance(tol, numbers.Real) and tol >= 0):
-        raise ValueError(f"tol must be a real number >= 0, got {tol!r}")
     scale = max(1.0, float(np.max(np.abs(eigenvalues))))
     return bool(eigenvalues[0] >= -tol * scale)
 
@@ -148,8 +173,8 @@ def is_positive_definite(K, tol=1e-8):
 
     Parameters
     ----------
-    K : array-like of shape (n, n)
-        Symmetric (to 1e-10 relative).
+    K : array-like or sparse matrix of shape (n, n)
+        Symmetric (to 1e-10 relative), real.
     tol : float, default=1e-8
         The smallest eigenvalue may be as low as ``-tol * max(1, max|eig|)``,
         for rounding.
@@ -158,6 +183,7 @@ def is_positive_definite(K, tol=1e-8):
     -------
     bool
     """
+    _check_tol(tol)
     K = _check_square(K)
     return _passes(np.linalg.eigvalsh(K), tol)
 
@@ -170,7 +196,7 @@ def is_conditionally_positive_definite(K, tol=1e-8):
 
     Parameters
     ----------
-    K : array-like of shape (n, n)
+    K : array-like or sparse matrix of shape (n, n)
     tol : float, default=1e-8
         As for :func:`is_positive_definite`.
 
@@ -178,6 +204,7 @@ def is_conditionally_positive_definite(K, tol=1e-8):
     -------
     bool
     """
+    _check_tol(tol)
     K = _check_square(K)
     # P K P without forming P: subtract row and column means, add the grand mean.
     row_mean = K.mean(axis=1, keepdims=True)

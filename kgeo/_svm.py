@@ -85,7 +85,10 @@ class SVM(EstimatorMixin):
         Stop when the maximal violating pair's gap is at most ``tol``.
     cache_size : float, default=200
         Memory for cached kernel values, in MB. Raised (with a warning) to
-        the minimum of two kernel rows of the largest class pair.
+        the minimum of two kernel rows of the largest class pair. With
+        several threads the budget may be exceeded by the rows the solvers
+        are reading at that moment (at most two per thread), which are
+        never evicted.
     shrinking : bool or "auto", default="auto"
         Drop variables stuck at a bound from the working set (libsvm's
         heuristic); the final check is always on all variables. True
@@ -103,7 +106,10 @@ class SVM(EstimatorMixin):
     decision_function_shape : {"ovr", "ovo"}, default="ovr"
         Shape of ``decision_function`` for more than two classes.
     n_jobs : int, default=None
-        Threads for the kernel rows of prediction (None: all CPUs).
+        Threads (None or -1: all CPUs): class pairs are solved in parallel
+        in ``fit`` (sharing one row cache; the model does not depend on the
+        number of threads), and the kernel rows of ``predict`` and
+        ``decision_function`` are computed in parallel.
     verbose : int, default=0
         1: a progress bar over class pairs (with tqdm installed) and one log
         line per fit; 2: one log line per class pair.
@@ -228,9 +234,23 @@ class SVM(EstimatorMixin):
                 return 1.0 / X.shape[1]
             if self.gamma == "scale":
                 n = X.shape[0] * X.shape[1]
-                mean = X.data.sum() / n
-                var = (X.data ** 2).sum() / n - mean ** 2
-                return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+                with np.errstate(over="ignore", invalid="ignore"):
+                    mean = X.data.sum() / n
+                    var = (X.data ** 2).sum() / n - mean ** 2
+                if np.isfinite(var):
+                    return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+                # Sums beyond float64's range: the same variance in units of
+                # the largest entry (such X is refused by the kernel anyway
+                # when a row's own norm overflows).
+                top = float(np.max(np.abs(X.data)))
+                unit = X.data / top
+                var_unit = (unit ** 2).sum() / n - (unit.sum() / n) ** 2
+                gamma = (1.0 / top) / top / (X.shape[1] * var_unit) if var_unit > 0 else 1.0
+                if not gamma > 0:
+                    raise ValueError(
+                        f"gamma='scale' (1 / (n_features * X.var())) underflows float64: "
+                        f"X has values up to {top:.3g}; scale X down")
+                return gamma
             raise ValueError(f"gamma must be 'scale', 'auto' or a float > 0, got {self.gamma!r}")
         return self.gamma
 

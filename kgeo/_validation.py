@@ -47,6 +47,7 @@ def check_matrix(X, *, name="X", min_samples=1):
         if X.dtype.kind not in "biuf":
             raise TypeError(
                 f"{name} must hold numbers (bool, int or float), got dtype {X.dtype}")
+        _check_sparse_structure(X, name)
         X = sp.csr_matrix(X, dtype=np.float64, copy=True)
     else:
         if isinstance(X, (str, bytes, dict, set)) or not hasattr(X, "__len__") and not hasattr(X, "__array__"):
@@ -96,6 +97,57 @@ def check_matrix(X, *, name="X", min_samples=1):
     X.indices = X.indices.astype(np.int32, copy=False)
     X.indptr = X.indptr.astype(np.int32, copy=False)
     return X
+
+
+def _check_sparse_structure(X, name):
+    """Refuse sparse index arrays that point outside the matrix.
+
+    SciPy's format conversions and kgeo's loops trust them: an index out of
+    range would read or write outside the arrays (a crash, or garbage).
+    """
+    fmt = X.format
+    if fmt in ("csr", "csc"):
+        n_major, n_minor = X.shape if fmt == "csr" else X.shape[::-1]
+        indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
+        if indptr.ndim != 1 or indptr.shape[0] != n_major + 1:
+            problem = f"indptr has shape {indptr.shape}, expected ({n_major + 1},)"
+        elif indptr[0] != 0 or np.any(np.diff(indptr) < 0):
+            problem = "indptr must start at 0 and never decrease"
+        elif indices.ndim != 1 or indices.shape[0] != np.asarray(X.data).shape[0]:
+            problem = "indices and data must be 1-D arrays of the same length"
+        elif indptr[-1] > indices.shape[0]:
+            problem = f"indptr ends at {indptr[-1]} but there are {indices.shape[0]} indices"
+        elif indptr[-1] > 0 and (indices[:indptr[-1]].min() < 0
+                                 or indices[:indptr[-1]].max() >= n_minor):
+            used = indices[:indptr[-1]]
+            problem = (f"indices range over [{used.min()}, {used.max()}] but must lie "
+                       f"in [0, {n_minor - 1}]")
+        else:
+            return
+    elif fmt == "coo":
+        coords = X.coords if hasattr(X, "coords") else (X.row, X.col)
+        problem = None
+        for axis, (index, size) in enumerate(zip(coords, X.shape)):
+            index = np.asarray(index)
+            if index.shape != np.asarray(X.data).shape:
+                problem = "the coordinate arrays and data must have the same length"
+            elif index.size and (index.min() < 0 or index.max() >= size):
+                problem = (f"axis-{axis} indices range over [{index.min()}, {index.max()}] "
+                           f"but must lie in [0, {size - 1}]")
+            if problem:
+                break
+        else:
+            return
+    elif fmt == "bsr":
+        try:
+            X.copy().check_format(full_check=True)  # a copy: check_format may recast
+        except ValueError as error:
+            problem = str(error)
+        else:
+            return
+    else:
+        return  # lil, dok, dia: their indices are not arrays a user sets by hand
+    raise ValueError(f"{name} is not a valid {fmt.upper()} sparse matrix: {problem}")
 
 
 def check_on_simplex(X, *, name="X", kernel="ngd"):

@@ -256,3 +256,24 @@ def test_invalid_parameters_raise_at_fit(params, match):
 def test_set_params_rejects_unknown_names():
     with pytest.raises(ValueError, match="Invalid parameter 'smooth_idf'"):
         kgeo.MultinomialEmbedding().set_params(smooth_idf=True)
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+@pytest.mark.parametrize("norm", ["l1", "l2"])
+@pytest.mark.parametrize("scale", [1e200, 1e305, 1e-200, 1e-310])
+def test_normalisation_survives_extreme_counts(norm, scale):
+    # The row sum (or sum of squares) overflows or underflows; the point on
+    # the simplex or the sphere is the same as for the unscaled row.
+    X = np.array([[1.0, 3.0, 0.0], [0.0, 1.0, 1.0]])
+    expected = kgeo.MultinomialEmbedding(norm=norm).fit_transform(X).toarray()
+    X_scaled = X.copy()
+    X_scaled[0] *= scale
+    got = kgeo.MultinomialEmbedding(norm=norm).fit_transform(X_scaled).toarray()
+    np.testing.assert_allclose(got, expected, rtol=1e-15)
+
+
+def test_tfidf_weights_overflowing_are_refused():
+    X = np.array([[1.7e308, 0.0], [0.0, 1.0], [0.0, 1.0]])
+    with pytest.raises(ValueError, match=r"X has counts up to 1.7e\+308, whose TF-IDF weights "
+                                         r"\(idf up to 1.1\) overflow float64"):
+        kgeo.MultinomialEmbedding(weighting="tfidf").fit_transform(X)

@@ -369,6 +369,11 @@ def test_geodesic_distance_matches_reference(random_count_csr):
                                rtol=0, atol=1e-12)
 
 
+def test_geodesic_distance_is_plus_zero_on_the_diagonal(random_count_csr):
+    D = kgeo.geodesic_distance(random_count_csr(6, 5))
+    assert np.all(np.diag(D) == 0.0) and not np.any(np.signbit(D))
+
+
 # --------------------------------------------------------------------------
 # Threads, shift, inputs left alone
 # --------------------------------------------------------------------------
@@ -648,6 +653,63 @@ def test_invalid_n_jobs(n_jobs):
     match = rf"Invalid n_jobs {re.escape(repr(n_jobs))}, must be None, -1 or an integer >= 1"
     with pytest.raises(ValueError, match=match):
         kgeo.pairwise_kernels(np.ones((2, 3)), kernel="linear", n_jobs=n_jobs)
+
+
+def _csr_with_column(column):
+    """A 2 x 3 CSR matrix whose second entry sits in ``column`` (maybe out of range)."""
+    return sp.csr_matrix((np.ones(2), np.array([0, column]), np.array([0, 1, 2])), shape=(2, 3))
+
+
+def _csr_with_decreasing_indptr():
+    X = _csr_with_column(1)
+    X.indptr = np.array([0, 3, 2], dtype=X.indptr.dtype)
+    return X
+
+
+@pytest.mark.parametrize("kernel", ["linear", "ngd"])
+@pytest.mark.parametrize("make, match", [
+    (lambda: _csr_with_column(5), r"X is not a valid CSR sparse matrix: indices range over "
+                                  r"\[0, 5\] but must lie in \[0, 2\]"),
+    (lambda: _csr_with_column(-1), r"X is not a valid CSR sparse matrix: indices range over "
+                                   r"\[-1, 0\]"),
+    (lambda: sp.csc_matrix((np.ones(2), np.array([0, 7]), np.array([0, 1, 2])), shape=(3, 2)),
+     r"X is not a valid CSC sparse matrix: indices range over \[0, 7\]"),
+    (_csr_with_decreasing_indptr,
+     r"X is not a valid CSR sparse matrix: indptr must start at 0 and never decrease"),
+], ids=["csr_above", "csr_negative", "csc_above", "indptr"])
+def test_sparse_indices_out_of_range_rejected(kernel, make, match):
+    # SciPy does not check index arrays set by hand; kgeo's loops (and SciPy's
+    # own conversions) would read and write outside memory.
+    X = make()
+    with pytest.raises(ValueError, match=match):
+        kgeo.pairwise_kernels(X, kernel=kernel)
+    with pytest.raises(ValueError, match=match.replace("X is", "Y is")):
+        kgeo.pairwise_kernels(np.ones((1, X.shape[1])), X, kernel=kernel)
+
+
+def test_coo_coordinates_out_of_range_rejected():
+    X = sp.coo_matrix((np.ones(2), (np.array([0, 1]), np.array([0, 2]))), shape=(2, 3))
+    X.col[1] = 9
+    with pytest.raises(ValueError, match=r"X is not a valid COO sparse matrix: axis-1 indices "
+                                         r"range over \[0, 9\] but must lie in \[0, 2\]"):
+        kgeo.pairwise_kernels(X, kernel="linear")
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "ned", "poly", "sigmoid"])
+def test_overflowing_squared_norms_rejected(kernel):
+    # |x|^2 = inf would make rbf 1 and ned 0 for distinct rows, silently.
+    X = np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 3.0]]) * 1e200
+    with pytest.raises(ValueError, match=rf"kernel '{kernel}' overflows float64 on X: a row's "
+                                         rf"squared L2 norm is inf"):
+        kgeo.pairwise_kernels(X, kernel=kernel, **({} if kernel in ("linear", "ned")
+                                                   else {"gamma": 1.0}))
+
+
+def test_large_but_representable_rows_are_exact():
+    X = np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 3.0]])
+    scale = 1e150
+    np.testing.assert_allclose(kgeo.pairwise_kernels(X * scale, kernel="ned"),
+                               kgeo.pairwise_kernels(X, kernel="ned") * scale, rtol=1e-14)
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")

@@ -372,17 +372,33 @@ def test_tolerance_is_relative_to_the_spectrum():
     (np.array([[1.0, np.nan], [np.nan, 1.0]]), ValueError, "NaN or infinity"),
     (np.array([[1.0, np.inf], [np.inf, 1.0]]), ValueError, "NaN or infinity"),
     (np.array([[1.0, 0.5], [0.4, 1.0]]), ValueError, r"symmetric; max \|K - K.T\| = 0.1"),
-], ids=["non_square", "1d", "empty", "nan", "inf", "asymmetric"])
+    # Hermitian, eigenvalues -1 and 3: casting to real would call it pd.
+    (np.array([[1, 2j], [-2j, 1]]), ValueError, "K must be a real matrix, got dtype complex128"),
+    (np.array([["1", "0"], ["0", "1"]]), TypeError, "K must hold real numbers, got dtype <U1"),
+], ids=["non_square", "1d", "empty", "nan", "inf", "asymmetric", "complex", "strings"])
 def test_definiteness_check_errors(check, K, error, match):
     with pytest.raises(error, match=match):
         check(K)
 
 
 @pytest.mark.parametrize("check", CHECKS)
-@pytest.mark.parametrize("tol", [-1e-8, np.nan, "0"])
-def test_definiteness_check_bad_tol(check, tol):
-    with pytest.raises(ValueError, match="tol must be a real number >= 0"):
+@pytest.mark.parametrize("tol, error, match", [
+    (-1e-8, ValueError, r"tol must be finite and >= 0, got -1e-08"),
+    (np.nan, ValueError, r"tol must be finite and >= 0, got nan"),
+    (np.inf, ValueError, r"tol must be finite and >= 0, got inf"),
+    ("0", TypeError, r"tol must be a real number, got '0' \(str\)"),
+    (True, TypeError, r"tol must be a real number, got True \(bool\)"),
+])
+def test_definiteness_check_bad_tol(check, tol, error, match):
+    with pytest.raises(error, match=match):
         check(np.eye(3), tol=tol)
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_definiteness_check_accepts_sparse(check):
+    K = np.array([[2.0, -1.0, 0.0], [-1.0, 2.0, -1.0], [0.0, -1.0, 2.0]])
+    assert check(sp.csr_matrix(K)) is check(K) is True
+    assert check(sp.csr_matrix(-K)) is check(-K) is False
 
 
 def test_tiny_asymmetry_from_rounding_is_accepted():
