@@ -128,6 +128,51 @@ def with_zero_rows(*rows):
 
 def fitted(**params):
     return kgeo.SVM(**params).fit(X, y)
+
+
+def csr_with_column(column):
+    # X as CSR with its last stored column index set by hand (SciPy does not check it)
+    Z = sp.csr_matrix(X)
+    Z.indices[-1] = column
+    return Z
+
+
+def csr_with_indptr(indptr):
+    Z = sp.csr_matrix(X)
+    Z.indptr = np.asarray(indptr, dtype=Z.indptr.dtype)
+    return Z
+
+
+def csr_with_int64_indices():
+    Z = sp.csr_matrix(X)
+    Z.indices, Z.indptr = Z.indices.astype(np.int64), Z.indptr.astype(np.int64)
+    return Z
+
+
+def csr_with_unsorted_indices():
+    Z = sp.csr_matrix(X)
+    for i in range(Z.shape[0]):
+        row = slice(Z.indptr[i], Z.indptr[i + 1])
+        Z.indices[row], Z.data[row] = Z.indices[row][::-1].copy(), Z.data[row][::-1].copy()
+    Z.has_sorted_indices = False
+    return Z
+
+
+def coo_with_duplicates():
+    # every entry of X stored twice, as two halves (SciPy sums duplicates)
+    Z = sp.coo_matrix(X)
+    return sp.coo_matrix((np.r_[Z.data / 2, Z.data / 2], (np.r_[Z.row, Z.row], np.r_[Z.col, Z.col])),
+                         shape=Z.shape)
+
+
+def same_model_as_float64_csr(X_other, kernel="ngd", **params):
+    # fit on another form of X (with params): are the decision values those of
+    # the same values as float64 CSR, fitted with the defaults?
+    values = X_other.astype(np.float64) if sp.issparse(X_other) else np.asarray(X_other, dtype=np.float64)
+    X_ref = sp.csr_matrix(values)
+    reference = kgeo.SVM(kernel=kernel).fit(X_ref, y).decision_function(X_ref)
+    model = kgeo.SVM(kernel=kernel, **params).fit(X_other, y)
+    return np.array_equal(model.decision_function(X_other), reference)
 """
 
 KNOWN_KERNELS = re.escape(", ".join(sorted(kgeo.KERNELS)))
@@ -238,6 +283,40 @@ BAD_INPUTS = [
      r"Complex data not supported; X has dtype complex128"),
     ("complex-csr", "kgeo.SVM().fit(sp.csr_matrix(X * (1 + 1j)), y)", ValueError,
      r"Complex data not supported"),
+    # sparse index arrays set by hand: out of range they would read and write
+    # outside memory (a segfault before they were checked)
+    ("csr-index-out-of-range", "kgeo.SVM().fit(csr_with_column(100_000_000), y)", ValueError,
+     r"X is not a valid CSR sparse matrix: indices range over \[0, 100000000\] but must "
+     r"lie in \[0, 2\]"),
+    ("csr-index-negative-linear", "kgeo.SVM(kernel='linear').fit(csr_with_column(-3), y)",
+     ValueError, r"X is not a valid CSR sparse matrix: indices range over \[-3, 2\]"),
+    ("csr-indptr-decreasing", "kgeo.SVM().fit(csr_with_indptr([0, 2, 5, 3, 3, 3, 3]), y)",
+     ValueError, r"X is not a valid CSR sparse matrix: indptr must start at 0 and never decrease"),
+    ("csr-indptr-short", "kgeo.SVM().fit(csr_with_indptr([0, 2, 4]), y)", ValueError,
+     r"X is not a valid CSR sparse matrix: indptr has shape \(3,\), expected \(7,\)"),
+    ("predict-csr-index-out-of-range", "fitted().predict(csr_with_column(7))", ValueError,
+     r"X is not a valid CSR sparse matrix: indices range over \[0, 7\]"),
+    # parameters that would silently change the model
+    ("gamma-none", "fitted(kernel='rbf', gamma=None)", ValueError,
+     r"gamma must be 'scale', 'auto' or a float > 0, got None"),
+    ("shift-swamps-kernel", "fitted(shift=1e300)", ValueError,
+     r"shift=1e\+300 swamps the kernel: its values here are at most 2.\d+ in magnitude, and "
+     r"K \+ shift rounds them away in float64"),
+]
+
+# Inputs that must be converted and fitted, never crash: run in the same
+# child process as BAD_INPUTS (the in-process checks are in the tests below).
+ACCEPTED_INPUTS = [
+    ("int64", "same_model_as_float64_csr(X.astype(np.int64))"),
+    ("bool", "same_model_as_float64_csr(X.astype(bool))"),
+    ("float32", "same_model_as_float64_csr(X.astype(np.float32), kernel='linear')"),
+    ("coo", "same_model_as_float64_csr(sp.coo_matrix(X))"),
+    ("csc", "same_model_as_float64_csr(sp.csc_matrix(X))"),
+    ("lil", "same_model_as_float64_csr(sp.lil_matrix(X), kernel='linear')"),
+    ("int64-indices", "same_model_as_float64_csr(csr_with_int64_indices())"),
+    ("unsorted-indices", "same_model_as_float64_csr(csr_with_unsorted_indices())"),
+    ("duplicate-indices", "same_model_as_float64_csr(coo_with_duplicates())"),
+    ("cache-size-too-small", "same_model_as_float64_csr(X, cache_size=1e-9)"),
 ]
 
 
@@ -264,18 +343,19 @@ def test_bad_input_cases_are_numerous():
 
 def test_bad_input_never_crashes_the_interpreter(tmp_path):
     """Every bad input raises its exception in a child process that then exits 0."""
-    cases = [(case_id, code) for case_id, code, _, _ in BAD_INPUTS]
+    cases = [(case_id, code) for case_id, code, _, _ in BAD_INPUTS] + ACCEPTED_INPUTS
     child = BAD_INPUT_SETUP + textwrap.dedent("""
-        import json, sys
+        import json, sys, warnings
+        warnings.simplefilter("ignore")  # the cache clamp warns; its result is what counts
         cases = json.loads(sys.argv[1])
         report = {}
         for case_id, code in cases:
             try:
-                eval(code)
+                result = eval(code)
             except BaseException as e:  # report everything, including KeyboardInterrupt
                 report[case_id] = [[c.__name__ for c in type(e).__mro__], str(e)[:500]]
             else:
-                report[case_id] = None
+                report[case_id] = bool(result) if isinstance(result, (bool, np.bool_)) else None
             print(json.dumps([case_id, report[case_id]]), flush=True)
         print("DONE", flush=True)
     """)
@@ -284,13 +364,23 @@ def test_bad_input_never_crashes_the_interpreter(tmp_path):
     assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:], lines[-1:])
     assert lines[-1] == "DONE"
     report = dict(json.loads(line) for line in lines[:-1])
-    assert set(report) == {case[0] for case in BAD_INPUTS}
+    assert set(report) == {case[0] for case in cases}
     for case_id, _, exception, match in BAD_INPUTS:
         raised = report[case_id]
-        assert raised is not None, f"{case_id}: nothing raised"
+        assert isinstance(raised, list), f"{case_id}: nothing raised"
         mro, message = raised
         assert exception.__name__ in mro, f"{case_id}: raised {mro[0]}: {message}"
         assert re.search(match, message), f"{case_id}: {message}"
+    for case_id, _ in ACCEPTED_INPUTS:
+        assert report[case_id] is True, f"{case_id}: {report[case_id]}"
+
+
+@pytest.mark.parametrize("case_id, code", ACCEPTED_INPUTS, ids=[c[0] for c in ACCEPTED_INPUTS])
+def test_accepted_inputs_give_the_float64_csr_model(case_id, code):
+    ns = _namespace()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the cache clamp's, checked below
+        assert eval(code, ns) is True  # noqa: S307 - our own constant source
 
 
 def test_zero_row_message_uses_the_callers_row_numbers():
@@ -456,6 +546,23 @@ def test_huge_C_gives_the_hard_margin_solution(tmp_path):
             assert np.array_equal(model.support_, hard.support_), C
             assert np.allclose(model.dual_coef_, hard.dual_coef_, rtol=1e-6), C
     """)
+
+
+def test_huge_C_on_inseparable_classes_stops_at_max_iter(tmp_path):
+    # The linear kernel cannot separate X's classes: SMO's iterations grow
+    # like C (61,507 at C = 1e4, 10x per decade), so C = 1e300 never converges.
+    # max_iter bounds it, with a warning naming max_iter, and the model is usable.
+    _assert_child_ok(tmp_path, """
+        import warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = kgeo.SVM(kernel="linear", C=1e300, max_iter=20000).fit(X, y)
+        assert any("max_iter=20000" in str(w.message) for w in caught), caught
+        assert model.n_iter_.tolist() == [20000]
+        assert np.all(np.isfinite(model.decision_function(X)))
+        iterations = [kgeo.SVM(kernel="linear", C=C).fit(X, y).n_iter_[0] for C in (1e2, 1e3, 1e4)]
+        assert 9 < iterations[1] / iterations[0] < 11 and 9 < iterations[2] / iterations[1] < 11
+    """, timeout=60)
 
 
 def test_huge_cache_size_is_clamped_or_refused_clearly():
@@ -667,9 +774,16 @@ def test_ctrl_c_interrupts_a_long_fit_quickly(tmp_path, record_property):
     assert float(lines["second-fit"]) > 0.9  # a normal fit afterwards works
 
 
-def test_interrupted_and_repeated_fits_do_not_leak(tmp_path, record_property):
-    """RSS after 8 interrupted fits (each holding tens of MB of cache) and 40 small fits."""
-    child = """
+@pytest.mark.parametrize("n_classes, n_jobs", [(2, 1), (6, 2)],
+                         ids=["one-pair", "15-pairs-in-2-threads"])
+def test_interrupted_and_repeated_fits_do_not_leak(tmp_path, record_property, n_classes, n_jobs):
+    """RSS after 8 interrupted fits (each holding tens of MB of cache) and 40 small fits.
+
+    With several classes the pairs run in a thread pool, and the interrupt
+    reaches the workers through the cache's stop flag.
+    """
+    child = f"""
+        N_CLASSES, N_JOBS = {n_classes}, {n_jobs}""" + """
         import gc, json, signal, time
         from kgeo._synthetic import make_topic_corpus
 
@@ -683,14 +797,14 @@ def test_interrupted_and_repeated_fits_do_not_leak(tmp_path, record_property):
             raise KeyboardInterrupt
 
         signal.signal(signal.SIGALRM, on_alarm)
-        X, y = make_topic_corpus(3000, 5000, 2, random_state=1)
+        X, y = make_topic_corpus(3000, 5000, N_CLASSES, random_state=1)
         Xs, ys = make_topic_corpus(200, 500, 3, random_state=2)
         counts = {"interrupted": 0, "finished": 0}
 
         def interrupted_fit(delay):
             signal.setitimer(signal.ITIMER_REAL, delay)
             try:
-                kgeo.SVM(kernel="ngd").fit(X, y)
+                kgeo.SVM(kernel="ngd", n_jobs=N_JOBS).fit(X, y)
                 counts["finished"] += 1
             except KeyboardInterrupt:
                 counts["interrupted"] += 1
@@ -698,7 +812,7 @@ def test_interrupted_and_repeated_fits_do_not_leak(tmp_path, record_property):
                 signal.setitimer(signal.ITIMER_REAL, 0)
 
         started = time.monotonic()
-        full = kgeo.SVM(kernel="ngd").fit(X, y)  # warm up: the heap reaches its size
+        full = kgeo.SVM(kernel="ngd", n_jobs=N_JOBS).fit(X, y)  # warm up: the heap reaches its size
         # Interrupt a third of the way through, however fast this machine is.
         delay = max(0.01, (time.monotonic() - started) / 3)
         interrupted_fit(delay)
@@ -1160,6 +1274,45 @@ def test_fuzz_scaling_the_kernel_equals_scaling_C(problem, log4_c, exact):
         assert big_K.decision_function(root * X).tobytes() == big_C.decision_function(X).tobytes()
     else:
         assert_same_up_to_tol(big_C, big_K, X, root * X, y, scale=c)
+
+
+@settings(max_examples=60, **FUZZ)
+@given(problem=problems(kernels=("poly",)), log4_c=st.sampled_from([-3, -2, -1, 1, 2, 3]),
+       gamma=st.sampled_from([0.25, 1.0, 3.0]), coef0=st.sampled_from([0.0, 1.0, -0.5]))
+def test_fuzz_scaling_poly_of_degree_one(problem, log4_c, gamma, coef0):
+    """``(c gamma <x, x'> + c coef0)^1 = c K``: the same identity through kernel parameters.
+
+    With c a power of 4 every product is scaled exactly, so the fits are
+    bit-identical up to the factor c (as for the linear kernel above).
+    """
+    _, _, X, y, C = problem
+    c = 4.0 ** log4_c
+    params = dict(kernel="poly", degree=1, decision_function_shape="ovo")
+    big_C = fit_or_discard(kgeo.SVM(C=C, gamma=gamma, coef0=coef0, **params), X, y)
+    big_K = fit_or_discard(kgeo.SVM(C=C / c, gamma=c * gamma, coef0=c * coef0, **params), X, y)
+    check_kkt(big_K, X, y, dict(degree=1, gamma=c * gamma, coef0=c * coef0))
+    assert np.array_equal(big_K.support_, big_C.support_)
+    assert np.array_equal(big_K.dual_coef_ * c, big_C.dual_coef_)
+    assert np.array_equal(big_K.intercept_, big_C.intercept_)
+    assert np.array_equal(big_K.n_iter_, big_C.n_iter_)
+    assert big_K.decision_function(X).tobytes() == big_C.decision_function(X).tobytes()
+
+
+@settings(max_examples=40, **FUZZ)
+@given(problem=problems(kernels=("diffusion", "ngd_exp")), t=st.sampled_from([0.05, 0.1, 0.5]))
+def test_fuzz_heat_normalisation_is_a_scaling_of_the_kernel(problem, t):
+    """``normalize=True`` multiplies the kernel by ``c = (4 pi t)^(-n/2)``: C / c undoes it.
+
+    n = n_features - 1 is the dimension of the simplex.
+
+    c is not a power of two, so the fits agree to tol (assert_same_up_to_tol).
+    """
+    kernel, _, X, y, C = problem
+    c = (4 * np.pi * t) ** (-(X.shape[1] - 1) / 2)
+    plain = fit_or_discard(kgeo.SVM(kernel=kernel, t=t, C=C, decision_function_shape="ovo"), X, y)
+    normalised = fit_or_discard(kgeo.SVM(kernel=kernel, t=t, normalize=True, C=C / c,
+                                         decision_function_shape="ovo"), X, y)
+    assert_same_up_to_tol(plain, normalised, X, X, y, scale=c)
 
 
 @settings(max_examples=150, **FUZZ)
