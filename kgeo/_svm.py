@@ -427,10 +427,9 @@ class SVM(EstimatorMixin):
         the solver sees ``K + shift`` in float64: with ``|shift|`` far above
         ``|K|`` only the leading bits of K survive.
         """
-        sample = X[:128]
         unshifted = get_kernel(self.kernel, X.shape[1], 0.0, **kernel_args)
-        probe = kernel_matrix(unshifted, prepare_rows(unshifted, sample),
-                              single_block(prepare_rows(unshifted, sample)), 1)
+        sample = prepare_rows(unshifted, X[:128])  # 128^2 values: enough for the scale
+        probe = kernel_matrix(unshifted, sample, single_block(sample), 1)
         scale = float(np.max(np.abs(probe)))
         if scale == 0.0:
             return  # K is exactly 0 here: K + shift is exact

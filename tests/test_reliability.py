@@ -548,6 +548,18 @@ def test_huge_C_gives_the_hard_margin_solution(tmp_path):
     """)
 
 
+def test_a_shift_that_eats_half_the_kernel_warns():
+    ns = _namespace()
+    # NGD on X is at most 2.69 in magnitude: 1e9 leaves about 24 of its 53 bits.
+    with pytest.warns(UserWarning, match=r"shift=1000000000.0 is 3.7\de\+08 times the kernel's "
+                                         r"magnitude \(2.69\): K \+ shift keeps only about 24 "
+                                         r"of the 53 bits of K"):
+        kgeo.SVM(shift=1e9).fit(ns["X"], ns["y"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kgeo.SVM(shift=1e6).fit(ns["X"], ns["y"])  # 34 bits kept: no warning
+
+
 def test_huge_C_on_inseparable_classes_stops_at_max_iter(tmp_path):
     # The linear kernel cannot separate X's classes: SMO's iterations grow
     # like C (61,507 at C = 1e4, 10x per decade), so C = 1e300 never converges.
