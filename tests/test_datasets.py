@@ -4,10 +4,13 @@ The fetchers are exercised only against an HTTP server on 127.0.0.1 started by
 the test itself; no test contacts another address.
 """
 
+import bz2
 import functools
+import gzip
 import hashlib
 import http.server
 import io
+import lzma
 import os
 import tarfile
 import threading
@@ -173,6 +176,48 @@ def test_20newsgroups_corrupted_archives(tmp_path, ng_tar):
     unrelated = _write_tar(tmp_path / "unrelated.tar.gz", {"docs/readme.txt": b"hello"})
     with pytest.raises(ValueError, match="no 20 Newsgroups message found for subset='train'"):
         load_20newsgroups(unrelated)
+
+
+def _plain_tar_bytes(files):
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tf:
+        for name, content in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            tf.addfile(info, io.BytesIO(content))
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("compress", [gzip.compress, bz2.compress, lzma.compress, bytes],
+                         ids=["gz", "bz2", "xz", "plain"])
+def test_20newsgroups_damage_is_an_error_not_a_shorter_corpus(tmp_path, compress):
+    # tarfile's stream mode stops quietly at a header it cannot parse after
+    # the first member: without the end-of-archive check these loaded as
+    # corpora with messages missing.
+    tar = _plain_tar_bytes(NG_FILES)
+    second_header = 512 + 512 * ((len(NG_FILES["20news-bydate-train/sci.space/10"]) + 511) // 512)
+    damaged = bytearray(tar)
+    damaged[second_header + 3] ^= 0x55  # inside the second member's name: bad checksum
+    at_member_boundary = tar[:second_header]  # no end-of-archive marker
+    for name, content in (("damaged", bytes(damaged)), ("cut", at_member_boundary)):
+        path = tmp_path / f"{name}.tar"
+        path.write_bytes(compress(content))
+        with pytest.raises(ValueError, match=r"is not a readable tar archive.*damaged or "
+                                             r"truncated: no valid member header"):
+            load_20newsgroups(path, subset="all")
+
+
+def test_20newsgroups_gzip_checksum_is_verified(tmp_path):
+    # A flipped byte inside a message's text: the tar headers are intact, so
+    # only gzip's CRC-32 (checked once the stream is read to its end) sees it.
+    tar = _plain_tar_bytes(NG_FILES)
+    compressed = bytearray(gzip.compress(tar, compresslevel=0))  # stored: bytes map 1:1
+    position = compressed.find(b"launch window")
+    compressed[position] ^= 0x01
+    path = tmp_path / "flipped.tar.gz"
+    path.write_bytes(bytes(compressed))
+    with pytest.raises(ValueError, match=r"is not a readable tar archive.*CRC"):
+        load_20newsgroups(path)
 
 
 def test_20newsgroups_folder_missing_split(tmp_path):
