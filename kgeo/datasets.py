@@ -18,6 +18,7 @@ messages holding stray non-UTF-8 bytes load unchanged.
 import bz2
 import gzip
 import hashlib
+import http.client
 import logging
 import lzma
 import os
@@ -65,6 +66,8 @@ _WEBKB_UNIVERSITIES = ("cornell", "misc", "texas", "washington", "wisconsin")
 _WEBKB_HELD_OUT = ("cornell", "texas", "washington", "wisconsin")
 _REUTERS_VIEWS = ("modapte", "r90", "r8")
 _DOWNLOAD_CHUNK = 1 << 20
+# Longest socket timeout accepted (seconds): beyond it the OS refuses the value.
+_MAX_TIMEOUT = 1e6
 
 
 class DatasetNotFoundError(FileNotFoundError, ValueError):
@@ -551,6 +554,26 @@ def _locate_webkb(path):
         f"webkb/ subfolder")
 
 
+def _check_webkb_classes(classes):
+    if isinstance(classes, str):
+        raise TypeError(
+            f"classes must be a sequence of class names, got the single string {classes!r}")
+    try:
+        classes = list(classes)
+    except TypeError:
+        raise TypeError(f"classes must be a sequence of class names, got "
+                        f"{type(classes).__name__}") from None
+    if not classes:
+        raise ValueError("classes must name at least one WebKB class, got an empty sequence")
+    unknown = [c for c in classes if c not in _WEBKB_CLASSES]
+    if unknown:
+        raise ValueError(
+            f"unknown WebKB classes {unknown}; expected some of {list(_WEBKB_CLASSES)}")
+    if len(set(classes)) != len(classes):
+        raise ValueError(f"classes must not repeat a class, got {classes}")
+    return classes
+
+
 def load_webkb(path, classes=("student", "faculty", "course", "project")):
     """Load the CMU WebKB "4 universities" pages from a local copy.
 
@@ -583,18 +606,7 @@ def load_webkb(path, classes=("student", "faculty", "course", "project")):
         If ``classes`` is empty, repeats a class or names an unknown one, the
         archive is corrupt, or no page of the classes is found.
     """
-    if isinstance(classes, str):
-        raise TypeError(
-            f"classes must be a sequence of class names, got the single string {classes!r}")
-    classes = list(classes)
-    if not classes:
-        raise ValueError("classes must name at least one WebKB class, got an empty sequence")
-    unknown = [c for c in classes if c not in _WEBKB_CLASSES]
-    if unknown:
-        raise ValueError(
-            f"unknown WebKB classes {unknown}; expected some of {list(_WEBKB_CLASSES)}")
-    if len(set(classes)) != len(classes):
-        raise ValueError(f"classes must not repeat a class, got {classes}")
+    classes = _check_webkb_classes(classes)
     path = _as_path(path)
     kind, source = _locate_webkb(path)
     index = {c: i for i, c in enumerate(classes)}
@@ -1128,6 +1140,8 @@ def get_data_home(data_home=None):
     if data_home is None:
         data_home = os.environ.get("KGEO_DATA_HOME") or Path("~") / "kgeo_data"
     data_home = _as_path(data_home, "data_home")
+    if data_home.exists() and not data_home.is_dir():
+        raise ValueError(f"data_home must be a folder, but {str(data_home)!r} is a file")
     data_home.mkdir(parents=True, exist_ok=True)
     return data_home
 
@@ -1157,15 +1171,26 @@ def _download(url, dest, sha256, timeout):
         with os.fdopen(fd, "wb") as out:
             try:
                 with urllib.request.urlopen(url, timeout=timeout) as response:
+                    announced = response.headers.get("Content-Length")
+                    received = 0
                     while True:
                         chunk = response.read(_DOWNLOAD_CHUNK)
                         if not chunk:
                             break
+                        received += len(chunk)
                         digest.update(chunk)
                         out.write(chunk)
             except urllib.error.URLError as exc:
                 reason = getattr(exc, "reason", exc)
                 raise OSError(f"could not download {url}: {reason}") from exc
+            except http.client.HTTPException as exc:  # e.g. IncompleteRead
+                raise OSError(f"could not download {url}: {exc!r}") from exc
+        # urllib does not notice a connection closed early: compare with the
+        # length the server announced.
+        if announced is not None and announced.isdigit() and received != int(announced):
+            raise OSError(
+                f"incomplete download of {url}: received {received} of the {announced} "
+                f"bytes announced; the partial file was removed")
         got = digest.hexdigest()
         if sha256 is not None and got != sha256:
             raise ValueError(
@@ -1179,19 +1204,42 @@ def _download(url, dest, sha256, timeout):
 
 
 def _fetch(data_home, folder, url, default_name, sha256, download_if_missing, timeout):
+    """Path of the cached archive (downloaded if needed) and whether it is fresh."""
     if not isinstance(url, str):
         raise TypeError(f"url must be a str, got {type(url).__name__}")
     sha256 = _check_sha256(sha256)
-    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    name = Path(urllib.parse.urlsplit(url).path).name or default_name
+    if (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
+            or not 0 < timeout <= _MAX_TIMEOUT):
+        raise ValueError(f"timeout must be a number of seconds in (0, {_MAX_TIMEOUT:g}], "
+                         f"got {timeout!r}")
+    if not isinstance(download_if_missing, (bool, np.bool_)):
+        raise TypeError(f"download_if_missing must be True or False, got {download_if_missing!r}")
+    path = urllib.parse.urlsplit(url).path
+    # ".../dir/" names a folder, and "." or ".." would escape the cache folder.
+    name = "" if path.endswith("/") else Path(path).name
+    if name in ("", ".", ".."):
+        name = default_name
     dest = get_data_home(data_home) / folder / name
-    if not dest.is_file():
-        if not download_if_missing:
-            raise DatasetNotFoundError(
-                f"{str(dest)!r} is not cached and download_if_missing=False")
-        _download(url, dest, sha256, timeout)
-    return dest
+    if dest.is_file():
+        return dest, False
+    if not download_if_missing:
+        raise DatasetNotFoundError(f"{str(dest)!r} is not cached and download_if_missing=False")
+    _download(url, dest, sha256, timeout)
+    return dest, True
+
+
+def _load_fetched(load, archive, fresh, url):
+    """``load(archive)``; an archive that does not load is never left in the cache
+    silently: a fresh download is removed, a cached one is named for deletion."""
+    try:
+        return load(archive)
+    except ValueError as exc:
+        if fresh:
+            archive.unlink(missing_ok=True)
+            raise ValueError(f"the file downloaded from {url} is not a usable archive, and "
+                             f"was removed: {exc}") from exc
+        raise ValueError(f"the cached archive {str(archive)!r} is not usable; delete it to "
+                         f"download it again: {exc}") from exc
 
 
 def fetch_20newsgroups(data_home=None, subset="train", *, url=NEWSGROUPS_URL,
@@ -1230,9 +1278,10 @@ def fetch_20newsgroups(data_home=None, subset="train", *, url=NEWSGROUPS_URL,
         If the archive is not cached and ``download_if_missing`` is False.
     """
     subset = _check_choice(subset, _SUBSETS, "subset")
-    archive = _fetch(data_home, "20news-bydate", url, "20news-bydate.tar.gz", sha256,
-                     download_if_missing, timeout)
-    return load_20newsgroups(archive, subset=subset)
+    archive, fresh = _fetch(data_home, "20news-bydate", url, "20news-bydate.tar.gz", sha256,
+                            download_if_missing, timeout)
+    return _load_fetched(lambda path: load_20newsgroups(path, subset=subset), archive, fresh,
+                         url)
 
 
 def fetch_webkb(data_home=None, classes=("student", "faculty", "course", "project"), *,
@@ -1270,6 +1319,7 @@ def fetch_webkb(data_home=None, classes=("student", "faculty", "course", "projec
     DatasetNotFoundError
         If the archive is not cached and ``download_if_missing`` is False.
     """
-    archive = _fetch(data_home, "webkb", url, "webkb-data.gtar.gz", sha256,
-                     download_if_missing, timeout)
-    return load_webkb(archive, classes=classes)
+    classes = _check_webkb_classes(classes)  # before any download
+    archive, fresh = _fetch(data_home, "webkb", url, "webkb-data.gtar.gz", sha256,
+                            download_if_missing, timeout)
+    return _load_fetched(lambda path: load_webkb(path, classes=classes), archive, fresh, url)

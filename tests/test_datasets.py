@@ -651,6 +651,17 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format, *args):
         pass
 
+    def do_GET(self):
+        if self.path.startswith("/short/"):
+            # Announces 10,000 bytes, sends 10 and closes: urllib raises nothing.
+            self.send_response(200)
+            self.send_header("Content-Length", "10000")
+            self.end_headers()
+            self.wfile.write(b"0123456789")
+            self.close_connection = True
+            return
+        super().do_GET()
+
 
 @pytest.fixture
 def local_server(tmp_path):
@@ -711,8 +722,53 @@ def test_fetch_errors(local_server, tmp_path):
         fetch_20newsgroups(data_home=cache, url="ftp://127.0.0.1/x.tar.gz", sha256=None)
     with pytest.raises(ValueError, match="subset must be one of"):
         fetch_20newsgroups(data_home=cache, subset="everything")
-    with pytest.raises(ValueError, match="timeout must be a positive number"):
-        fetch_20newsgroups(data_home=cache, url=f"{base}/x.tar.gz", timeout=0)
+    for timeout in (0, -1, float("nan"), float("inf"), 1e12):
+        with pytest.raises(ValueError, match=r"timeout must be a number of seconds in "
+                                             r"\(0, 1e\+06\], got"):
+            fetch_20newsgroups(data_home=cache, url=f"{base}/x.tar.gz", timeout=timeout)
+    with pytest.raises(TypeError, match="download_if_missing must be True or False, got 'no'"):
+        fetch_20newsgroups(data_home=cache, url=f"{base}/x.tar.gz", download_if_missing="no")
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("x")
+    with pytest.raises(ValueError, match=r"data_home must be a folder, but .* is a file"):
+        fetch_20newsgroups(data_home=not_a_folder, url=f"{base}/x.tar.gz")
+    # The class names are checked before anything is downloaded.
+    with pytest.raises(ValueError, match=r"unknown WebKB classes \['students'\]"):
+        fetch_webkb(data_home=cache, url=f"{base}/missing.tar.gz", classes=["students"])
+    assert not (cache / "webkb").exists()
+
+
+def test_fetch_incomplete_download_is_refused_and_not_cached(local_server, tmp_path):
+    _, base = local_server
+    cache = tmp_path / "cache"
+    with pytest.raises(OSError, match=r"incomplete download of .*: received 10 of the 10000 "
+                                      r"bytes announced"):
+        fetch_20newsgroups(data_home=cache, url=f"{base}/short/20news-bydate.tar.gz", sha256=None)
+    assert list((cache / "20news-bydate").iterdir()) == []
+
+
+def test_fetch_never_caches_a_file_that_is_not_an_archive(local_server, tmp_path):
+    www, base = local_server
+    (www / "page.tar.gz").write_text("<html>moved</html>")  # what a portal serves with 200
+    cache = tmp_path / "cache"
+    with pytest.raises(ValueError, match=r"downloaded from .*page.tar.gz is not a usable "
+                                         r"archive, and was removed"):
+        fetch_20newsgroups(data_home=cache, url=f"{base}/page.tar.gz", sha256=None)
+    assert list((cache / "20news-bydate").iterdir()) == []
+    # A damaged file already in the cache is named, so the user can delete it.
+    (cache / "20news-bydate" / "20news-bydate.tar.gz").write_bytes(b"junk")
+    with pytest.raises(ValueError, match=r"cached archive .*20news-bydate.tar.gz' is not "
+                                         r"usable; delete it to download it again"):
+        fetch_20newsgroups(data_home=cache, url=f"{base}/20news-bydate.tar.gz", sha256=None)
+
+
+def test_fetch_url_without_a_file_name_uses_the_default(local_server, tmp_path):
+    www, base = local_server
+    (www / "dir").mkdir()
+    _write_tar(www / "dir" / "index.html", NG_FILES)  # what the server sends for dir/
+    cache = tmp_path / "cache"
+    assert len(fetch_20newsgroups(data_home=cache, url=f"{base}/dir/", sha256=None)) == 3
+    assert sorted(p.name for p in (cache / "20news-bydate").iterdir()) == ["20news-bydate.tar.gz"]
 
 
 def test_fetch_webkb_uses_env_data_home(local_server, tmp_path, monkeypatch):
