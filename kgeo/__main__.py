@@ -5,12 +5,33 @@ import sys
 import time
 
 
+def _check_demo_args(args):
+    """The options' errors name the option, and come before any data is loaded."""
+    if not (args.C > 0 and args.C < float("inf")):
+        raise ValueError(f"--C must be a finite number > 0, got {args.C}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
+    if args.data is None:
+        if args.n_classes < 2:
+            raise ValueError(f"--n-classes must be at least 2, got {args.n_classes}")
+        if args.n_features < 2:
+            raise ValueError(f"--n-features must be at least 2, got {args.n_features}")
+        if args.n_documents < 10 * args.n_classes:
+            raise ValueError(
+                f"--n-documents must be at least 10 per class ({10 * args.n_classes} for "
+                f"--n-classes {args.n_classes}), so that the 60 % training and 40 % test "
+                f"documents hold every class; got {args.n_documents}")
+    elif args.data == "":
+        raise ValueError("--data must name the folder holding 20 Newsgroups, got ''")
+
+
 def _demo(args):
     import numpy as np
 
     from ._embedding import MultinomialEmbedding
     from ._svm import SVM
 
+    _check_demo_args(args)
     if args.data is None:
         from ._synthetic import make_topic_corpus
 

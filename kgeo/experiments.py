@@ -45,6 +45,7 @@ discusses each with measurements):
 import csv
 import logging
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,10 +55,17 @@ import scipy.sparse as sp
 
 from ._embedding import MultinomialEmbedding
 from ._kernels import KERNELS
+from ._pairwise import resolve_n_jobs
 from ._svm import SVM
 from ._validation import check_positive
 from ._version import __version__
-from .datasets import DatasetNotFoundError, load_20newsgroups, load_webkb
+from .datasets import (
+    DatasetNotFoundError,
+    _locate_20newsgroups,
+    _locate_webkb,
+    load_20newsgroups,
+    load_webkb,
+)
 from .significance import mcnemar_test, micro_sign_test
 from .text import RainbowVectorizer
 
@@ -172,7 +180,14 @@ class Split:
 
 
 def _check_datasets(dataset):
-    names = [dataset] if isinstance(dataset, str) else list(dataset)
+    if isinstance(dataset, str):
+        names = [dataset]
+    else:
+        try:
+            names = list(dataset)
+        except TypeError:
+            raise TypeError(f"dataset must be a name among {list(DATASETS)} or a sequence of "
+                            f"them, got {type(dataset).__name__}") from None
     if not names:
         raise ValueError(f"dataset must name at least one of {list(DATASETS)}, got none")
     for name in names:
@@ -184,8 +199,11 @@ def _check_datasets(dataset):
 
 
 def _check_data_dir(data_dir):
-    if data_dir is None:
-        raise TypeError("data_dir must be a path to the folder holding the corpora, got None")
+    if not isinstance(data_dir, (str, os.PathLike)):
+        raise TypeError(f"data_dir must be a path to the folder holding the corpora, got "
+                        f"{type(data_dir).__name__}")
+    if str(data_dir) == "":
+        raise ValueError("data_dir must be a path to the folder holding the corpora, got ''")
     path = Path(data_dir).expanduser()
     if not path.exists():
         raise DatasetNotFoundError(f"data directory {str(path)!r} does not exist")
@@ -660,6 +678,33 @@ def _describe_sweep(row):
     return text + f"NGD-L1 strictly best at every C except {where}"
 
 
+_LOCATORS = {"20ng": _locate_20newsgroups, "webkb": _locate_webkb}
+_OUTPUT_NAMES = ("results.csv", "results_by_split.csv", "significance.csv", "c_sweep.csv",
+                 "table.md", "accuracy.png")
+
+
+def _prepare_out_dir(out_dir):
+    """Create ``out_dir`` and prove it takes the output files, before any training."""
+    if not isinstance(out_dir, (str, os.PathLike)) or str(out_dir) == "":
+        raise TypeError(f"out_dir must be a path to a folder, got {out_dir!r}")
+    out_dir = Path(out_dir).expanduser()
+    if out_dir.exists() and not out_dir.is_dir():
+        raise NotADirectoryError(f"out_dir {str(out_dir)!r} exists and is not a directory")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        probe = out_dir / f".kgeo-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise OSError(f"out_dir {str(out_dir)!r} cannot be created or written: {exc}") from exc
+    for name in _OUTPUT_NAMES:
+        if (out_dir / name).is_dir():
+            raise IsADirectoryError(
+                f"out_dir {str(out_dir)!r} holds a folder named {name!r}, where an output "
+                f"file goes")
+    return out_dir
+
+
 def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progress=True,
                   vocabulary="train", n_jobs=None, figure=True):
     """Regenerate Tables 1-3 of Zhang, Chen & Lee (2005) and write them to ``out_dir``.
@@ -703,16 +748,24 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
     DatasetNotFoundError
         If ``data_dir`` does not exist or lacks a requested corpus (the
         message names the path).
+    OSError
+        If ``out_dir`` cannot be created or written.
+
+    Every argument, corpus and the output folder are checked before the
+    first SVM is trained, so that a run never fails after its work is done.
     """
     started = time.perf_counter()
     datasets = _check_datasets(dataset)
     C = check_positive(C, "C")
     _check_vocabulary(vocabulary)
     data_dir = _check_data_dir(data_dir)
+    resolve_n_jobs(n_jobs)
+    # Everything that could fail after the training is checked before it:
+    # the corpora are there, and the output folder takes files.
+    for name in datasets:
+        _LOCATORS[name](data_dir)
     if out_dir is not None:
-        out_dir = Path(out_dir).expanduser()
-        if out_dir.exists() and not out_dir.is_dir():
-            raise NotADirectoryError(f"out_dir {str(out_dir)!r} exists and is not a directory")
+        out_dir = _prepare_out_dir(out_dir)
 
     cells, significance, y_true, info = [], [], {}, {}
     sweep_cells = [] if c_sweep else None
@@ -759,7 +812,6 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
         y_true=y_true, info=info, files={}, seconds=0.0)
     results.seconds = time.perf_counter() - started
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
         results.files = write_outputs(results, out_dir, figure=figure, progress=progress)
     results.seconds = time.perf_counter() - started
     _note(progress, _summary_text(results))

@@ -10,6 +10,7 @@ checks a cheap cell against the paper.
 import csv
 import io
 import os
+import re
 import sys
 import tarfile
 from pathlib import Path
@@ -395,6 +396,39 @@ def test_bad_arguments(ng_data, tmp_path):
     afile.write_text("x")
     with pytest.raises(NotADirectoryError, match="is not a directory"):
         run_zhang2005("20ng", ng_data, afile)
+    for dataset in (None, 5):
+        with pytest.raises(TypeError, match=rf"dataset must be a name among \['20ng', 'webkb'\] "
+                                            rf"or a sequence of them, got {type(dataset).__name__}"):
+            run_zhang2005(dataset, ng_data, tmp_path / "out")
+    with pytest.raises(TypeError, match="data_dir must be a path to the folder holding the "
+                                        "corpora, got int"):
+        run_zhang2005("20ng", 5, tmp_path / "out")
+    with pytest.raises(ValueError, match="data_dir must be a path .*, got ''"):
+        run_zhang2005("20ng", "", tmp_path / "out")
+
+
+@pytest.mark.parametrize("problem", ["second corpus missing", "out_dir unwritable",
+                                     "output name taken by a folder", "bad n_jobs"])
+def test_nothing_is_trained_when_the_run_cannot_finish(ng_data, tmp_path, monkeypatch, problem):
+    # These used to surface only after every cell had trained, losing the work.
+    trained = []
+    monkeypatch.setattr("kgeo.experiments.load_zhang2005_splits",
+                        lambda *a, **k: trained.append(a) or pytest.fail("training started"))
+    out, datasets, kwargs = tmp_path / "out", ["20ng"], {}
+    if problem == "second corpus missing":
+        datasets, error, match = ["20ng", "webkb"], DatasetNotFoundError, "no WebKB corpus under"
+    elif problem == "out_dir unwritable":
+        blocker = tmp_path / "blocker"
+        blocker.write_text("x")
+        out, error, match = blocker / "sub", OSError, r"out_dir .*sub' cannot be created or written"
+    elif problem == "output name taken by a folder":
+        (out / "results.csv").mkdir(parents=True)
+        error, match = IsADirectoryError, r"holds a folder named 'results.csv'"
+    else:
+        kwargs, error, match = {"n_jobs": 0}, ValueError, r"Invalid n_jobs 0"
+    with pytest.raises(error, match=match):
+        run_zhang2005(datasets, ng_data, out, progress=False, **kwargs)
+    assert trained == []
 
 
 def test_cli_reproduce(ng_data, tmp_path, capsys):
@@ -439,6 +473,22 @@ def test_cli_missing_data_dir(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("kgeo reproduce: error: ")
     assert str(missing) in err and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("option, value, match", [
+    ("--C", "0", r"--C must be a finite number > 0, got 0.0"),
+    ("--C", "nan", r"--C must be a finite number > 0, got nan"),
+    ("--seed", "-1", r"--seed must be an integer >= 0, got -1"),
+    ("--n-documents", "3", r"--n-documents must be at least 10 per class \(100 for --n-classes "
+                           r"10\)"),
+    ("--n-classes", "1", r"--n-classes must be at least 2, got 1"),
+    ("--n-features", "1", r"--n-features must be at least 2, got 1"),
+    ("--data", "", r"--data must name the folder holding 20 Newsgroups, got ''"),
+])
+def test_cli_demo_bad_options_name_the_option(option, value, match, capsys):
+    assert main(["demo", option, value]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kgeo demo: error: ") and re.search(match, err), err
 
 
 def test_cli_bad_C(ng_data, tmp_path, capsys):
