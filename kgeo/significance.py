@@ -91,15 +91,31 @@ def _correctness(y_true, pred_a, pred_b):
     """Per-document correctness of A and B, as two boolean arrays."""
     arrays = []
     for name, values in (("y_true", y_true), ("pred_a", pred_a), ("pred_b", pred_b)):
+        if values is None or isinstance(values, (str, bytes, set, dict)) or not (
+                hasattr(values, "__len__") or hasattr(values, "__array__")):
+            raise TypeError(f"{name} must be an array-like of labels, one per document, got "
+                            f"{type(values).__name__}")
         arr = np.asarray(values)
         if arr.ndim != 1:
             raise ValueError(f"{name} must be 1D (one label per document), got shape {arr.shape}")
+        if arr.dtype.kind == "f" and np.isnan(arr).any():
+            raise ValueError(f"{name} contains {int(np.isnan(arr).sum())} NaN label(s); every "
+                             f"document needs a label")
         arrays.append(arr)
     y_true, pred_a, pred_b = arrays
     if not (y_true.shape[0] == pred_a.shape[0] == pred_b.shape[0]):
         raise ValueError(
             f"y_true, pred_a and pred_b must have one entry per document, got lengths "
             f"{y_true.shape[0]}, {pred_a.shape[0]} and {pred_b.shape[0]}")
+    if y_true.shape[0] == 0:
+        raise ValueError("y_true, pred_a and pred_b are empty; the tests need documents")
+    # Labels of different kinds (strings against numbers) never compare equal:
+    # every document would count as wrong for both systems, silently.
+    numeric = {a.dtype.kind in "biuf" for a in arrays if a.dtype.kind != "O"}
+    if len(numeric) > 1:
+        raise TypeError(
+            f"y_true, pred_a and pred_b must hold labels of one kind, got dtypes "
+            f"{y_true.dtype}, {pred_a.dtype} and {pred_b.dtype}")
     return pred_a == y_true, pred_b == y_true
 
 

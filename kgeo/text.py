@@ -314,8 +314,9 @@ class RainbowVectorizer:
             dtype = np.dtype(self.dtype)
         except TypeError:
             raise TypeError(f"dtype must be a numpy numeric dtype, got {self.dtype!r}") from None
-        if dtype.kind not in "iuf":
-            raise TypeError(f"dtype must be a numpy integer or float dtype, got {dtype}")
+        if dtype.kind not in "iuf" or dtype == np.float16:
+            raise TypeError(f"dtype must be a numpy integer, float32 or float64 dtype (what "
+                            f"SciPy's sparse matrices hold), got {dtype}")
         return dtype
 
     def _scan(self, docs, column_of):
@@ -352,6 +353,15 @@ class RainbowVectorizer:
         return X
 
     def _finish(self, data, indices, indptr, n_columns, dtype):
+        # A count the dtype cannot hold exactly would wrap (integers) or round
+        # (floats): refuse it rather than return different counts.
+        largest = int(data.max()) if data.size else 0
+        exact_up_to = (np.iinfo(dtype).max if dtype.kind in "iu"
+                       else 2 ** (np.finfo(dtype).nmant + 1))
+        if largest > exact_up_to:
+            raise ValueError(
+                f"dtype {dtype} cannot hold a count of {largest} exactly (it holds up to "
+                f"{exact_up_to}); use a wider dtype")
         index_dtype = np.int32 if max(len(indices), n_columns) < 2**31 else np.int64
         X = sp.csr_matrix(
             (data.astype(dtype), indices.astype(index_dtype), indptr.astype(index_dtype)),

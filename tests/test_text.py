@@ -294,7 +294,9 @@ _INT_GE0 = "must be None or an integer >= 0, got"
     (dict(min_word_length=5, max_word_length=4), ValueError,
      r"min_word_length \(5\) must not exceed max_word_length \(4\)"),
     (dict(skip_header="yes"), TypeError, "skip_header must be a bool, got 'yes'"),
-    (dict(dtype=str), TypeError, "dtype must be a numpy integer or float dtype, got <U0"),
+    (dict(dtype=str), TypeError, r"dtype must be a numpy integer, float32 or float64 dtype "
+                                 r"\(what SciPy's sparse matrices hold\), got <U0"),
+    (dict(dtype=np.float16), TypeError, r"float32 or float64 dtype .*, got float16"),
     (dict(dtype="not a dtype"), TypeError, "dtype must be a numpy numeric dtype"),
 ])
 def test_invalid_parameters(params, error, message):
@@ -343,3 +345,13 @@ def test_real_20newsgroups_vectorises():
         df = vec.document_frequency_[vec.vocabulary_[word]] if word in vec.vocabulary_ else 0
         assert df < 2000, (word, df)
     assert 50_000 < X.shape[1] < 120_000
+
+
+@pytest.mark.parametrize("dtype, limit", [(np.int8, 127), (np.uint8, 255)])
+def test_counts_the_dtype_cannot_hold_are_refused(dtype, limit):
+    # They used to wrap around: 200 occurrences came out as -56 in int8.
+    vectorizer = RainbowVectorizer(dtype=dtype)
+    assert vectorizer.fit_transform(["cat " * limit]).toarray().tolist() == [[limit]]
+    with pytest.raises(ValueError, match=rf"dtype {np.dtype(dtype)} cannot hold a count of "
+                                         rf"{limit + 1} exactly \(it holds up to {limit}\)"):
+        vectorizer.fit_transform(["cat " * (limit + 1)])
