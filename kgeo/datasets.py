@@ -657,6 +657,7 @@ def load_webkb(path, classes=("student", "faculty", "course", "project")):
 _REUTERS_MEMBER = re.compile(r"(?:^|/)(reut2-\d{3}\.sgm)\Z")
 _REUTERS_ARCHIVE_NAMES = ("reuters21578.tar.gz", "reuters21578.tgz", "reuters21578.tar")
 _SGML_DOC = re.compile(r"<REUTERS\b([^>]*)>(.*?)</REUTERS>", re.S)
+_SGML_OPEN = re.compile(r"<REUTERS\b")
 _SGML_ATTR = re.compile(r'([A-Za-z]+)\s*=\s*"([^"]*)"')
 _SGML_TOPICS = re.compile(r"<TOPICS>(.*?)</TOPICS>", re.S)
 _SGML_D = re.compile(r"<D>(.*?)</D>", re.S)
@@ -678,7 +679,8 @@ def _sgml_unescape(text):
         code = int(m.group(1))
         if code < 32 and code not in (9, 10, 13) or 127 <= code < 160:
             return ""
-        return chr(code) if code < 0x110000 else ""
+        # Surrogates (U+D800-U+DFFF) are no characters: one alone cannot even be encoded.
+        return chr(code) if code < 0x110000 and not 0xD800 <= code < 0xE000 else ""
     return _SGML_ENTITY.sub(repl, text)
 
 
@@ -687,6 +689,11 @@ def _parse_reuters_file(text, filename):
     for m in _SGML_DOC.finditer(text):
         attrs = dict(_SGML_ATTR.findall(m.group(1)))
         inner = m.group(2)
+        if _SGML_OPEN.search(inner):
+            # Without this check a missing </REUTERS> merges two stories.
+            raise ValueError(
+                f"{filename}: the <REUTERS> element with attributes {attrs} is not closed "
+                f"before the next <REUTERS>")
         tm = _SGML_TOPICS.search(inner)
         raw_topics = [t.strip() for t in _SGML_D.findall(tm.group(1))] if tm else []
         title = body = ""
@@ -799,7 +806,7 @@ def load_reuters21578(path, subset="train", view="modapte"):
         files, _ = _scan_tar(source, select)
     else:
         files = {p.name: _read_bytes(p) for p in source.glob("reut2-*.sgm")
-                 if _REUTERS_MEMBER.search(p.name)}
+                 if _REUTERS_MEMBER.search(p.name) and p.is_file()}
     if not files:
         raise ValueError(
             f"no reut2-NNN.sgm file found in {str(source)!r}; expected the SGML "
@@ -807,13 +814,22 @@ def load_reuters21578(path, subset="train", view="modapte"):
 
     # ModApte: stories with TOPICS="YES" and LEWISSPLIT TRAIN or TEST.
     stories = []
+    first_seen = {}  # NEWID -> file: a story read twice would be counted twice
     for name in sorted(files):
+        n_in_file = 0
         for doc in _parse_reuters_file(_decode(files[name]), name):
+            n_in_file += 1
+            if doc["newid"] in first_seen:
+                raise ValueError(f"{name}: NEWID {doc['newid']} appears twice (first in "
+                                 f"{first_seen[doc['newid']]}); the files must hold each story once")
+            first_seen[doc["newid"]] = name
             split = doc["lewissplit"].lower()
             if doc["topics_flag"] == "YES" and split in ("train", "test"):
                 doc["split"] = split
                 doc["topics"] = _unique(doc["raw_topics"])
                 stories.append(doc)
+        if n_in_file == 0:
+            raise ValueError(f"{name} holds no <REUTERS> element: not a Reuters-21578 SGML file")
 
     def count_by_split(docs, key):
         counts = {"train": {}, "test": {}}

@@ -462,6 +462,34 @@ def test_reuters_bad_input(reuters_tar, tmp_path):
         load_reuters21578(empty)
 
 
+@pytest.mark.parametrize("damage, match", [
+    (lambda f: {**f, "reut2-001.sgm": b"just some text, no markup"},
+     r"reut2-001.sgm holds no <REUTERS> element: not a Reuters-21578 SGML file"),
+    (lambda f: {**f, "reut2-000.sgm": f["reut2-000.sgm"].replace(b"</REUTERS>", b"", 1)},
+     r"reut2-000.sgm: the <REUTERS> element with attributes .*'NEWID': '1'.* is not closed "
+     r"before the next <REUTERS>"),
+    (lambda f: {**f, "reut2-001.sgm": f["reut2-001.sgm"] + _story(3, "TEST", ["earn"], "AGAIN",
+                                                                  "x").encode()},
+     r"reut2-001.sgm: NEWID 3 appears twice \(first in reut2-000.sgm\)"),
+], ids=["no-story", "unclosed", "duplicate-newid"])
+def test_reuters_damaged_files_are_refused(tmp_path, damage, match):
+    # Each used to load: an empty file list entry, two stories merged into one,
+    # a story counted twice.
+    _write_tree(tmp_path / "folder", damage(_reuters_files()))
+    with pytest.raises(ValueError, match=match):
+        load_reuters21578(tmp_path / "folder")
+
+
+def test_reuters_surrogate_references_are_dropped(tmp_path):
+    files = _reuters_files()
+    files["reut2-001.sgm"] += _story(20, "TRAIN", ["earn"], "SURROGATE", "a&#55296;b").encode()
+    _write_tree(tmp_path / "folder", files)
+    corpus = load_reuters21578(tmp_path / "folder")
+    text = corpus.data[list(corpus.newids).index(20)]
+    assert "SURROGATE\nab" == text
+    text.encode("utf-8")  # a lone surrogate could not be encoded
+
+
 def test_topics_to_indicator():
     Y, names = topics_to_indicator([["b", "a"], [], ["b", "b"]])
     assert names == ["a", "b"]
