@@ -945,6 +945,7 @@ _SMART_FILES = {
     "med": ("MED.ALL", "MED.QRY", (("MED.REL", "trec"), ("MED.REL.OLD", "pairs"))),
 }
 _SMART_TAG = re.compile(r"\.([A-Z])(?:[ \t]+(\S+))?[ \t]*\Z")
+_SMART_RECORD_START = re.compile(r"\.I(?:[ \t]|\Z)")
 # Tags that, once a document's abstract has begun, are stray lines of the
 # abstract rather than new fields (CRAN document 240 has ".A" and ".B" lines
 # inside its abstract, documents 576 and 578 a second ".W").
@@ -958,12 +959,16 @@ def _parse_smart_records(text, what, fold_into_abstract):
     current = None
     for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         m = _SMART_TAG.match(line)
-        if m is not None and m.group(1) == "I":
+        if _SMART_RECORD_START.match(line):
+            # Any '.I' line starts a record: a malformed one ('.I 2 extra')
+            # would otherwise be read as text, and its record lost.
             try:
                 ids.append(int(m.group(2)))
-            except (TypeError, ValueError):
+            except (AttributeError, TypeError, ValueError):
                 raise ValueError(
                     f"{what}: malformed record start {line!r}; expected '.I <number>'") from None
+            if ids[-1] in ids[:-1]:
+                raise ValueError(f"{what}: record .I {ids[-1]} appears twice")
             fields = {}
             records.append(fields)
             current = None
@@ -987,6 +992,8 @@ def _parse_smart_records(text, what, fold_into_abstract):
                     f"{what}: text {line[:40]!r} outside any field of record {ids[-1]}")
             continue
         current.append(line.rstrip())
+    if not records:
+        raise ValueError(f"{what} holds no '.I' record")
     out = []
     for rec in records:
         out.append({tag: "\n".join(lines).strip() for tag, lines in rec.items()})
@@ -1117,6 +1124,11 @@ def load_smart(path, name):
     if unknown:
         raise ValueError(
             f"{rel[0]} judges queries {unknown[:10]} that {query_file} does not define")
+    known_docs = set(doc_ids.tolist())
+    unknown = sorted({d for judged in relevance.values() for d in judged} - known_docs)
+    if unknown:
+        raise ValueError(
+            f"{rel[0]} judges documents {unknown[:10]} that {doc_file} does not define")
     qrels = {}
     for q in sorted(relevance):
         relevant = frozenset(d for d, g in relevance[q].items() if g > 0)

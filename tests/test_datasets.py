@@ -595,6 +595,23 @@ def test_smart_bad_input(tmp_path):
         load_smart(tmp_path / "junk", "adi")
 
 
+@pytest.mark.parametrize("replace, match", [
+    # Each used to load, losing or inventing documents.
+    ({"ADI.ALL": _crlf(".I 1\n.W\none\n.I 2 extra\n.W\ntwo\n.I 3\n.W\nthree\n")},
+     r"ADI.ALL: malformed record start '.I 2 extra'; expected '.I <number>'"),
+    ({"ADI.ALL": _crlf(".I 1\n.W\none\n.I 2\n.W\ntwo\n.I 2\n.W\nthree\n")},
+     r"ADI.ALL: record .I 2 appears twice"),
+    ({"ADI.REL": _crlf("1 1 0 0.0\n2 99 0 0.0\n")},
+     r"ADI.REL judges documents \[99\] that ADI.ALL does not define"),
+    ({"ADI.ALL": b""}, r"ADI.ALL holds no '.I' record"),
+    ({"ADI.QRY": b"\r\n"}, r"ADI.QRY holds no '.I' record"),
+], ids=["malformed-I", "duplicate-I", "unknown-document", "empty-documents", "empty-queries"])
+def test_smart_damaged_files_are_refused(tmp_path, replace, match):
+    _write_tree(tmp_path / "adi", dict(ADI_FILES, **replace))
+    with pytest.raises(ValueError, match=match):
+        load_smart(tmp_path / "adi", "adi")
+
+
 # ---------------------------------------------------------------------------
 # Real corpora (skipped when ../shared/data is absent)
 # ---------------------------------------------------------------------------
