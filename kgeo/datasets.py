@@ -28,6 +28,7 @@ import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
+import warnings
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -152,7 +153,9 @@ class WebKBCorpus(TextCorpus):
     splits : list of (ndarray, ndarray)
         Leave-one-university-out folds, one per name in ``held_out``: the
         first array indexes the training pages (the three other universities
-        and misc), the second the test pages (the held-out university).
+        and misc), the second the test pages (the held-out university; empty
+        if the selected classes have no page there, which
+        :func:`kgeo.experiments.run_zhang2005` refuses).
     held_out : list of str
         ``["cornell", "texas", "washington", "wisconsin"]``: the test
         university of each fold in ``splits``.
@@ -500,14 +503,17 @@ def load_20newsgroups(path, subset="train"):
             for group_dir in split_dir.iterdir():
                 if not group_dir.is_dir():
                     continue
-                groups.add(group_dir.name)
+                # A group is a class when it holds a message (as in the archive,
+                # where an empty folder leaves no member): an empty folder is not.
+                messages = [e for e in group_dir.iterdir() if e.name.isdigit() and e.is_file()]
+                if messages:
+                    groups.add(group_dir.name)
                 if split not in wanted:
                     continue
-                for entry in group_dir.iterdir():
-                    if entry.name.isdigit() and entry.is_file():
-                        key = (split, group_dir.name, int(entry.name),
-                               f"20news-bydate-{split}/{group_dir.name}/{entry.name}")
-                        raw[key] = _read_bytes(entry)
+                for entry in messages:
+                    key = (split, group_dir.name, int(entry.name),
+                           f"20news-bydate-{split}/{group_dir.name}/{entry.name}")
+                    raw[key] = _read_bytes(entry)
 
     if not raw:
         raise ValueError(
@@ -621,6 +627,14 @@ def load_webkb(path, classes=("student", "faculty", "course", "project")):
         raw, _ = _scan_tar(source, select)
     else:
         for cls in classes:
+            if (source / cls).is_dir():
+                others = sorted(p.name for p in (source / cls).iterdir()
+                                if p.is_dir() and p.name not in _WEBKB_UNIVERSITIES)
+                if others:
+                    warnings.warn(
+                        f"WebKB: {str(source / cls)!r} holds folders {others} that are not "
+                        f"among the universities {list(_WEBKB_UNIVERSITIES)}; their pages "
+                        f"are not loaded", UserWarning, stacklevel=2)
             for univ in _WEBKB_UNIVERSITIES:
                 folder = source / cls / univ
                 if not folder.is_dir():

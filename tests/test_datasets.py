@@ -316,6 +316,21 @@ def test_webkb_class_selection(webkb_tar):
     np.testing.assert_array_equal(corpus.target, [0, 1])
 
 
+def test_webkb_folders_of_unknown_universities_are_reported(tmp_path):
+    _write_tree(tmp_path / "tree", dict(WEBKB_FILES, **{
+        "webkb/student/mit/http:^^www.mit.edu^~zed^": _page(b"Zed")}))
+    with pytest.warns(UserWarning, match=r"holds folders \['mit'\] that are not among the "
+                                         r"universities .*; their pages are not loaded"):
+        corpus = load_webkb(tmp_path / "tree")
+    assert len(corpus) == 7
+
+
+def test_20newsgroups_empty_group_folder_is_no_class(tmp_path, ng_dir):
+    # As in the archive, where an empty folder leaves no member.
+    (ng_dir / "20news-bydate-train" / "talk.empty").mkdir()
+    assert "talk.empty" not in load_20newsgroups(ng_dir, subset="all").target_names
+
+
 def test_webkb_bad_input(webkb_tar, tmp_path):
     with pytest.raises(ValueError, match=r"unknown WebKB classes \['students'\]"):
         load_webkb(webkb_tar, classes=("students",))
