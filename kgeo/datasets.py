@@ -922,7 +922,17 @@ def topics_to_indicator(topics, category_names=None, sparse=True, dtype=np.int8)
     """
     if isinstance(topics, str):
         raise TypeError("topics must be a sequence of label lists, got a single str")
-    topics = [[topic] if isinstance(topic, str) else list(topic) for topic in topics]
+    if not hasattr(topics, "__iter__"):
+        raise TypeError(f"topics must be a sequence of label lists, got {type(topics).__name__}")
+    try:
+        topics = [[topic] if isinstance(topic, str) else list(topic) for topic in topics]
+    except TypeError as exc:
+        raise TypeError(f"topics must be a sequence of label lists (or of single str "
+                        f"labels): {exc}") from None
+    bad = [(i, label) for i, labels in enumerate(topics) for label in labels
+           if not isinstance(label, str)]
+    if bad:
+        raise TypeError(f"topic labels must be str, got {bad[0][1]!r} in document {bad[0][0]}")
     if category_names is None:
         category_names = sorted({t for labels in topics for t in labels})
     category_names = list(category_names)

@@ -45,6 +45,7 @@ discusses each with measurements):
 import csv
 import logging
 import math
+import numbers
 import os
 import time
 from dataclasses import dataclass, field
@@ -53,6 +54,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ._base import check_is_fitted
 from ._embedding import MultinomialEmbedding
 from ._kernels import KERNELS
 from ._pairwise import resolve_n_jobs
@@ -305,6 +307,11 @@ def predict_from_intercepts(model, n_samples):
     -------
     y : ndarray of shape (n_samples,)
     """
+    if not isinstance(model, SVM):
+        raise TypeError(f"model must be a fitted kgeo.SVM, got {type(model).__name__}")
+    check_is_fitted(model, "intercept_")
+    if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or n_samples < 0:
+        raise ValueError(f"n_samples must be an integer >= 0, got {n_samples!r}")
     classes = model.classes_
     n_classes = classes.shape[0]
     if n_classes == 2:
@@ -371,6 +378,9 @@ def evaluate_cell(split, representation, normalization, kernel, C=1.0, n_jobs=No
         In percent, every test document counted.
     predictions : ndarray of shape (n_test,)
     """
+    if not isinstance(split, Split):
+        raise TypeError(f"split must be a Split (see load_zhang2005_splits), got "
+                        f"{type(split).__name__}")
     if (representation, normalization, kernel) not in CELLS:
         raise ValueError(
             f"(representation, normalization, kernel) must be one of the cells "

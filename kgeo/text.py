@@ -41,6 +41,8 @@ _HTML_ENTITY = re.compile(
     r"&(?:#(\d{1,5})|(" + "|".join(sorted(_HTML_NAMED_ENTITIES, key=len, reverse=True))
     + r"));")
 _DIGIT_TAG = "<DIGITS{}>"
+# Longest word length accepted: the lexer's regular expressions count up to it.
+_MAX_WORD_LENGTH = 2**31 - 1
 
 
 def _html_entity(match):
@@ -245,8 +247,10 @@ class RainbowVectorizer:
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
         lo, hi = self.min_word_length, self.max_word_length
         for name, value in (("min_word_length", lo), ("max_word_length", hi)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+            if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
+                    or not 1 <= value <= _MAX_WORD_LENGTH):
+                raise ValueError(
+                    f"{name} must be an integer in [1, {_MAX_WORD_LENGTH}], got {value!r}")
         if lo > hi:
             raise ValueError(
                 f"min_word_length ({lo}) must not exceed max_word_length ({hi})")

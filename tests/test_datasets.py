@@ -505,6 +505,17 @@ def test_reuters_surrogate_references_are_dropped(tmp_path):
     text.encode("utf-8")  # a lone surrogate could not be encoded
 
 
+@pytest.mark.parametrize("topics, match", [
+    (None, r"topics must be a sequence of label lists, got NoneType"),
+    (5, r"topics must be a sequence of label lists, got int"),
+    ([["a"], 3], r"topics must be a sequence of label lists \(or of single str labels\)"),
+    ([[None], ["a"]], r"topic labels must be str, got None in document 0"),
+])
+def test_topics_to_indicator_bad_input(topics, match):
+    with pytest.raises(TypeError, match=match):
+        topics_to_indicator(topics)
+
+
 def test_topics_to_indicator():
     Y, names = topics_to_indicator([["b", "a"], [], ["b", "b"]])
     assert names == ["a", "b"]

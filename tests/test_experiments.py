@@ -190,6 +190,26 @@ def test_predict_from_intercepts_matches_a_zero_row(random_count_csr, rng, n_cla
     np.testing.assert_array_equal(predict_from_intercepts(model, 3), model.predict(zero))
 
 
+def test_predict_from_intercepts_bad_input():
+    import kgeo
+
+    with pytest.raises(TypeError, match="model must be a fitted kgeo.SVM, got NoneType"):
+        predict_from_intercepts(None, 2)
+    with pytest.raises(kgeo.NotFittedError, match="not fitted yet"):
+        predict_from_intercepts(SVM(), 2)
+    model = SVM(kernel="linear").fit([[1, 0], [0, 1], [1, 1]], [0, 1, 2])
+    for n in (-1, 2.5, "3", None, (2, 2), True):
+        with pytest.raises(ValueError, match=r"n_samples must be an integer >= 0, got "):
+            predict_from_intercepts(model, n)
+    assert predict_from_intercepts(model, 0).shape == (0,)
+
+
+def test_evaluate_cell_needs_a_split():
+    with pytest.raises(TypeError, match=r"split must be a Split \(see load_zhang2005_splits\), "
+                                        r"got NoneType"):
+        evaluate_cell(None, "tf", "l1", "ngd")
+
+
 def test_empty_test_documents_count_for_ngd(webkb_data):
     splits, _ = load_zhang2005_splits("webkb", webkb_data)
     texas = splits[1]

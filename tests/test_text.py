@@ -290,7 +290,10 @@ _INT_GE0 = "must be None or an integer >= 0, got"
     (dict(prune_by_doc_count=-1), ValueError, f"prune_by_doc_count {_INT_GE0} -1"),
     (dict(prune_by_occur_count=2.5), ValueError, f"prune_by_occur_count {_INT_GE0} 2.5"),
     (dict(prune_by_doc_count=True), ValueError, f"prune_by_doc_count {_INT_GE0} True"),
-    (dict(min_word_length=0), ValueError, "min_word_length must be an integer >= 1, got 0"),
+    (dict(min_word_length=0), ValueError,
+     r"min_word_length must be an integer in \[1, 2147483647\], got 0"),
+    (dict(max_word_length=10**10), ValueError,  # beyond what re can count: OverflowError
+     r"max_word_length must be an integer in \[1, 2147483647\], got 10000000000"),
     (dict(min_word_length=5, max_word_length=4), ValueError,
      r"min_word_length \(5\) must not exceed max_word_length \(4\)"),
     (dict(skip_header="yes"), TypeError, "skip_header must be a bool, got 'yes'"),
