@@ -20,7 +20,7 @@ def _check_demo_args(args):
             raise ValueError(
                 f"--n-documents must be at least 10 per class ({10 * args.n_classes} for "
                 f"--n-classes {args.n_classes}), so that the 60 % training and 40 % test "
-                f"documents hold every class; got {args.n_documents}")
+                f"documents are likely to hold every class; got {args.n_documents}")
     elif args.data == "":
         raise ValueError("--data must name the folder holding 20 Newsgroups, got ''")
 

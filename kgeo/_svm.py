@@ -428,9 +428,13 @@ class SVM(EstimatorMixin):
         ``|K|`` only the leading bits of K survive.
         """
         unshifted = get_kernel(self.kernel, X.shape[1], 0.0, **kernel_args)
-        sample = prepare_rows(unshifted, X[:128])  # 128^2 values: enough for the scale
+        # k(x, x) of every row, and the values among 128 evenly spaced rows
+        # (the distance kernels are 0 on the diagonal).
+        spaced = np.unique(np.linspace(0, X.shape[0] - 1, 128).astype(np.int64))
+        sample = prepare_rows(unshifted, X[spaced])
         probe = kernel_matrix(unshifted, sample, single_block(sample), 1)
-        scale = float(np.max(np.abs(probe)))
+        diagonal = kernel_diagonal(unshifted, prepare_rows(unshifted, X))
+        scale = max(float(np.max(np.abs(probe))), float(np.max(np.abs(diagonal))))
         if scale == 0.0:
             return  # K is exactly 0 here: K + shift is exact
         shift = abs(float(self.shift))

@@ -47,6 +47,10 @@ def check_matrix(X, *, name="X", min_samples=1):
         if X.dtype.kind not in "biuf":
             raise TypeError(
                 f"{name} must hold numbers (bool, int or float), got dtype {X.dtype}")
+        if len(X.shape) != 2:
+            raise ValueError(
+                f"Expected a 2D array for {name}, got a {len(X.shape)}D sparse array of shape "
+                f"{X.shape}")
         _check_sparse_structure(X, name)
         X = sp.csr_matrix(X, dtype=np.float64, copy=True)
     else:

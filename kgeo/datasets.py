@@ -356,10 +356,14 @@ def _open_decompressed(archive):
     checks the format's own checksum (CRC-32 for gzip and bzip2, xz's check)."""
     with open(archive, "rb") as fh:
         magic = fh.read(6)
-    if magic[:2] == b"\x1f\x8b":
+    # Full magic numbers (gzip with deflate; bzip2 with its block size digit),
+    # so that a plain tar whose first member is named "BZh..." stays plain.
+    if magic[:3] == b"\x1f\x8b\x08":
         return gzip.open(archive, "rb")
-    if magic[:3] == b"BZh":
-        return bz2.open(archive, "rb")
+    if magic[:3] == b"BZh" and magic[3:4] in b"123456789" and magic[3:4] != b"":
+        with open(archive, "rb") as fh:
+            if fh.read(10)[4:10] == b"1AY&SY":
+                return bz2.open(archive, "rb")
     if magic == b"\xfd7zXZ\x00":
         return lzma.open(archive, "rb")
     return open(archive, "rb")
@@ -700,7 +704,9 @@ def _sgml_unescape(text):
 
 def _parse_reuters_file(text, filename):
     """Yield one dict per <REUTERS> element of an .sgm file."""
+    n_closed = 0
     for m in _SGML_DOC.finditer(text):
+        n_closed += 1
         attrs = dict(_SGML_ATTR.findall(m.group(1)))
         inner = m.group(2)
         if _SGML_OPEN.search(inner):
@@ -740,6 +746,10 @@ def _parse_reuters_file(text, filename):
             "text": "\n".join(part for part in (title, body) if part),
             "filename": filename,
         }
+    n_open = len(_SGML_OPEN.findall(text))
+    if n_open != n_closed:  # the last story is cut or unclosed (others fail above)
+        raise ValueError(f"{filename}: {n_open} <REUTERS> elements open but {n_closed} are "
+                         f"closed by </REUTERS>; a story is cut or unclosed")
 
 
 def _locate_reuters(path):

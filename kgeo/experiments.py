@@ -761,8 +761,9 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
     OSError
         If ``out_dir`` cannot be created or written.
 
-    Every argument, corpus and the output folder are checked before the
-    first SVM is trained, so that a run never fails after its work is done.
+    Every argument and the output folder are checked, and every corpus is
+    loaded and split, before the first SVM is trained, so that a bad input
+    never fails a run after its work is done.
     """
     started = time.perf_counter()
     datasets = _check_datasets(dataset)
@@ -780,9 +781,14 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
     cells, significance, y_true, info = [], [], {}, {}
     sweep_cells = [] if c_sweep else None
     sweep_summary = [] if c_sweep else None
+    # Every corpus is loaded and split before the first SVM: a damaged second
+    # archive must not fail the run after the first one's cells are trained.
+    loaded = {}
     for name in datasets:
         _note(progress, f"{name}: loading and vectorising ({RAINBOW_OPTIONS[name]})")
-        splits, dataset_info = load_zhang2005_splits(name, data_dir, vocabulary=vocabulary)
+        loaded[name] = load_zhang2005_splits(name, data_dir, vocabulary=vocabulary)
+    for name in datasets:
+        splits, dataset_info = loaded.pop(name)
         dataset_info["splits"] = [
             {"name": s.name, "n_train": s.X_train.shape[0], "n_test": s.X_test.shape[0],
              "n_words": s.n_words} for s in splits]

@@ -111,8 +111,9 @@ def _correctness(y_true, pred_a, pred_b):
         raise ValueError("y_true, pred_a and pred_b are empty; the tests need documents")
     # Labels of different kinds (strings against numbers) never compare equal:
     # every document would count as wrong for both systems, silently.
-    numeric = {a.dtype.kind in "biuf" for a in arrays if a.dtype.kind != "O"}
-    if len(numeric) > 1:
+    kinds = {"n" if a.dtype.kind in "biuf" else a.dtype.kind for a in arrays
+             if a.dtype.kind != "O"}
+    if len(kinds) > 1:
         raise TypeError(
             f"y_true, pred_a and pred_b must hold labels of one kind, got dtypes "
             f"{y_true.dtype}, {pred_a.dtype} and {pred_b.dtype}")

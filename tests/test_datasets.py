@@ -486,7 +486,9 @@ def test_reuters_bad_input(reuters_tar, tmp_path):
     (lambda f: {**f, "reut2-001.sgm": f["reut2-001.sgm"] + _story(3, "TEST", ["earn"], "AGAIN",
                                                                   "x").encode()},
      r"reut2-001.sgm: NEWID 3 appears twice \(first in reut2-000.sgm\)"),
-], ids=["no-story", "unclosed", "duplicate-newid"])
+    (lambda f: {**f, "reut2-001.sgm": f["reut2-001.sgm"].rstrip(b"\n")[:-len(b"</REUTERS>")]},
+     r"reut2-001.sgm: 6 <REUTERS> elements open but 5 are closed by </REUTERS>"),
+], ids=["no-story", "unclosed", "duplicate-newid", "last-unclosed"])
 def test_reuters_damaged_files_are_refused(tmp_path, damage, match):
     # Each used to load: an empty file list entry, two stories merged into one,
     # a story counted twice.
@@ -854,3 +856,11 @@ def test_fetch_webkb_uses_env_data_home(local_server, tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="checksum mismatch"):
         fetch_webkb(data_home=tmp_path / "other", url=f"{base}/webkb-data.gtar.gz",
                     sha256="f" * 64)
+
+
+def test_plain_tar_whose_first_member_is_named_like_a_magic_number(tmp_path):
+    # "BZh..." opens a bzip2 stream only with its full magic number.
+    files = {"BZh_notes.txt": b"notes", **NG_FILES}
+    path = tmp_path / "plain.tar"
+    path.write_bytes(_plain_tar_bytes(files))
+    assert len(load_20newsgroups(path, subset="all")) == 6

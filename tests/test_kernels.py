@@ -787,3 +787,8 @@ def test_dense_columns_change_no_bit_of_the_kernel_rows(kernel):
     sparse_only = PostingIndex(rows, np.r_[np.arange(0, rows.n_rows, 40), rows.n_rows])
     assert dense.n_dense >= 5 and sparse_only.n_dense == 0
     assert np.array_equal(kernel_matrix(k, rows, dense), kernel_matrix(k, rows, sparse_only))
+
+
+def test_one_dimensional_sparse_input_rejected():
+    with pytest.raises(ValueError, match=r"Expected a 2D array for X, got a 1D sparse array"):
+        kgeo.pairwise_kernels(sp.csr_array(np.array([1.0, 0.0, 2.0])), kernel="linear")

@@ -560,6 +560,18 @@ def test_a_shift_that_eats_half_the_kernel_warns():
         kgeo.SVM(shift=1e6).fit(ns["X"], ns["y"])  # 34 bits kept: no warning
 
 
+def test_shift_check_reads_the_kernel_scale_of_every_row():
+    # The first rows are tiny: judged from them alone, a shift of 1e5 looked
+    # like it swamped a kernel whose values reach about 10.
+    rng = np.random.default_rng(0)
+    X = rng.random((400, 20))
+    X[:128] *= 1e-6
+    y = np.arange(400) % 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kgeo.SVM(kernel="linear", shift=1e5, max_iter=2000).fit(X, y)
+
+
 def test_huge_C_on_inseparable_classes_stops_at_max_iter(tmp_path):
     # The linear kernel cannot separate X's classes: SMO's iterations grow
     # like C (61,507 at C = 1e4, 10x per decade), so C = 1e300 never converges.

@@ -171,3 +171,8 @@ def test_inputs_that_would_give_a_meaningless_p_value(test, args, error, match):
     # Each used to return a P-value (empty: 1.0; strings against ints: n = 0).
     with pytest.raises(error, match=match):
         test(*args)
+
+
+def test_str_against_bytes_labels_refused():
+    with pytest.raises(TypeError, match="labels of one kind"):
+        mcnemar_test(["a", "b"], [b"a", b"b"], [b"a", b"a"])
