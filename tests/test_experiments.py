@@ -495,6 +495,17 @@ def test_cli_missing_data_dir(tmp_path, capsys):
     assert str(missing) in err and not (tmp_path / "o").exists()
 
 
+def test_a_damaged_second_corpus_fails_before_any_training(ng_data, monkeypatch):
+    # Both corpora are loaded before the first SVM: the 20NG cells used to
+    # train first and be lost when the WebKB archive turned out damaged.
+    (ng_data / "webkb").mkdir()
+    (ng_data / "webkb" / "webkb-data.gtar.gz").write_bytes(b"not an archive" * 100)
+    monkeypatch.setattr("kgeo.experiments._run_cells",
+                        lambda *a, **k: pytest.fail("training started"))
+    with pytest.raises(ValueError, match=r"webkb-data.gtar.gz' is not a readable tar archive"):
+        run_zhang2005(["20ng", "webkb"], ng_data, ng_data / "out", progress=False)
+
+
 @pytest.mark.parametrize("option, value, match", [
     ("--C", "0", r"--C must be a finite number > 0, got 0.0"),
     ("--C", "nan", r"--C must be a finite number > 0, got nan"),
