@@ -20,14 +20,6 @@ reused by every pair its class takes part in.
 """
 
 from cpython.exc cimport PyErr_CheckSignals
-from cpython.pythread cimport (
-    WAIT_LOCK,
-    PyThread_acquire_lock,
-    PyThread_allocate_lock,
-    PyThread_free_lock,
-    PyThread_release_lock,
-    PyThread_type_lock,
-)
 from libc.math cimport INFINITY, fabs
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from libc.stdlib cimport calloc, free, malloc
@@ -37,7 +29,349 @@ import numpy as np
 from kgeo._kernels cimport Kernel, PostingIndex, RowSet, kernel_block_row, kernel_self
 from kgeo._typedefs cimport float64_t, int32_t, int64_t, intp_t
 
-# Curvature used where K_ii + K_jj - 2 K_ij <= 0 (libsvm's TAU).
+# The row cache's lock. Its critical sections are a few pointer updates, and
+# each SMO step takes it about three times, so with solvers in two threads it
+# is often found taken for a moment. Python's lock (a semaphore) then puts the
+# waiter to sleep in the kernel and wakes it with a system call: on 20
+# Newsgroups (linear, two threads) that was 57,000 futex calls and 11,000
+# context switches, and a second thread gained 1.3x instead of 1.9x. A waiter
+# here spins with the CPU's pause hint instead, and yields its core now and
+# then in case the holder has been descheduled. Where GCC's atomic builtins
+# or sched_yield are missing, Python's lock is used.
+cdef extern from *:
+    """
+    #if defined(__GNUC__) && (defined(__unix__) || defined(__APPLE__))
+    #include <sched.h>
+    typedef int kgeo_lock;
+    static int kgeo_lock_init(kgeo_lock *lock) { *lock = 0; return 0; }
+    static void kgeo_lock_free(kgeo_lock *lock) { (void)lock; }
+    static void kgeo_lock_acquire(kgeo_lock *lock) {
+        int spins = 0;
+        while (__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE)) {
+            while (__atomic_load_n(lock, __ATOMIC_RELAXED)) {
+                if (++spins < 256) {
+    #if defined(__x86_64__) || defined(__i386__)
+                    __builtin_ia32_pause();
+    #endif
+                } else {
+                    sched_yield();
+                    spins = 0;
+                }
+            }
+        }
+    }
+    static void kgeo_lock_release(kgeo_lock *lock) {
+        __atomic_store_n(lock, 0, __ATOMIC_RELEASE);
+    }
+    #else
+    #include "pythread.h"
+    typedef PyThread_type_lock kgeo_lock;
+    static int kgeo_lock_init(kgeo_lock *lock) {
+        *lock = PyThread_allocate_lock();
+        return *lock == NULL ? -1 : 0;
+    }
+    static void kgeo_lock_free(kgeo_lock *lock) {
+        if (*lock != NULL) PyThread_free_lock(*lock);
+    }
+    static void kgeo_lock_acquire(kgeo_lock *lock) { PyThread_acquire_lock(*lock, WAIT_LOCK); }
+    static void kgeo_lock_release(kgeo_lock *lock) { PyThread_release_lock(*lock); }
+    #endif
+    """
+    ctypedef int RowCacheLock "kgeo_lock"
+    int lock_init "kgeo_lock_init"(RowCacheLock* lock) noexcept nogil
+    void lock_free "kgeo_lock_free"(RowCacheLock* lock) noexcept nogil
+    void lock_acquire "kgeo_lock_acquire"(RowCacheLock* lock) noexcept nogil
+    void lock_release "kgeo_lock_release"(RowCacheLock* lock) noexcept nogil
+
+
+# The three scans of an SMO step (choose i, choose j, update the gradient)
+# visit every active variable, about a thousand per pair on text, so they
+# cost as much as the kernel rows a linear fit computes. They are written in
+# C, in this block, for one reason: with the bound sets kept as additive masks
+# (0 inside a set, -inf outside, changed for two variables per step) the
+# scans are branch-free reductions and searches that four AVX2 lanes run at
+# once; GCC does not vectorise an arg-max or an early-exit search by itself.
+# Each scan exists twice, in AVX2 intrinsics and in portable C, and both
+# compute the same values in the same roundings (setup.py forbids fused
+# multiply-adds; maxima and minima do not depend on order, and searches
+# return the first index), so the solution does not depend on the CPU. The
+# AVX2 copies serve the unshrunk, contiguous case; a shrunk active set is
+# read through its index list by the portable copies.
+#
+# Conventions: a segment holds the variables of one class (sign = +1 on
+# class s, -1 on class t), so that -sign G is a variable's value in I_up's
+# maximum and sign G its value in I_low's. Pointers are pre-offset so that
+# variable number a of the segment is k = idx[a], or k = a without idx.
+cdef extern from *:
+    """
+    #include <math.h>
+    #include <stddef.h>
+    #include <stdint.h>
+
+    #if defined(__GNUC__) && defined(__x86_64__)
+    #  define KGEO_SMO_AVX2 1
+    #  include <immintrin.h>
+    #else
+    #  define KGEO_SMO_AVX2 0
+    #endif
+
+    static const double KGEO_TAU = 1e-12;
+    static int kgeo_smo_use_avx2 = 0;
+
+    /* Whether the AVX2 copies run: asked for, and the CPU has AVX2. Returns
+       the setting in force. */
+    static int kgeo_smo_set_avx2(int wanted) {
+    #if KGEO_SMO_AVX2
+        __builtin_cpu_init();
+        kgeo_smo_use_avx2 = wanted && __builtin_cpu_supports("avx2");
+    #else
+        kgeo_smo_use_avx2 = 0;
+    #endif
+        return kgeo_smo_use_avx2;
+    }
+
+    #define KGEO_K(a) (idx ? (ptrdiff_t)idx[a] : (a))
+
+    /* G_k += sign (ci Ki_k + cj Kj_k); up/low become the maxima, over the
+       segment and their values on entry, of -sign G + up_mask and
+       sign G + low_mask. */
+    static void kgeo_update_portable(double *G, const double *Ki, const double *Kj,
+            double ci, double cj, double sign, const double *up_mask,
+            const double *low_mask, const int32_t *idx, ptrdiff_t n,
+            double *up, double *low) {
+        double u = *up, w = *low;
+        for (ptrdiff_t a = 0; a < n; a++) {
+            ptrdiff_t k = KGEO_K(a);
+            double g = G[k] + sign * (ci * Ki[k] + cj * Kj[k]);
+            double f = sign * g;
+            double vu = -f + up_mask[k];
+            double vl = f + low_mask[k];
+            G[k] = g;
+            u = vu > u ? vu : u;
+            w = vl > w ? vl : w;
+        }
+        *up = u;
+        *low = w;
+    }
+
+    /* obj[a] = -(Gmax + sign G_k)^2 / quad_k for the k of I_low with
+       Gmax + sign G_k > 0, +inf for the others, where quad_k is
+       QDi + QD_k - 2 Ki_k (KGEO_TAU where that is not positive). Returns the
+       minimum of best and the obj written. */
+    static double kgeo_j_objectives_portable(const double *G, const double *Ki,
+            const double *QD, double QDi, double Gmax, double sign,
+            const double *low_mask, const int32_t *idx, ptrdiff_t n,
+            double *obj, double best) {
+        for (ptrdiff_t a = 0; a < n; a++) {
+            ptrdiff_t k = KGEO_K(a);
+            double gd = Gmax + (sign * G[k] + low_mask[k]);
+            double quad = QDi + QD[k] - 2.0 * Ki[k];
+            double o;
+            quad = quad <= 0.0 ? KGEO_TAU : quad;
+            o = -(gd * gd) / quad;
+            o = gd > 0.0 ? o : INFINITY;
+            obj[a] = o;
+            best = o < best ? o : best;
+        }
+        return best;
+    }
+
+    /* First a with -sign G_k + up_mask_k >= floor, or -1. */
+    static ptrdiff_t kgeo_first_up_portable(const double *G, double sign,
+            const double *up_mask, const int32_t *idx, ptrdiff_t n, double floor) {
+        for (ptrdiff_t a = 0; a < n; a++) {
+            ptrdiff_t k = KGEO_K(a);
+            if (-(sign * G[k]) + up_mask[k] >= floor)
+                return a;
+        }
+        return -1;
+    }
+
+    /* First a with obj[a] <= ceiling, or -1. */
+    static ptrdiff_t kgeo_first_at_most_portable(const double *obj, ptrdiff_t n,
+                                                 double ceiling) {
+        for (ptrdiff_t a = 0; a < n; a++)
+            if (obj[a] <= ceiling)
+                return a;
+        return -1;
+    }
+
+    #if KGEO_SMO_AVX2
+    #define KGEO_AVX2 __attribute__((target("avx2")))
+
+    KGEO_AVX2 static inline double kgeo_hmax(__m256d v) {
+        __m128d m = _mm_max_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+        m = _mm_max_sd(m, _mm_unpackhi_pd(m, m));
+        return _mm_cvtsd_f64(m);
+    }
+
+    KGEO_AVX2 static inline double kgeo_hmin(__m256d v) {
+        __m128d m = _mm_min_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+        m = _mm_min_sd(m, _mm_unpackhi_pd(m, m));
+        return _mm_cvtsd_f64(m);
+    }
+
+    KGEO_AVX2 static void kgeo_update_avx2(double *G, const double *Ki,
+            const double *Kj, double ci, double cj, double sign,
+            const double *up_mask, const double *low_mask, ptrdiff_t n,
+            double *up, double *low) {
+        const __m256d vci = _mm256_set1_pd(ci), vcj = _mm256_set1_pd(cj);
+        const __m256d vsign = _mm256_set1_pd(sign), neg = _mm256_set1_pd(-0.0);
+        __m256d vu = _mm256_set1_pd(-INFINITY), vl = vu;
+        ptrdiff_t k = 0;
+        for (; k + 4 <= n; k += 4) {
+            __m256d x = _mm256_add_pd(_mm256_mul_pd(vci, _mm256_loadu_pd(Ki + k)),
+                                      _mm256_mul_pd(vcj, _mm256_loadu_pd(Kj + k)));
+            __m256d g = _mm256_add_pd(_mm256_loadu_pd(G + k), _mm256_mul_pd(vsign, x));
+            __m256d f = _mm256_mul_pd(vsign, g);
+            _mm256_storeu_pd(G + k, g);
+            vu = _mm256_max_pd(vu, _mm256_add_pd(_mm256_xor_pd(f, neg),
+                                                  _mm256_loadu_pd(up_mask + k)));
+            vl = _mm256_max_pd(vl, _mm256_add_pd(f, _mm256_loadu_pd(low_mask + k)));
+        }
+        double u = kgeo_hmax(vu), w = kgeo_hmax(vl);
+        if (*up > u) u = *up;
+        if (*low > w) w = *low;
+        *up = u;
+        *low = w;
+        kgeo_update_portable(G + k, Ki + k, Kj + k, ci, cj, sign, up_mask + k,
+                             low_mask + k, NULL, n - k, up, low);
+    }
+
+    KGEO_AVX2 static double kgeo_j_objectives_avx2(const double *G,
+            const double *Ki, const double *QD, double QDi, double Gmax,
+            double sign, const double *low_mask, ptrdiff_t n, double *obj,
+            double best) {
+        const __m256d vsign = _mm256_set1_pd(sign), vGmax = _mm256_set1_pd(Gmax);
+        const __m256d vQDi = _mm256_set1_pd(QDi), two = _mm256_set1_pd(2.0);
+        const __m256d tau = _mm256_set1_pd(KGEO_TAU), zero = _mm256_setzero_pd();
+        const __m256d inf = _mm256_set1_pd(INFINITY), neg = _mm256_set1_pd(-0.0);
+        __m256d vbest = inf;
+        ptrdiff_t k = 0;
+        for (; k + 4 <= n; k += 4) {
+            __m256d gd = _mm256_add_pd(vGmax, _mm256_add_pd(
+                _mm256_mul_pd(vsign, _mm256_loadu_pd(G + k)), _mm256_loadu_pd(low_mask + k)));
+            __m256d quad = _mm256_sub_pd(_mm256_add_pd(vQDi, _mm256_loadu_pd(QD + k)),
+                                         _mm256_mul_pd(two, _mm256_loadu_pd(Ki + k)));
+            quad = _mm256_blendv_pd(quad, tau, _mm256_cmp_pd(quad, zero, _CMP_LE_OQ));
+            __m256d o = _mm256_div_pd(_mm256_xor_pd(_mm256_mul_pd(gd, gd), neg), quad);
+            o = _mm256_blendv_pd(inf, o, _mm256_cmp_pd(gd, zero, _CMP_GT_OQ));
+            _mm256_storeu_pd(obj + k, o);
+            vbest = _mm256_min_pd(vbest, o);
+        }
+        double b = kgeo_hmin(vbest);
+        if (best < b) b = best;
+        return kgeo_j_objectives_portable(G + k, Ki + k, QD + k, QDi, Gmax, sign,
+                                          low_mask + k, NULL, n - k, obj + k, b);
+    }
+
+    KGEO_AVX2 static ptrdiff_t kgeo_first_up_avx2(const double *G, double sign,
+            const double *up_mask, ptrdiff_t n, double floor) {
+        const __m256d vsign = _mm256_set1_pd(sign), vfloor = _mm256_set1_pd(floor);
+        const __m256d neg = _mm256_set1_pd(-0.0);
+        ptrdiff_t k = 0, rest;
+        for (; k + 4 <= n; k += 4) {
+            __m256d v = _mm256_add_pd(
+                _mm256_xor_pd(_mm256_mul_pd(vsign, _mm256_loadu_pd(G + k)), neg),
+                _mm256_loadu_pd(up_mask + k));
+            int hits = _mm256_movemask_pd(_mm256_cmp_pd(v, vfloor, _CMP_GE_OQ));
+            if (hits)
+                return k + __builtin_ctz(hits);
+        }
+        rest = kgeo_first_up_portable(G + k, sign, up_mask + k, NULL, n - k, floor);
+        return rest < 0 ? -1 : k + rest;
+    }
+
+    KGEO_AVX2 static ptrdiff_t kgeo_first_at_most_avx2(const double *obj, ptrdiff_t n,
+                                                       double ceiling) {
+        const __m256d vceiling = _mm256_set1_pd(ceiling);
+        ptrdiff_t k = 0, rest;
+        for (; k + 4 <= n; k += 4) {
+            int hits = _mm256_movemask_pd(
+                _mm256_cmp_pd(_mm256_loadu_pd(obj + k), vceiling, _CMP_LE_OQ));
+            if (hits)
+                return k + __builtin_ctz(hits);
+        }
+        rest = kgeo_first_at_most_portable(obj + k, n - k, ceiling);
+        return rest < 0 ? -1 : k + rest;
+    }
+    #endif  /* KGEO_SMO_AVX2 */
+
+    /* The dispatchers: AVX2 for contiguous segments where the CPU has it. */
+    static void kgeo_smo_update(double *G, const double *Ki, const double *Kj,
+            double ci, double cj, double sign, const double *up_mask,
+            const double *low_mask, const int32_t *idx, ptrdiff_t n,
+            double *up, double *low) {
+    #if KGEO_SMO_AVX2
+        if (idx == NULL && kgeo_smo_use_avx2) {
+            kgeo_update_avx2(G, Ki, Kj, ci, cj, sign, up_mask, low_mask, n, up, low);
+            return;
+        }
+    #endif
+        kgeo_update_portable(G, Ki, Kj, ci, cj, sign, up_mask, low_mask, idx, n, up, low);
+    }
+
+    static double kgeo_smo_j_objectives(const double *G, const double *Ki,
+            const double *QD, double QDi, double Gmax, double sign,
+            const double *low_mask, const int32_t *idx, ptrdiff_t n,
+            double *obj, double best) {
+    #if KGEO_SMO_AVX2
+        if (idx == NULL && kgeo_smo_use_avx2)
+            return kgeo_j_objectives_avx2(G, Ki, QD, QDi, Gmax, sign, low_mask, n,
+                                          obj, best);
+    #endif
+        return kgeo_j_objectives_portable(G, Ki, QD, QDi, Gmax, sign, low_mask, idx,
+                                          n, obj, best);
+    }
+
+    static ptrdiff_t kgeo_smo_first_up(const double *G, double sign,
+            const double *up_mask, const int32_t *idx, ptrdiff_t n, double floor) {
+    #if KGEO_SMO_AVX2
+        if (idx == NULL && kgeo_smo_use_avx2)
+            return kgeo_first_up_avx2(G, sign, up_mask, n, floor);
+    #endif
+        return kgeo_first_up_portable(G, sign, up_mask, idx, n, floor);
+    }
+
+    static ptrdiff_t kgeo_smo_first_at_most(const double *obj, ptrdiff_t n,
+                                            double ceiling) {
+    #if KGEO_SMO_AVX2
+        if (kgeo_smo_use_avx2)
+            return kgeo_first_at_most_avx2(obj, n, ceiling);
+    #endif
+        return kgeo_first_at_most_portable(obj, n, ceiling);
+    }
+    """
+    int smo_set_avx2 "kgeo_smo_set_avx2"(int wanted) noexcept nogil
+    void smo_update "kgeo_smo_update"(
+        float64_t* G, const float64_t* Ki, const float64_t* Kj, float64_t ci,
+        float64_t cj, float64_t sign, const float64_t* up_mask,
+        const float64_t* low_mask, const int32_t* idx, intp_t n,
+        float64_t* up, float64_t* low) noexcept nogil
+    float64_t smo_j_objectives "kgeo_smo_j_objectives"(
+        const float64_t* G, const float64_t* Ki, const float64_t* QD,
+        float64_t QDi, float64_t Gmax, float64_t sign, const float64_t* low_mask,
+        const int32_t* idx, intp_t n, float64_t* obj, float64_t best) noexcept nogil
+    intp_t smo_first_up "kgeo_smo_first_up"(
+        const float64_t* G, float64_t sign, const float64_t* up_mask,
+        const int32_t* idx, intp_t n, float64_t floor) noexcept nogil
+    intp_t smo_first_at_most "kgeo_smo_first_at_most"(
+        const float64_t* obj, intp_t n, float64_t ceiling) noexcept nogil
+
+
+def _use_avx2_scans(bint wanted=True):
+    """Run the SMO scans in AVX2 where the CPU has it (the default), or not.
+
+    Both copies give the same bits; tests switch to check that. Returns
+    whether the AVX2 copies are now in use.
+    """
+    return bool(smo_set_avx2(wanted))
+
+
+_use_avx2_scans(True)
+
+# Curvature used where K_ii + K_jj - 2 K_ij <= 0 (libsvm's TAU; the C block
+# above has its own copy).
 cdef float64_t TAU = 1e-12
 # Relative margin under which two candidates of a selection count as tied.
 # SMO makes exact ties routine (after an unclipped step on (i, j), y_i G_i and
@@ -105,7 +439,8 @@ cdef class KernelRowCache:
     cdef char* seen               # blocks computed at least once
     cdef intp_t* lru_prev         # doubly linked LRU list over keys; n_keys is the head
     cdef intp_t* lru_next
-    cdef PyThread_type_lock lock
+    cdef RowCacheLock lock
+    cdef bint lock_ready
     cdef readonly intp_t budget   # in float64 values
     cdef readonly intp_t used
     cdef readonly int64_t n_computed   # blocks computed (misses)
@@ -133,9 +468,9 @@ cdef class KernelRowCache:
         self.seen = <char*> calloc(self.n_keys, sizeof(char))
         self.lru_prev = <intp_t*> malloc((self.n_keys + 1) * sizeof(intp_t))
         self.lru_next = <intp_t*> malloc((self.n_keys + 1) * sizeof(intp_t))
-        self.lock = PyThread_allocate_lock()
+        self.lock_ready = lock_init(&self.lock) == 0
         if (self.blocks == NULL or self.pins == NULL or self.seen == NULL
-                or self.lru_prev == NULL or self.lru_next == NULL or self.lock == NULL):
+                or self.lru_prev == NULL or self.lru_next == NULL or not self.lock_ready):
             raise MemoryError("could not allocate the kernel row cache index")
         self.lru_prev[self.n_keys] = self.n_keys
         self.lru_next[self.n_keys] = self.n_keys
@@ -150,8 +485,8 @@ cdef class KernelRowCache:
         free(self.seen)
         free(self.lru_prev)
         free(self.lru_next)
-        if self.lock != NULL:
-            PyThread_free_lock(self.lock)
+        if self.lock_ready:
+            lock_free(&self.lock)
 
     cdef inline void lru_unlink(self, intp_t key) noexcept nogil:
         self.lru_next[self.lru_prev[key]] = self.lru_next[key]
@@ -181,44 +516,24 @@ cdef class KernelRowCache:
                 self.used -= self.block_length(victim % self.n_classes)
             victim = before
 
-    cdef const float64_t* get(self, intp_t row, intp_t c,
-                              float64_t* acc) except NULL nogil:
-        """Pin and return K(x_row, x_j) for the rows j of class c.
-
-        ``acc`` is the caller's zeroed accumulator (at least as long as the
-        largest class). Every get is matched by a ``release``.
-        """
-        cdef intp_t key = row * self.n_classes + c
-        cdef intp_t n = self.block_length(c)
-        cdef float64_t* values
-        PyThread_acquire_lock(self.lock, WAIT_LOCK)
+    cdef inline const float64_t* lookup(self, intp_t key) noexcept nogil:
+        # Pin and return a cached block, or NULL. Called with the lock held.
+        cdef float64_t* values = self.blocks[key]
         self.n_requests += 1
-        values = self.blocks[key]
         if values != NULL:
             self.pins[key] += 1
             self.lru_unlink(key)
             self.lru_push_front(key)
-            PyThread_release_lock(self.lock)
-            return values
-        PyThread_release_lock(self.lock)
+        return values
 
-        # Computed outside the lock, so that other threads go on meanwhile.
-        values = <float64_t*> malloc((n if n > 0 else 1) * sizeof(float64_t))
-        if values == NULL:
-            with gil:
-                raise MemoryError(f"could not allocate a kernel row block of {n} values")
-        cdef timespec started, finished
-        clock_gettime(CLOCK_MONOTONIC, &started)
-        kernel_block_row(self.kernel, self.rows, row, self.index, c, acc, values)
-
-        clock_gettime(CLOCK_MONOTONIC, &finished)
-        PyThread_acquire_lock(self.lock, WAIT_LOCK)
-        self.compute_seconds += ((finished.tv_sec - started.tv_sec)
-                                 + 1e-9 * (finished.tv_nsec - started.tv_nsec))
+    cdef const float64_t* insert(self, intp_t key, float64_t* values,
+                                 intp_t n) noexcept nogil:
+        # Store and pin a block computed outside the lock, or, when another
+        # thread stored the same block meanwhile, free it and pin that one.
+        # Called with the lock held.
         self.n_computed += 1
         self.values_computed += n
         if self.blocks[key] != NULL:
-            # Another thread computed the same block meanwhile: use its copy.
             free(values)
             values = self.blocks[key]
             self.lru_unlink(key)
@@ -232,13 +547,76 @@ cdef class KernelRowCache:
                 self.values_distinct += n
         self.pins[key] += 1
         self.lru_push_front(key)
-        PyThread_release_lock(self.lock)
         return values
 
-    cdef void release(self, intp_t row, intp_t c) noexcept nogil:
-        PyThread_acquire_lock(self.lock, WAIT_LOCK)
-        self.pins[row * self.n_classes + c] -= 1
-        PyThread_release_lock(self.lock)
+    cdef int get_pair(self, intp_t row, intp_t c1, intp_t c2, float64_t* acc,
+                      const float64_t** out1, const float64_t** out2) except -1 nogil:
+        """Pin and return K(x_row, x_j) for the rows j of class c1 and of class c2.
+
+        Both blocks under one lock operation (two if one must be computed):
+        with solvers in several threads, lock traffic is what the shared
+        cache costs. ``acc`` is the caller's zeroed accumulator (at least as
+        long as the largest class). Every get_pair is matched by a
+        ``release_pair``.
+        """
+        cdef intp_t keys[2]
+        cdef const float64_t** outs[2]
+        cdef float64_t* fresh[2]
+        cdef intp_t n, side, missing = 0
+        cdef timespec started, finished
+        keys[0] = row * self.n_classes + c1
+        keys[1] = row * self.n_classes + c2
+        outs[0] = out1
+        outs[1] = out2
+        lock_acquire(&self.lock)
+        for side in range(2):
+            outs[side][0] = self.lookup(keys[side])
+            fresh[side] = NULL
+            if outs[side][0] == NULL:
+                missing += 1
+        lock_release(&self.lock)
+        if missing == 0:
+            return 0
+
+        # Computed outside the lock, so that other threads go on meanwhile.
+        clock_gettime(CLOCK_MONOTONIC, &started)
+        for side in range(2):
+            if outs[side][0] != NULL:
+                continue
+            n = self.block_length(keys[side] % self.n_classes)
+            fresh[side] = <float64_t*> malloc((n if n > 0 else 1) * sizeof(float64_t))
+            if fresh[side] == NULL:
+                free(fresh[0])
+                self.release_found(keys, outs)
+                with gil:
+                    raise MemoryError(f"could not allocate a kernel row block of {n} values")
+            kernel_block_row(self.kernel, self.rows, row, self.index,
+                             keys[side] % self.n_classes, acc, fresh[side])
+        clock_gettime(CLOCK_MONOTONIC, &finished)
+        lock_acquire(&self.lock)
+        self.compute_seconds += ((finished.tv_sec - started.tv_sec)
+                                 + 1e-9 * (finished.tv_nsec - started.tv_nsec))
+        for side in range(2):
+            if fresh[side] != NULL:
+                outs[side][0] = self.insert(
+                    keys[side], fresh[side], self.block_length(keys[side] % self.n_classes))
+        lock_release(&self.lock)
+        return 0
+
+    cdef void release_found(self, intp_t* keys, const float64_t*** outs) noexcept nogil:
+        # Unpin the blocks a failed get_pair had found cached.
+        cdef intp_t side
+        lock_acquire(&self.lock)
+        for side in range(2):
+            if outs[side][0] != NULL:
+                self.pins[keys[side]] -= 1
+        lock_release(&self.lock)
+
+    cdef void release_pair(self, intp_t row, intp_t c1, intp_t c2) noexcept nogil:
+        lock_acquire(&self.lock)
+        self.pins[row * self.n_classes + c1] -= 1
+        self.pins[row * self.n_classes + c2] -= 1
+        lock_release(&self.lock)
 
     def request_stop(self):
         """Make every solver using this cache raise KeyboardInterrupt soon."""
@@ -273,6 +651,9 @@ cdef struct Pair:
     float64_t* G_bar      # sum over upper-bound j of C_j Q_jk (for reconstruction)
     float64_t* C
     float64_t* QD         # K_kk
+    float64_t* up_mask    # 0 where k is in I_up (may rise), -inf where not
+    float64_t* low_mask   # 0 where k is in I_low (may fall), -inf where not
+    float64_t* obj        # scratch: the j-selection objective per active variable
     float64_t* acc        # zeroed accumulator for computing kernel blocks
     int32_t* active       # active local indices, increasing (class s ones first)
     intp_t active_size
@@ -301,17 +682,67 @@ cdef inline bint is_lower(Pair* P, intp_t k) noexcept nogil:
     return P.alpha[k] <= 0.0
 
 
+cdef inline void refresh_masks(Pair* P, intp_t k) noexcept nogil:
+    # I_up = {y = +1, alpha < C} + {y = -1, alpha > 0}; I_low the other way.
+    cdef bint below_C = P.alpha[k] < P.C[k], above_0 = P.alpha[k] > 0.0
+    cdef bint up = below_C if k < P.n_s else above_0
+    cdef bint low = above_0 if k < P.n_s else below_C
+    P.up_mask[k] = 0.0 if up else -INFINITY
+    P.low_mask[k] = 0.0 if low else -INFINITY
+
+
+cdef struct Segment:
+    # The active variables of one class, as the C scans read them: variable a
+    # of the segment is k = idx[a] (a shrunk active set) or k = offset + a,
+    # and every per-variable pointer below is shifted by offset.
+    intp_t offset
+    const int32_t* idx
+    intp_t n
+    float64_t sign        # y of the class
+    bint is_s             # class s: kernel values in Row.Ks, else in Row.Kt
+
+
+cdef inline void segments(Pair* P, Segment* s, Segment* t) noexcept nogil:
+    if P.active_size == P.l:
+        # Every variable active (no shrinking yet, or shrinking off): the
+        # contiguous layout that the AVX2 scans run on.
+        s.offset = 0
+        s.idx = NULL
+        s.n = P.n_s
+        t.offset = P.n_s
+        t.idx = NULL
+        t.n = P.l - P.n_s
+    else:
+        s.offset = 0
+        s.idx = P.active
+        s.n = P.active_s
+        t.offset = 0
+        t.idx = P.active + P.active_s
+        t.n = P.active_size - P.active_s
+    s.sign = 1.0
+    s.is_s = True
+    t.sign = -1.0
+    t.is_s = False
+
+
+cdef inline intp_t segment_k(Segment* seg, intp_t a) noexcept nogil:
+    return seg.idx[a] if seg.idx != NULL else seg.offset + a
+
+
+cdef inline const float64_t* segment_K(Pair* P, Segment* seg, Row* r) noexcept nogil:
+    # The row's values indexed like the other arrays of the segment.
+    return (r.Ks if seg.is_s else r.Kt - P.n_s) + seg.offset
+
+
 cdef int fetch_row(KernelRowCache cache, Pair* P, intp_t k, Row* r) except -1 nogil:
     """Pin the kernel row of local variable k; release it with release_row."""
     r.g = (P.start_s + k) if k < P.n_s else (P.start_t + k - P.n_s)
-    r.Ks = cache.get(r.g, P.cls_s, P.acc)
-    r.Kt = cache.get(r.g, P.cls_t, P.acc)
+    cache.get_pair(r.g, P.cls_s, P.cls_t, P.acc, &r.Ks, &r.Kt)
     return 0
 
 
 cdef inline void release_row(KernelRowCache cache, Pair* P, Row* r) noexcept nogil:
-    cache.release(r.g, P.cls_s)
-    cache.release(r.g, P.cls_t)
+    cache.release_pair(r.g, P.cls_s, P.cls_t)
 
 
 cdef int check_signals(KernelRowCache cache) except -1 nogil:
@@ -345,70 +776,54 @@ cdef void violation_maxima(Pair* P, float64_t* Gmax, float64_t* Gmax2) noexcept 
 
 
 cdef int select_working_set(KernelRowCache cache, Pair* P, float64_t tol,
-                            float64_t Gmax, float64_t Gmax2,
-                            intp_t* out_i, intp_t* out_j) except -1 nogil:
+                            float64_t Gmax, float64_t Gmax2, intp_t* out_i,
+                            intp_t* out_j, Row* ri) except -1 nogil:
     """Second-order working-set selection; returns 1 when optimal to tol.
 
+    Otherwise the row of i is left pinned in ``ri`` for the step.
+
     ``Gmax`` and ``Gmax2`` are the violation maxima of the current state (from
-    ``violation_maxima``, or from the gradient update that produced it). The
-    active set lists class s (y = +1) before class t (y = -1), so each scan
-    runs as branch-light loops, one per sign.
+    ``violation_maxima``, or from the gradient update that produced it).
+    Near-ties, within a relative TIE far above rounding noise, go to the
+    first variable in the active order (class s first), so that rounding
+    decides nothing (see TIE).
     """
-    cdef float64_t margin, floor, beat_obj = INFINITY, obj_min, grad_diff, quad, QDi
-    cdef intp_t a, k, i = -1, j = -1, n_s = P.n_s
-    cdef bint direct
-    cdef Row ri
+    cdef float64_t margin, floor, best = INFINITY, QDi
+    cdef intp_t a, i = -1, j = -1, o
+    cdef Segment seg[2]
+    cdef Segment* g
+    cdef int side
     if Gmax + Gmax2 <= tol:
         return 1
+    segments(P, &seg[0], &seg[1])
     # i: the first variable of I_up within the tie margin of the maximum. The
     # margin is far above rounding noise, and far below the gap, so the pair
     # still makes progress when a tiny tol is asked for.
     margin = min(TIE * (1.0 + fabs(Gmax)), 1e-3 * (Gmax + Gmax2))
     floor = Gmax - margin
-    for a in range(P.active_size):
-        k = P.active[a]
-        if k < n_s:
-            if P.alpha[k] < P.C[k] and -P.G[k] >= floor:
-                i = k
-                Gmax = -P.G[k]
-                break
-        elif P.alpha[k] > 0.0 and P.G[k] >= floor:
-            i = k
-            Gmax = P.G[k]
+    for side in range(2):
+        g = &seg[side]
+        a = smo_first_up(P.G + g.offset, g.sign, P.up_mask + g.offset, g.idx, g.n, floor)
+        if a >= 0:
+            i = segment_k(g, a)
+            Gmax = -g.sign * P.G[i]
             break
-    fetch_row(cache, P, i, &ri)
+    fetch_row(cache, P, i, ri)
     QDi = P.QD[i]
-    direct = P.active_size == P.l  # k = a: see update_gradient
-    # j: over I_low, the largest decrease of the objective (the pair's
-    # curvature floored at TAU); near-ties again go to the first.
-    for a in range(P.active_s):
-        k = a if direct else P.active[a]
-        if P.alpha[k] > 0.0:
-            grad_diff = Gmax + P.G[k]
-            if grad_diff > 0:
-                quad = QDi + P.QD[k] - 2.0 * ri.Ks[k]
-                if quad <= 0:
-                    quad = TAU
-                # -grad_diff^2 / quad < beat_obj, without a division per candidate.
-                if grad_diff * grad_diff > -beat_obj * quad:
-                    obj_min = -(grad_diff * grad_diff) / quad
-                    beat_obj = obj_min - TIE * fabs(obj_min)
-                    j = k
-    for a in range(P.active_s, P.active_size):
-        k = a if direct else P.active[a]
-        if P.alpha[k] < P.C[k]:
-            grad_diff = Gmax - P.G[k]
-            if grad_diff > 0:
-                quad = QDi + P.QD[k] - 2.0 * ri.Kt[k - n_s]
-                if quad <= 0:
-                    quad = TAU
-                if grad_diff * grad_diff > -beat_obj * quad:
-                    obj_min = -(grad_diff * grad_diff) / quad
-                    beat_obj = obj_min - TIE * fabs(obj_min)
-                    j = k
-    release_row(cache, P, &ri)
-    if j == -1:
+    # j: over I_low, the largest decrease of the objective, -grad_diff^2 / quad
+    # (the pair's curvature floored at TAU); first all objectives and their
+    # minimum, then the first variable within the tie margin of it.
+    for side in range(2):
+        g = &seg[side]
+        o = 0 if g.is_s else seg[0].n
+        best = smo_j_objectives(P.G + g.offset, segment_K(P, g, ri), P.QD + g.offset,
+                                QDi, Gmax, g.sign, P.low_mask + g.offset, g.idx, g.n,
+                                P.obj + o, best)
+    if best == INFINITY:
+        release_row(cache, P, ri)
         return 1
+    a = smo_first_at_most(P.obj, seg[0].n + seg[1].n, best + TIE * fabs(best))
+    j = segment_k(&seg[0], a) if a < seg[0].n else segment_k(&seg[1], a - seg[0].n)
     out_i[0] = i
     out_j[0] = j
     return 0
@@ -467,6 +882,8 @@ cdef void update_pair(Pair* P, intp_t i, intp_t j, float64_t Kij) noexcept nogil
                 alpha[j] = total
     snap_to_bound(P, i, j)
     snap_to_bound(P, j, i)
+    refresh_masks(P, i)
+    refresh_masks(P, j)
 
 
 cdef inline void snap_to_bound(Pair* P, intp_t k, intp_t m) noexcept nogil:
@@ -497,31 +914,16 @@ cdef void update_gradient(Pair* P, Row* ri, float64_t ci, Row* rj, float64_t cj,
                           float64_t* Gmax, float64_t* Gmax2) noexcept nogil:
     """G_k += y_k (ci K_ik + cj K_jk) over the active set (ci = y_i d alpha_i),
     in one pass that also yields the violation maxima of the new state."""
-    cdef float64_t up = -INFINITY, low = -INFINITY, g
-    cdef const float64_t* Ki = ri.Ks
-    cdef const float64_t* Kj = rj.Ks
-    cdef intp_t a, k, n_s = P.n_s
-    # With every variable active (no shrinking yet, or shrinking off), k = a:
-    # the compiler unswitches the loops into a copy without the indirection.
-    cdef bint direct = P.active_size == P.l
-    for a in range(P.active_s):
-        k = a if direct else P.active[a]
-        g = P.G[k] + (ci * Ki[k] + cj * Kj[k])
-        P.G[k] = g
-        if P.alpha[k] < P.C[k] and -g > up:
-            up = -g
-        if P.alpha[k] > 0.0 and g > low:
-            low = g
-    Ki = ri.Kt - n_s
-    Kj = rj.Kt - n_s
-    for a in range(P.active_s, P.active_size):
-        k = a if direct else P.active[a]
-        g = P.G[k] - (ci * Ki[k] + cj * Kj[k])
-        P.G[k] = g
-        if P.alpha[k] > 0.0 and g > up:
-            up = g
-        if P.alpha[k] < P.C[k] and -g > low:
-            low = -g
+    cdef float64_t up = -INFINITY, low = -INFINITY
+    cdef Segment seg[2]
+    cdef Segment* g
+    cdef int side
+    segments(P, &seg[0], &seg[1])
+    for side in range(2):
+        g = &seg[side]
+        smo_update(P.G + g.offset, segment_K(P, g, ri), segment_K(P, g, rj), ci, cj,
+                   g.sign, P.up_mask + g.offset, P.low_mask + g.offset, g.idx, g.n,
+                   &up, &low)
     Gmax[0] = up
     Gmax2[0] = low
 
@@ -661,6 +1063,7 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
     for k in range(P.l):
         P.G[k] = -1.0
         P.G_bar[k] = 0.0
+        refresh_masks(P, k)
     while True:
         if max_iter >= 0 and it >= max_iter:
             status = STATUS_MAX_ITER
@@ -675,16 +1078,16 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
                 maxima_known = False
         if not maxima_known:
             violation_maxima(P, &Gmax, &Gmax2)
-        if select_working_set(cache, P, tol, Gmax, Gmax2, &i, &j):
+        # On 0, row i stays pinned in ri.
+        if select_working_set(cache, P, tol, Gmax, Gmax2, &i, &j, &ri):
             # Optimal on the active set: check again on all variables.
             reconstruct_gradient(cache, P)
             activate_all(P)
             violation_maxima(P, &Gmax, &Gmax2)
-            if select_working_set(cache, P, tol, Gmax, Gmax2, &i, &j):
+            if select_working_set(cache, P, tol, Gmax, Gmax2, &i, &j, &ri):
                 break
             counter = 1  # shrink again at the next iteration
         it += 1
-        fetch_row(cache, P, i, &ri)
         fetch_row(cache, P, j, &rj)
         yi = y_of(P, i)
         yj = y_of(P, j)
@@ -793,9 +1196,13 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
     C[:n_s] = C_s
     C[n_s:] = C_t
     QD = np.empty(l)
+    up_mask = np.empty(l)
+    low_mask = np.empty(l)
+    obj = np.empty(l)
     active = np.empty(l, dtype=np.int32)
     acc = np.zeros(cache.largest + 1)
     cdef float64_t[::1] alpha_v = alpha, G_v = G, G_bar_v = G_bar, C_v = C, QD_v = QD
+    cdef float64_t[::1] up_mask_v = up_mask, low_mask_v = low_mask, obj_v = obj
     cdef float64_t[::1] acc_v = acc
     cdef int32_t[::1] active_v = active
     cdef Pair P
@@ -810,6 +1217,9 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
     P.G_bar = &G_bar_v[0]
     P.C = &C_v[0]
     P.QD = &QD_v[0]
+    P.up_mask = &up_mask_v[0]
+    P.low_mask = &low_mask_v[0]
+    P.obj = &obj_v[0]
     P.active = &active_v[0]
     P.acc = &acc_v[0]
     cdef int64_t n_iter = 0
