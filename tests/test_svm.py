@@ -486,6 +486,28 @@ def test_avx2_and_portable_scans_give_the_same_bits(kernel, shrinking, rng):
     ck.check_svm(fast, X, y)
 
 
+def test_recompute_seen_covers_exactly_the_blocks_used(rng):
+    """The benchmarks' floor recomputes each block the fit computed, once."""
+    X, y = ck.make_count_data(rng, 130, 15, 4, n_duplicates=3)
+    caches = []
+
+    class Recording(kgeo.SVM):
+        def _solve_pairs(self, cache, pairs, class_weight):
+            caches.append(cache)
+            return super()._solve_pairs(cache, pairs, class_weight)
+
+    with pytest.warns(UserWarning, match="cache_size"):
+        model = Recording(kernel="ngd", cache_size=1e-6).fit(X, y)  # evicts and recomputes
+    before = caches[0].stats()
+    assert before["values_computed"] > before["values_distinct"]
+    for n_threads in (1, 2):
+        seconds, n_values = caches[0].recompute_seen(n_threads)
+        assert seconds > 0.0
+        assert n_values == before["values_distinct"]
+    assert caches[0].stats() == before
+    assert_identical(model, kgeo.SVM(kernel="ngd").fit(X, y))
+
+
 def test_auto_shrinking_starts_on_long_bound_heavy_pairs(rng):
     """shrinking="auto" leaves pairs that converge within 2 l iterations
     alone (the same path as False) and shrinks the long ones (a different
