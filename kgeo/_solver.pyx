@@ -35,9 +35,9 @@ from kgeo._typedefs cimport float64_t, int32_t, int64_t, intp_t
 # is often found taken for a moment. Python's lock (a semaphore) then puts the
 # waiter to sleep in the kernel and wakes it with a system call: on 20
 # Newsgroups (linear, two threads) that was 57,000 futex calls and 11,000
-# context switches, and a second thread gained 1.3x instead of 1.9x. A waiter
-# here spins with the CPU's pause hint instead, and yields its core now and
-# then in case the holder has been descheduled. Where GCC's atomic builtins
+# context switches, and a second thread gained 1.3x; spinning, 1.5x. A waiter
+# here spins with the CPU's pause hint, and yields its core now and then in
+# case the holder has been descheduled. Where GCC's atomic builtins
 # or sched_yield are missing, Python's lock is used.
 cdef extern from *:
     """
