@@ -430,7 +430,9 @@ cdef class KernelRowCache:
 
     Shared by the class pairs, also when they are solved in parallel threads:
     the index is guarded by a lock, blocks are computed outside it, and a
-    block in use by a solver (pinned) is never evicted.
+    block in use by a solver (pinned) is never evicted. Blocks leave when
+    the budget needs room (least recently used first) or, sooner, when the
+    last pair that can use them is solved (``retire_pair``).
 
     Parameters
     ----------
@@ -450,6 +452,8 @@ cdef class KernelRowCache:
     cdef bint lock_ready
     cdef readonly intp_t budget   # in float64 values
     cdef readonly intp_t used
+    cdef readonly intp_t peak_used
+    cdef intp_t* pairs_left       # per class: its one-vs-one pairs not yet retired
     cdef readonly int64_t n_computed   # blocks computed (misses)
     cdef readonly int64_t n_requests   # blocks requested
     cdef readonly int64_t n_distinct   # distinct blocks ever computed
@@ -471,9 +475,12 @@ cdef class KernelRowCache:
             self.largest = max(self.largest, index.block_start[c + 1] - index.block_start[c])
         self.budget = budget_bytes // sizeof(float64_t)
         self.slots = <CacheSlot*> calloc(self.n_keys + 1, sizeof(CacheSlot))
+        self.pairs_left = <intp_t*> malloc(max(self.n_classes, 1) * sizeof(intp_t))
         self.lock_ready = lock_init(&self.lock) == 0
-        if self.slots == NULL or not self.lock_ready:
+        if self.slots == NULL or self.pairs_left == NULL or not self.lock_ready:
             raise MemoryError("could not allocate the kernel row cache index")
+        for c in range(self.n_classes):
+            self.pairs_left[c] = self.n_classes - 1
         self.slots[self.n_keys].lru_prev = self.n_keys
         self.slots[self.n_keys].lru_next = self.n_keys
 
@@ -483,6 +490,7 @@ cdef class KernelRowCache:
             for k in range(self.n_keys):
                 free(self.slots[k].values)
         free(self.slots)
+        free(self.pairs_left)
         if self.lock_ready:
             lock_free(&self.lock)
 
@@ -541,6 +549,7 @@ cdef class KernelRowCache:
             self.evict_for(n)
             self.slots[key].values = values
             self.used += n
+            self.peak_used = max(self.peak_used, self.used)
             if not self.slots[key].seen:
                 self.slots[key].seen = 1
                 self.n_distinct += 1
@@ -618,6 +627,58 @@ cdef class KernelRowCache:
         self.slots[row * self.n_classes + c2].pins -= 1
         lock_release(&self.lock)
 
+    cdef intp_t drop_blocks(self, intp_t first_row, intp_t end_row, intp_t c,
+                            float64_t** dropped) noexcept nogil:
+        # Take the unpinned blocks (g, c), first_row <= g < end_row, out of
+        # the cache; their buffers go to ``dropped`` (freed by the caller,
+        # outside the lock). Called with the lock held. Returns how many.
+        cdef intp_t g, key, n_dropped = 0
+        for g in range(first_row, end_row):
+            key = g * self.n_classes + c
+            if self.slots[key].values != NULL and self.slots[key].pins == 0:
+                self.lru_unlink(key)
+                dropped[n_dropped] = self.slots[key].values
+                n_dropped += 1
+                self.slots[key].values = NULL
+                self.used -= self.block_length(c)
+        return n_dropped
+
+    cdef int retire_pair(self, intp_t cls_s, intp_t cls_t) except -1 nogil:
+        """Free the blocks that no pair after (cls_s, cls_t) will ask for.
+
+        In one-vs-one, the block (g, c) of a row g outside class c serves
+        only the pair of g's class and c: it is dead once that pair is
+        solved. The blocks (g, c) of class c's own rows serve all of c's
+        pairs, and die with the last of them. Freeing them at once, rather
+        than when the LRU order reaches them, keeps the cache to the blocks
+        still of use: far less memory touched (first-touch page faults are
+        a large part of a fit) and no live block evicted for a dead one.
+        Only when to free changes: a block asked for again is recomputed,
+        bit for bit the same.
+        """
+        cdef intp_t s0 = self.index.block_start[cls_s], s1 = self.index.block_start[cls_s + 1]
+        cdef intp_t t0 = self.index.block_start[cls_t], t1 = self.index.block_start[cls_t + 1]
+        cdef intp_t n_dropped = 0, a
+        # Room for the cross blocks and both classes' own blocks.
+        cdef float64_t** dropped = <float64_t**> malloc(
+            max(2 * (s1 - s0 + t1 - t0), 1) * sizeof(float64_t*))
+        if dropped == NULL:
+            return 0  # the LRU order frees them later
+        lock_acquire(&self.lock)
+        n_dropped += self.drop_blocks(s0, s1, cls_t, dropped + n_dropped)
+        n_dropped += self.drop_blocks(t0, t1, cls_s, dropped + n_dropped)
+        self.pairs_left[cls_s] -= 1
+        self.pairs_left[cls_t] -= 1
+        if self.pairs_left[cls_s] == 0:
+            n_dropped += self.drop_blocks(s0, s1, cls_s, dropped + n_dropped)
+        if self.pairs_left[cls_t] == 0:
+            n_dropped += self.drop_blocks(t0, t1, cls_t, dropped + n_dropped)
+        lock_release(&self.lock)
+        for a in range(n_dropped):
+            free(dropped[a])
+        free(dropped)
+        return 0
+
     def recompute_seen(self, int n_threads=1):
         """Compute every block ever computed once more, each once, class by class.
 
@@ -668,7 +729,8 @@ cdef class KernelRowCache:
         self.stop_requested = 1
 
     def stats(self):
-        """Counters: blocks requested, computed, distinct; values computed."""
+        """Counters: blocks requested, computed, distinct; values computed;
+        the most values held at once."""
         return {
             "blocks_requested": self.n_requests,
             "blocks_computed": self.n_computed,
@@ -676,6 +738,7 @@ cdef class KernelRowCache:
             "values_computed": self.values_computed,
             "values_distinct": self.values_distinct,
             "budget_values": self.budget,
+            "peak_values": self.peak_used,
             "compute_seconds": self.compute_seconds,
         }
 
@@ -1277,6 +1340,7 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
             P.QD[k] = kernel_self(cache.kernel, cache.rows,
                                   (start_s + k) if k < n_s else (start_t + k - n_s))
         status = solve_pair_core(cache, &P, tol, shrink_mode, max_iter, &n_iter)
+        cache.retire_pair(cls_s, cls_t)
         b = intercept(&P)
         # With G = Q a - 1: sum(a) - a'Qa/2 = -sum_k a_k (G_k - 1) / 2.
         for k in range(l):

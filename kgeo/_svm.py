@@ -137,7 +137,8 @@ class SVM(EstimatorMixin):
     class_weight_ : ndarray of shape (n_classes,)
     n_features_in_ : int
     cache_stats_ : dict
-        Kernel blocks requested and computed, values computed.
+        Kernel blocks requested and computed, values computed, the most
+        values the row cache held at once (``peak_values``).
     fit_time_ : float
         Seconds spent in ``fit``.
 

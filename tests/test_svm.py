@@ -508,6 +508,28 @@ def test_recompute_seen_covers_exactly_the_blocks_used(rng):
     assert_identical(model, kgeo.SVM(kernel="ngd").fit(X, y))
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_solved_pairs_free_exactly_the_blocks_no_later_pair_uses(n_jobs, rng):
+    """A block dies with the last pair that can ask for it: with a cache as
+    large as the whole Gram nothing is ever computed twice (a block freed
+    too early would be), and once every pair is solved nothing is left."""
+    X, y = ck.make_count_data(rng, 150, 15, 5, n_duplicates=3)
+    caches = []
+
+    class Recording(kgeo.SVM):
+        def _solve_pairs(self, cache, pairs, class_weight):
+            caches.append(cache)
+            return super()._solve_pairs(cache, pairs, class_weight)
+
+    model = Recording(kernel="ngd", cache_size=200, n_jobs=n_jobs).fit(X, y)
+    stats = caches[0].stats()
+    assert stats["values_computed"] == stats["values_distinct"]
+    assert caches[0].used == 0
+    # Never more than the blocks of the classes with pairs still to solve.
+    assert 0 < stats["peak_values"] < stats["values_distinct"]
+    assert_identical(model, kgeo.SVM(kernel="ngd", n_jobs=1).fit(X, y))
+
+
 def test_auto_shrinking_starts_on_long_bound_heavy_pairs(rng):
     """shrinking="auto" leaves pairs that converge within 2 l iterations
     alone (the same path as False) and shrinks the long ones (a different
