@@ -643,7 +643,7 @@ cdef class KernelRowCache:
                 self.used -= self.block_length(c)
         return n_dropped
 
-    cdef int retire_pair(self, intp_t cls_s, intp_t cls_t) except -1 nogil:
+    cdef void retire_pair(self, intp_t cls_s, intp_t cls_t) noexcept nogil:
         """Free the blocks that no pair after (cls_s, cls_t) will ask for.
 
         In one-vs-one, the block (g, c) of a row g outside class c serves
@@ -663,7 +663,7 @@ cdef class KernelRowCache:
         cdef float64_t** dropped = <float64_t**> malloc(
             max(2 * (s1 - s0 + t1 - t0), 1) * sizeof(float64_t*))
         if dropped == NULL:
-            return 0  # the LRU order frees them later
+            return  # the LRU order frees them later
         lock_acquire(&self.lock)
         n_dropped += self.drop_blocks(s0, s1, cls_t, dropped + n_dropped)
         n_dropped += self.drop_blocks(t0, t1, cls_s, dropped + n_dropped)
@@ -677,7 +677,6 @@ cdef class KernelRowCache:
         for a in range(n_dropped):
             free(dropped[a])
         free(dropped)
-        return 0
 
     def recompute_seen(self, int n_threads=1):
         """Compute every block ever computed once more, each once, class by class.
@@ -1264,6 +1263,9 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
                float64_t C_s, float64_t C_t, float64_t tol, shrinking,
                int64_t max_iter):
     """Solve the binary SVM between classes cls_s (y = +1) and cls_t (y = -1).
+
+    The cache then frees the blocks that only this pair could use (see
+    ``KernelRowCache.retire_pair``): each one-vs-one pair is solved once.
 
     Parameters
     ----------
