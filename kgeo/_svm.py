@@ -93,7 +93,9 @@ class SVM(EstimatorMixin):
         the minimum of two kernel rows of the largest class pair. With
         several threads the budget may be exceeded by the rows the solvers
         are reading at that moment (at most two per thread), which are
-        never evicted.
+        never evicted. The blocks a solved class pair leaves behind are
+        freed at once, so the cache often stays far below the budget
+        (``cache_stats_["peak_values"]``).
     shrinking : bool or "auto", default="auto"
         Drop variables stuck at a bound from the working set (libsvm's
         heuristic); the final check is always on all variables. True
