@@ -178,6 +178,8 @@ def main():
                         help="fresh-process runs of each kgeo configuration (medians reported)")
     parser.add_argument("--worker", nargs=2, metavar=("CONFIG", "DIR"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error(f"--repeat must be at least 1, got {args.repeat}")
     if args.worker:
         worker(*args.worker)
         return 0
@@ -190,7 +192,7 @@ def main():
             if config in args.skip:
                 continue
             runs = []
-            for _ in range(max(1, args.repeat) if config.startswith("kgeo-") else 1):
+            for _ in range(args.repeat if config.startswith("kgeo-") else 1):
                 out = subprocess.run([sys.executable, __file__, "--worker", config, work_dir],
                                      check=True, capture_output=True, text=True).stdout
                 runs.append(json.loads(out.strip().splitlines()[-1]))

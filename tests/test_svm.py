@@ -486,9 +486,8 @@ def test_avx2_and_portable_scans_give_the_same_bits(kernel, shrinking, rng):
     ck.check_svm(fast, X, y)
 
 
-def test_recompute_seen_covers_exactly_the_blocks_used(rng):
-    """The benchmarks' floor recomputes each block the fit computed, once."""
-    X, y = ck.make_count_data(rng, 130, 15, 4, n_duplicates=3)
+def fit_keeping_cache(X, y, **params):
+    """Fit kgeo.SVM; return the model and the row cache its fit used."""
     caches = []
 
     class Recording(kgeo.SVM):
@@ -496,15 +495,23 @@ def test_recompute_seen_covers_exactly_the_blocks_used(rng):
             caches.append(cache)
             return super()._solve_pairs(cache, pairs, class_weight)
 
+    model = Recording(**params).fit(X, y)
+    return model, caches[0]
+
+
+def test_recompute_seen_covers_exactly_the_blocks_used(rng):
+    """The benchmarks' floor recomputes each block the fit computed, once."""
+    X, y = ck.make_count_data(rng, 130, 15, 4, n_duplicates=3)
     with pytest.warns(UserWarning, match="cache_size"):
-        model = Recording(kernel="ngd", cache_size=1e-6).fit(X, y)  # evicts and recomputes
-    before = caches[0].stats()
+        # evicts and recomputes
+        model, cache = fit_keeping_cache(X, y, kernel="ngd", cache_size=1e-6)
+    before = cache.stats()
     assert before["values_computed"] > before["values_distinct"]
     for n_threads in (1, 2):
-        seconds, n_values = caches[0].recompute_seen(n_threads)
+        seconds, n_values = cache.recompute_seen(n_threads)
         assert seconds > 0.0
         assert n_values == before["values_distinct"]
-    assert caches[0].stats() == before
+    assert cache.stats() == before
     assert_identical(model, kgeo.SVM(kernel="ngd").fit(X, y))
 
 
@@ -514,17 +521,10 @@ def test_solved_pairs_free_exactly_the_blocks_no_later_pair_uses(n_jobs, rng):
     large as the whole Gram nothing is ever computed twice (a block freed
     too early would be), and once every pair is solved nothing is left."""
     X, y = ck.make_count_data(rng, 150, 15, 5, n_duplicates=3)
-    caches = []
-
-    class Recording(kgeo.SVM):
-        def _solve_pairs(self, cache, pairs, class_weight):
-            caches.append(cache)
-            return super()._solve_pairs(cache, pairs, class_weight)
-
-    model = Recording(kernel="ngd", cache_size=200, n_jobs=n_jobs).fit(X, y)
-    stats = caches[0].stats()
+    model, cache = fit_keeping_cache(X, y, kernel="ngd", cache_size=200, n_jobs=n_jobs)
+    stats = cache.stats()
     assert stats["values_computed"] == stats["values_distinct"]
-    assert caches[0].used == 0
+    assert cache.used == 0
     # Never more than the blocks of the classes with pairs still to solve.
     assert 0 < stats["peak_values"] < stats["values_distinct"]
     assert_identical(model, kgeo.SVM(kernel="ngd", n_jobs=1).fit(X, y))
