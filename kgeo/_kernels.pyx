@@ -245,8 +245,9 @@ cdef class PostingIndex:
         cdef int32_t[::1] prow = post_row
         cdef float64_t[::1] pval = post_val
         cdef float64_t[::1] dval = dense_val
-        fill = colptr[:colptr.shape[0] - 1].copy()  # next free slot of each posting list
-        cdef int64_t[::1] nxt = fill
+        # cp[e] serves as the next free slot of posting list e while filling,
+        # which leaves it at the start of list e + 1: shifted back by one
+        # entry afterwards (no copy of the n_blocks * n_features table).
         with nogil:
             for b in range(n_blocks):
                 base = b * (F + 1)
@@ -256,10 +257,13 @@ cdef class PostingIndex:
                         if dp[w] >= 0:
                             dval[dp[w] + i - bs[b]] = rows.data[p]
                             continue
-                        pos = nxt[w]
+                        pos = cp[w]
                         prow[pos] = <int32_t>(i - bs[b])
                         pval[pos] = rows.data[p]
-                        nxt[w] = pos + 1
+                        cp[w] = pos + 1
+            for p in range(n_blocks * (F + 1), 0, -1):
+                cp[p] = cp[p - 1]
+            cp[0] = 0
         self.rows = rows
         self.n_blocks = n_blocks
         self.n_dense = n_dense

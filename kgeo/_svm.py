@@ -328,7 +328,10 @@ class SVM(EstimatorMixin):
         # Rows sorted by class (stable): every class is a contiguous block.
         order = np.argsort(y_index, kind="stable")
         class_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        rows = prepare_rows(kernel, X_checked[order], name="X", kernel_name=self.kernel)
+        # Corpora read folder by folder often come sorted: no copy then.
+        in_order = bool(np.all(y_index[1:] >= y_index[:-1]))
+        rows = prepare_rows(kernel, X_checked if in_order else X_checked[order], name="X",
+                            kernel_name=self.kernel)
         diagonal = kernel_diagonal(kernel, rows)
         if not np.all(np.isfinite(diagonal)):
             bad = np.sort(order[~np.isfinite(diagonal)])

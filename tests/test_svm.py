@@ -426,6 +426,25 @@ def assert_identical(m1, m2):
         np.testing.assert_array_equal(getattr(m1, name), getattr(m2, name), err_msg=name)
 
 
+@pytest.mark.parametrize("kernel", ["ngd", "linear"])
+def test_rows_already_sorted_by_class_give_the_same_model(kernel, rng):
+    """Rows sorted by class are used in place, others sorted (stably) first:
+    both routes must hand the solver the same rows in the same order."""
+    X, y = ck.make_count_data(rng, 90, 15, 3, n_duplicates=3)
+    by_class = np.argsort(y, kind="stable")
+    X, y = X[by_class], y[by_class]
+    # The same rows with class 0 moved to the end: not sorted, and the
+    # stable sort by class restores the order above.
+    moved = np.concatenate([np.flatnonzero(y != 0), np.flatnonzero(y == 0)])
+    sorted_fit = kgeo.SVM(kernel=kernel).fit(X, y)
+    moved_fit = kgeo.SVM(kernel=kernel).fit(X[moved], y[moved])
+    np.testing.assert_array_equal(moved[moved_fit.support_], sorted_fit.support_)
+    for name in ("n_support_", "dual_coef_", "intercept_", "n_iter_", "dual_objective_",
+                 "support_vectors_"):
+        np.testing.assert_array_equal(getattr(sorted_fit, name), getattr(moved_fit, name),
+                                      err_msg=name)
+
+
 @pytest.mark.parametrize("n_classes", [2, 4])
 @pytest.mark.parametrize("kernel", ["ngd", "rbf", "linear"])
 def test_cache_size_does_not_change_solution(kernel, n_classes, rng):
