@@ -544,7 +544,7 @@ def test_solved_pairs_free_exactly_the_blocks_no_later_pair_uses(n_jobs, rng):
     stats = cache.stats()
     assert stats["values_computed"] == stats["values_distinct"]
     assert cache.used == 0
-    # Never more than the blocks of the classes with pairs still to solve.
+    # Blocks died along the way: the cache never held all of them at once.
     assert 0 < stats["peak_values"] < stats["values_distinct"]
     assert_identical(model, kgeo.SVM(kernel="ngd", n_jobs=1).fit(X, y))
 
