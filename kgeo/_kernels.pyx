@@ -17,7 +17,7 @@ kernels; this module holds only the typed loops.
 """
 
 from cython.parallel cimport prange, threadid
-from libc.math cimport exp, pow, sqrt, tanh
+from libc.math cimport exp, fabs, pow, sqrt, tanh
 
 import numpy as np
 
@@ -625,6 +625,103 @@ def kernel_matrix(Kernel kernel, RowSet X, PostingIndex Y, int n_threads=1):
             kernel_block_row(kernel, X, i, Y, b, &acc[tid, 0],
                              &K_view[i, Y.block_start[b]])
     return K
+
+
+# Rows of X per task in kernel_weighted_sums: the weights of a column of Y
+# are read once for this many kernel rows.
+cdef intp_t WEIGHED_ROWS = 8
+
+
+def kernel_weighted_sums(Kernel kernel, RowSet X, PostingIndex Y, segment_start,
+                         const float64_t[:, ::1] weights, int n_threads=1):
+    """Kernel values of the rows of X against segments of the rows of Y, weighted.
+
+    ``sums[i, g, r]`` is the sum over the rows j of segment g of
+    ``k(x_i, y_j) * weights[j, r]``: with the dual coefficients as weights
+    and the support vectors' classes as segments, the shares of the decision
+    values. The kernel matrix is never stored: each thread computes a few
+    kernel rows, then weighs them while they are in the CPU caches.
+
+    Parameters
+    ----------
+    kernel : Kernel
+    X : RowSet
+    Y : PostingIndex
+        Usually a single block (one pass over a row's words for all of Y).
+    segment_start : array of int, shape (n_segments + 1,)
+        Increasing row offsets into Y, from 0 to ``Y.rows.n_rows``.
+    weights : ndarray of shape (Y.rows.n_rows, n_r)
+    n_threads : int, default=1
+        OpenMP threads over the rows of X. Each row is computed by one thread
+        alone and each sum is accumulated in the order of j, so the result
+        does not depend on the thread count.
+
+    Returns
+    -------
+    sums : ndarray of shape (X.n_rows, n_segments, n_r)
+    largest : float
+        The largest ``|k(x_i, y_j)|`` met (0.0 when there is none).
+    """
+    cdef intp_t n_x = X.n_rows
+    cdef intp_t n_y = Y.rows.n_rows
+    cdef intp_t n_blocks = Y.n_blocks
+    cdef intp_t n_r = weights.shape[1]
+    segment_start = np.ascontiguousarray(segment_start, dtype=np.int64)
+    if (segment_start.ndim != 1 or segment_start.shape[0] < 1 or segment_start[0] != 0
+            or segment_start[len(segment_start) - 1] != n_y
+            or np.any(np.diff(segment_start) < 0)):
+        raise ValueError(f"segment_start must increase from 0 to {n_y}, "
+                         f"got {segment_start!r}")
+    if weights.shape[0] != n_y:
+        raise ValueError(f"weights must have one row per row of Y ({n_y}), "
+                         f"got {weights.shape[0]}")
+    cdef const int64_t[::1] seg = segment_start
+    cdef intp_t n_segments = seg.shape[0] - 1
+    sums = np.zeros((n_x, n_segments, n_r), dtype=np.float64)
+    if n_x == 0 or n_y == 0 or n_r == 0:
+        return sums, 0.0
+    cdef intp_t n_tasks = (n_x + WEIGHED_ROWS - 1) // WEIGHED_ROWS
+    n_threads = max(1, min(n_threads, n_tasks))
+    if n_x * n_y < _PARALLEL_MIN_VALUES:
+        n_threads = 1  # see kernel_matrix
+    # Per thread: a zeroed accumulator (kernel_block_row leaves it zeroed),
+    # WEIGHED_ROWS kernel rows, and the largest |k| so far.
+    acc_all = np.zeros((n_threads, n_y), dtype=np.float64)
+    rows_all = np.empty((n_threads, WEIGHED_ROWS * n_y), dtype=np.float64)
+    largest_all = np.zeros(n_threads, dtype=np.float64)
+    cdef float64_t[:, ::1] acc = acc_all, krows = rows_all
+    cdef float64_t[::1] largest = largest_all
+    cdef float64_t[:, :, ::1] out = sums
+    cdef const float64_t* w = &weights[0, 0]
+    cdef const float64_t* wj
+    cdef float64_t* total
+    cdef float64_t v, top
+    cdef intp_t task, i0, n_i, a, b, g, j, r
+    cdef int tid
+    for task in prange(n_tasks, nogil=True, schedule="dynamic", chunksize=1,
+                       num_threads=n_threads):
+        tid = threadid()
+        i0 = task * WEIGHED_ROWS
+        n_i = min(WEIGHED_ROWS, n_x - i0)
+        for a in range(n_i):
+            for b in range(n_blocks):
+                kernel_block_row(kernel, X, i0 + a, Y, b, &acc[tid, 0],
+                                 &krows[tid, a * n_y + Y.block_start[b]])
+        top = largest[tid]
+        for g in range(n_segments):
+            for j in range(seg[g], seg[g + 1]):
+                wj = w + j * n_r
+                for a in range(n_i):
+                    v = krows[tid, a * n_y + j]
+                    if fabs(v) > top:
+                        top = fabs(v)
+                    total = &out[i0 + a, g, 0]
+                    # Across r: separate sums, so this vectorises without
+                    # reordering any of them.
+                    for r in range(n_r):
+                        total[r] += v * wj[r]
+        largest[tid] = top
+    return sums, float(np.max(largest_all))
 
 
 def kernel_diagonal(Kernel kernel, RowSet X):

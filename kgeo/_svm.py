@@ -23,6 +23,7 @@ from ._kernels import (
     kernel_diagonal,
     kernel_matrix,
     kernel_params,
+    kernel_weighted_sums,
 )
 from ._pairwise import prepare_rows, resolve_n_jobs, single_block
 from ._solver import MAX_ITER_REACHED, STALLED, KernelRowCache, solve_pair
@@ -32,10 +33,6 @@ from .exceptions import ConvergenceWarning, sklearn_compatible
 __all__ = ["SVM"]
 
 logger = logging.getLogger(__name__)
-
-# Test rows per kernel block at prediction: bounds the memory of K(X, SV).
-_PREDICT_CHUNK_VALUES = 1 << 22
-
 
 def _progress(iterable, total, enabled, desc):
     """Wrap ``iterable`` in a tqdm bar when asked and tqdm is installed."""
@@ -526,31 +523,26 @@ class SVM(EstimatorMixin):
         sv_rows = prepare_rows(kernel, check_matrix(self.support_vectors_, name="support_vectors_",
                                                     min_samples=0),
                                name="support_vectors_", kernel_name=self.kernel)
-        sv_index = single_block(sv_rows)
         n_classes = self.classes_.shape[0]
+        sv_start = np.concatenate([[0], np.cumsum(self.n_support_)]).astype(np.int64)
+        sv_index = single_block(sv_rows)
         # libsvm's orientation (the binary case is stored flipped, as SVC does).
         dual_coef = -self.dual_coef_ if n_classes == 2 else self.dual_coef_
         b = -self.intercept_ if n_classes == 2 else self.intercept_
-        sv_start = np.concatenate([[0], np.cumsum(self.n_support_)])
-        n_threads = resolve_n_jobs(self.n_jobs)
+        # Column r of dual_coef_ over class c's SVs holds their coefficients in
+        # the pair of c with the r-th other class: weighing each class block by
+        # them gives every pair's share of that class (n_classes - 1 sums),
+        # against n_pairs of a dense coefficient matrix.
+        rows = prepare_rows(kernel, X, name="X", kernel_name=self.kernel)
+        share, K_max = kernel_weighted_sums(kernel, rows, sv_index, sv_start,
+                                            np.ascontiguousarray(dual_coef.T),
+                                            resolve_n_jobs(self.n_jobs))
         dec = np.empty((X.shape[0], n_classes * (n_classes - 1) // 2))
-        chunk = max(1, _PREDICT_CHUNK_VALUES // max(1, sv_rows.n_rows))
-        K_max = 0.0
-        for start in range(0, X.shape[0], chunk):
-            rows = prepare_rows(kernel, X[start:start + chunk], name="X", kernel_name=self.kernel)
-            K = kernel_matrix(kernel, rows, sv_index, n_threads)
-            K_max = max(K_max, float(np.abs(K).max(initial=0.0)))
-            # Column r of dual_coef_ over class c's SVs holds their coefficients
-            # in the pair of c with the r-th other class: one product per class
-            # gives every pair's share of that class (n_classes - 1 columns),
-            # against n_pairs columns of a dense coefficient matrix.
-            share = [K[:, sv_start[c]:sv_start[c + 1]] @ dual_coef[:, sv_start[c]:sv_start[c + 1]].T
-                     for c in range(n_classes)]
-            p = 0
-            for s in range(n_classes):
-                for t in range(s + 1, n_classes):
-                    dec[start:start + chunk, p] = share[s][:, t - 1] + share[t][:, s] + b[p]
-                    p += 1
+        p = 0
+        for s in range(n_classes):
+            for t in range(s + 1, n_classes):
+                dec[:, p] = share[:, s, t - 1] + share[:, t, s] + b[p]
+                p += 1
         coef_sum = np.array([np.abs(dual_coef[t - 1, sv_start[s]:sv_start[s + 1]]).sum()
                              + np.abs(dual_coef[s, sv_start[t]:sv_start[t + 1]]).sum()
                              for s in range(n_classes) for t in range(s + 1, n_classes)])

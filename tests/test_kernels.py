@@ -792,3 +792,57 @@ def test_dense_columns_change_no_bit_of_the_kernel_rows(kernel):
 def test_one_dimensional_sparse_input_rejected():
     with pytest.raises(ValueError, match=r"Expected a 2D array for X, got a 1D sparse array"):
         kgeo.pairwise_kernels(sp.csr_array(np.array([1.0, 0.0, 2.0])), kernel="linear")
+
+
+def _weighted_sums_case(kernel, n_x, n_y, n_r, seed):
+    from kgeo._kernels import get_kernel
+    from kgeo._pairwise import prepare_rows, single_block
+
+    rng = np.random.default_rng(seed)
+    n_features = 200
+
+    def counts(n):
+        X = sp.random(n, n_features, density=0.05, random_state=rng, format="csr") * 9
+        X = sp.csr_matrix(X + sp.csr_matrix((np.ones(n), (np.arange(n), np.zeros(n))),
+                                            shape=(n, n_features)))  # no empty row
+        X.sort_indices()
+        return X
+
+    k = get_kernel(kernel, n_features, 0.0)
+    X_rows, Y_rows = prepare_rows(k, counts(n_x)), prepare_rows(k, counts(n_y))
+    weights = rng.normal(size=(n_y, n_r))
+    return k, X_rows, single_block(Y_rows), weights
+
+
+@pytest.mark.parametrize("kernel", ["ngd", "linear", "rbf"])
+def test_weighted_sums_match_the_kernel_matrix_product(kernel):
+    """Prediction's fused routine: the kernel matrix weighed segment by
+    segment, without storing it; row counts that are not multiples of the
+    task size, an empty segment, and the same bits on 1 and 2 threads."""
+    from kgeo._kernels import kernel_matrix, kernel_weighted_sums
+
+    # 603 x 520 values: above the size where threads start.
+    k, X_rows, Y, weights = _weighted_sums_case(kernel, 603, 520, 5, seed=3)
+    segment_start = np.array([0, 130, 130, 400, 520])
+    K = kernel_matrix(k, X_rows, Y)
+    expected = np.stack([K[:, a:b] @ weights[a:b] for a, b in
+                         zip(segment_start[:-1], segment_start[1:])], axis=1)
+    one, largest_one = kernel_weighted_sums(k, X_rows, Y, segment_start, weights, 1)
+    two, largest_two = kernel_weighted_sums(k, X_rows, Y, segment_start, weights, 2)
+    assert one.shape == (603, 4, 5)
+    np.testing.assert_allclose(one, expected, rtol=1e-12, atol=1e-12 * np.abs(K).max())
+    assert np.array_equal(one[:, 1], np.zeros((603, 5)))  # the empty segment
+    assert one.tobytes() == two.tobytes()
+    assert largest_one == largest_two == np.abs(K).max()
+
+
+def test_weighted_sums_refuse_mismatched_segments_and_weights():
+    from kgeo._kernels import kernel_weighted_sums
+
+    k, X_rows, Y, weights = _weighted_sums_case("ngd", 10, 12, 2, seed=4)
+    with pytest.raises(ValueError, match=r"segment_start must increase from 0 to 12"):
+        kernel_weighted_sums(k, X_rows, Y, np.array([0, 5, 11]), weights)
+    with pytest.raises(ValueError, match=r"segment_start must increase from 0 to 12"):
+        kernel_weighted_sums(k, X_rows, Y, np.array([0, 7, 5, 12]), weights)
+    with pytest.raises(ValueError, match=r"weights must have one row per row of Y \(12\), got 11"):
+        kernel_weighted_sums(k, X_rows, Y, np.array([0, 12]), weights[:11])
