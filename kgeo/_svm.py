@@ -34,6 +34,9 @@ __all__ = ["SVM"]
 
 logger = logging.getLogger(__name__)
 
+# Decision shares per prediction call (test rows x n_classes x (n_classes - 1)).
+_PREDICT_CHUNK_VALUES = 1 << 22
+
 def _progress(iterable, total, enabled, desc):
     """Wrap ``iterable`` in a tqdm bar when asked and tqdm is installed."""
     if not enabled:
@@ -533,16 +536,26 @@ class SVM(EstimatorMixin):
         # the pair of c with the r-th other class: weighing each class block by
         # them gives every pair's share of that class (n_classes - 1 sums),
         # against n_pairs of a dense coefficient matrix.
-        rows = prepare_rows(kernel, X, name="X", kernel_name=self.kernel)
-        share, K_max = kernel_weighted_sums(kernel, rows, sv_index, sv_start,
-                                            np.ascontiguousarray(dual_coef.T),
-                                            resolve_n_jobs(self.n_jobs))
+        if kernel.on_simplex:
+            # On all of X first, so that a message names the row of X, not of a chunk.
+            check_on_simplex(X, name="X", kernel=self.kernel)
+        coef_t = np.ascontiguousarray(dual_coef.T)
+        n_threads = resolve_n_jobs(self.n_jobs)
         dec = np.empty((X.shape[0], n_classes * (n_classes - 1) // 2))
-        p = 0
-        for s in range(n_classes):
-            for t in range(s + 1, n_classes):
-                dec[:, p] = share[:, s, t - 1] + share[:, t, s] + b[p]
-                p += 1
+        # Test rows per call: bounds the shares (and the prepared rows) held at once.
+        chunk = max(1, _PREDICT_CHUNK_VALUES // (n_classes * (n_classes - 1)))
+        K_max = 0.0
+        for start in range(0, X.shape[0], chunk):
+            rows = prepare_rows(kernel, X[start:start + chunk], name="X",
+                                kernel_name=self.kernel)
+            share, largest = kernel_weighted_sums(kernel, rows, sv_index, sv_start, coef_t,
+                                                  n_threads)
+            K_max = max(K_max, largest)
+            p = 0
+            for s in range(n_classes):
+                for t in range(s + 1, n_classes):
+                    dec[start:start + chunk, p] = share[:, s, t - 1] + share[:, t, s] + b[p]
+                    p += 1
         coef_sum = np.array([np.abs(dual_coef[t - 1, sv_start[s]:sv_start[s + 1]]).sum()
                              + np.abs(dual_coef[s, sv_start[t]:sv_start[t + 1]]).sum()
                              for s in range(n_classes) for t in range(s + 1, n_classes)])

@@ -922,3 +922,20 @@ def test_small_tol_is_met():
     for tol in (1e-10, 1e-12):
         model = kgeo.SVM(kernel="rbf", gamma=0.1, C=10.0, tol=tol).fit(X, y)
         ck.check_svm(model, X, y, tol=tol)
+
+
+def test_prediction_chunks_change_nothing(rng, monkeypatch):
+    """Test rows go through prediction in chunks; the decision values are
+    the same bits whatever the chunk size, and a bad row is named by its
+    index in X, not in its chunk."""
+    import kgeo._svm
+
+    X, y = ck.make_count_data(rng, 120, 15, 4, n_duplicates=3)
+    model = kgeo.SVM(kernel="ngd").fit(X, y)
+    whole = model.decision_function(X)
+    monkeypatch.setattr(kgeo._svm, "_PREDICT_CHUNK_VALUES", 7 * 12)  # 7 rows per chunk
+    assert model.decision_function(X).tobytes() == whole.tobytes()
+    bad = np.array(X, dtype=float)
+    bad[100] = 0.0
+    with pytest.raises(ValueError, match=r"1 all-zero row\(s\) \(rows 100\)"):
+        model.predict(bad)
