@@ -37,6 +37,7 @@ logger = logging.getLogger(__name__)
 # Decision shares per prediction call (test rows x n_classes x (n_classes - 1)).
 _PREDICT_CHUNK_VALUES = 1 << 22
 
+
 def _progress(iterable, total, enabled, desc):
     """Wrap ``iterable`` in a tqdm bar when asked and tqdm is installed."""
     if not enabled:
@@ -532,13 +533,13 @@ class SVM(EstimatorMixin):
         # libsvm's orientation (the binary case is stored flipped, as SVC does).
         dual_coef = -self.dual_coef_ if n_classes == 2 else self.dual_coef_
         b = -self.intercept_ if n_classes == 2 else self.intercept_
-        # Column r of dual_coef_ over class c's SVs holds their coefficients in
-        # the pair of c with the r-th other class: weighing each class block by
-        # them gives every pair's share of that class (n_classes - 1 sums),
-        # against n_pairs of a dense coefficient matrix.
         if kernel.on_simplex:
             # On all of X first, so that a message names the row of X, not of a chunk.
             check_on_simplex(X, name="X", kernel=self.kernel)
+        # Column r of dual_coef_ over class c's SVs holds their coefficients in
+        # the pair of c with the r-th other class: weighing each class segment
+        # by them gives every pair's share of that class (n_classes - 1 sums),
+        # against n_pairs of a dense coefficient matrix.
         coef_t = np.ascontiguousarray(dual_coef.T)
         n_threads = resolve_n_jobs(self.n_jobs)
         dec = np.empty((X.shape[0], n_classes * (n_classes - 1) // 2))
