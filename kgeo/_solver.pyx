@@ -659,20 +659,21 @@ cdef class KernelRowCache:
         cdef intp_t s0 = self.index.block_start[cls_s], s1 = self.index.block_start[cls_s + 1]
         cdef intp_t t0 = self.index.block_start[cls_t], t1 = self.index.block_start[cls_t + 1]
         cdef intp_t n_dropped = 0, a
-        # Room for the cross blocks and both classes' own blocks.
+        # Room for the cross blocks and both classes' own blocks. Without it
+        # the LRU order frees them later; the pairs are counted either way,
+        # so that a class's last pair is still recognised.
         cdef float64_t** dropped = <float64_t**> malloc(
             max(2 * (s1 - s0 + t1 - t0), 1) * sizeof(float64_t*))
-        if dropped == NULL:
-            return  # the LRU order frees them later
         lock_acquire(&self.lock)
-        n_dropped += self.drop_blocks(s0, s1, cls_t, dropped + n_dropped)
-        n_dropped += self.drop_blocks(t0, t1, cls_s, dropped + n_dropped)
         self.pairs_left[cls_s] -= 1
         self.pairs_left[cls_t] -= 1
-        if self.pairs_left[cls_s] == 0:
-            n_dropped += self.drop_blocks(s0, s1, cls_s, dropped + n_dropped)
-        if self.pairs_left[cls_t] == 0:
-            n_dropped += self.drop_blocks(t0, t1, cls_t, dropped + n_dropped)
+        if dropped != NULL:
+            n_dropped += self.drop_blocks(s0, s1, cls_t, dropped + n_dropped)
+            n_dropped += self.drop_blocks(t0, t1, cls_s, dropped + n_dropped)
+            if self.pairs_left[cls_s] == 0:
+                n_dropped += self.drop_blocks(s0, s1, cls_s, dropped + n_dropped)
+            if self.pairs_left[cls_t] == 0:
+                n_dropped += self.drop_blocks(t0, t1, cls_t, dropped + n_dropped)
         lock_release(&self.lock)
         for a in range(n_dropped):
             free(dropped[a])
