@@ -7,6 +7,9 @@ Full training set (11,314 documents) and test set (7,532), C = 1, one-vs-one:
 - LIN on L2 TF-IDF: ``kgeo.SVM(kernel="linear")`` against ``SVC(kernel="linear")`` on
   the sparse matrix (libsvm computes its kernel rows itself, like kgeo).
 
+The ``-float32`` configurations fit the same with ``cache_dtype="float32"`` (kernel
+rows stored in float32; their floor stores them in float32 too).
+
 Each configuration runs in its own process, so the peak resident memory reported
 (``ru_maxrss``) is its own; ``baseline`` is a process that only loads the data.
 
@@ -37,7 +40,8 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-CONFIGS = ["baseline", "kgeo-ngd", "sklearn-ngd", "kgeo-linear", "sklearn-linear", "floor"]
+CONFIGS = ["baseline", "kgeo-ngd", "sklearn-ngd", "kgeo-linear", "sklearn-linear", "floor",
+           "kgeo-ngd-float32", "kgeo-linear-float32"]
 
 
 def prepare(data_dir, out_dir):
@@ -101,6 +105,8 @@ def worker(config, work_dir):
     y_train = np.load(os.path.join(work_dir, "y_train.npy"))
     y_test = np.load(os.path.join(work_dir, "y_test.npy"))
     result = {"config": config}
+    cache_dtype = "float32" if config.endswith("-float32") else "float64"
+    config = config.removesuffix("-float32")
     if config == "baseline":
         pass
     elif config == "floor":
@@ -122,7 +128,7 @@ def worker(config, work_dir):
         started = time.perf_counter()
         if config == "kgeo-ngd":
             usage = resource.getrusage(resource.RUSAGE_SELF)
-            model = recording_svm()(kernel="ngd", C=1.0).fit(A, y_train)
+            model = recording_svm()(kernel="ngd", C=1.0, cache_dtype=cache_dtype).fit(A, y_train)
             fitted = time.perf_counter()
             result.update(fit_usage(usage))
             predicted = model.predict(B)
@@ -147,7 +153,8 @@ def worker(config, work_dir):
         started = time.perf_counter()
         if config == "kgeo-linear":
             usage = resource.getrusage(resource.RUSAGE_SELF)
-            model = recording_svm()(kernel="linear", C=1.0).fit(A, y_train)
+            model = recording_svm()(kernel="linear", C=1.0,
+                                    cache_dtype=cache_dtype).fit(A, y_train)
             result.update(fit_usage(usage))
             result["cache_stats"] = model.cache_stats_
         else:
@@ -211,33 +218,34 @@ def main():
                 runs.append(json.loads(out.strip().splitlines()[-1]))
             results[config] = r = merge_runs(runs)
             if config == "floor":
-                print(f"{config:<15} kgeo's rows for the whole training Gram: NGD "
+                print(f"{config:<19} kgeo's rows for the whole training Gram: NGD "
                       f"{r['gram_ngd_s']:.2f} s, linear {r['gram_linear_s']:.2f} s", flush=True)
             elif config != "baseline":
                 extra = f" (Gram {r['gram_s']:.2f} s)" if "gram_s" in r else ""
-                print(f"{config:<15} accuracy {100 * r['accuracy']:6.2f}%  fit {r['fit_s']:7.2f} s"
+                print(f"{config:<19} accuracy {100 * r['accuracy']:6.2f}%  fit {r['fit_s']:7.2f} s"
                       f"{extra}  predict {r['predict_s']:6.2f} s  total "
                       f"{r['fit_s'] + r['predict_s']:7.2f} s  peak {r['peak_mb']:7.0f} MB  "
                       f"SVs {r['n_sv']}", flush=True)
                 for run in runs if "floor_s" in r else []:
                     # Page faults are slow and erratic on some virtual machines:
                     # the system time shows when a fit paid for them.
-                    print(f"{'':<15} run: fit {run['fit_s']:.2f} s (user {run['fit_user_s']:.2f} "
+                    print(f"{'':<19} run: fit {run['fit_s']:.2f} s (user {run['fit_user_s']:.2f} "
                           f"s, system {run['fit_sys_s']:.2f} s, {run['fit_page_faults']} page "
                           f"faults), floor {run['floor_s']:.2f} s")
             else:
-                print(f"{config:<15} peak {r['peak_mb']:.0f} MB (loading the data only)", flush=True)
+                print(f"{config:<19} peak {r['peak_mb']:.0f} MB (loading the data only)", flush=True)
 
     floor = results.get("floor")
-    for kind in ("ngd", "linear"):
-        ours, theirs = results.get(f"kgeo-{kind}"), results.get(f"sklearn-{kind}")
+    for kind in ("ngd", "linear", "ngd-float32", "linear-float32"):
+        kernel = kind.split("-")[0]
+        ours, theirs = results.get(f"kgeo-{kind}"), results.get(f"sklearn-{kernel}")
         if ours:
             print(f"{kind}: computing the {ours['floor_values'] / 1e6:.1f} M kernel values the "
                   f"fit used, once each, takes {ours['floor_s']:.2f} s; the fit "
                   f"{ours['fit_s']:.2f} s ({ours['fit_s'] / ours['floor_s']:.2f}x this floor)")
         if ours and floor:
             used = ours["cache_stats"]["values_distinct"] / floor["n_train"] ** 2
-            floor_s = floor[f"gram_{kind}_s"] * used
+            floor_s = floor[f"gram_{kernel}_s"] * used
             print(f"{kind}: the fit used {100 * used:.0f}% of the Gram's entries; that share of "
                   f"the whole Gram's time is {floor_s:.2f} s, the fit {ours['fit_s']:.2f} s "
                   f"({ours['fit_s'] / floor_s:.2f}x this floor)")

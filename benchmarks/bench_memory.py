@@ -93,8 +93,8 @@ def main():
                       f"{r['load_s']:.2f} s)", flush=True)
                 continue
             stats = r["cache_stats"]
-            budget_mb = stats["budget_values"] * 8 / 2**20
-            computed_mb = stats["values_computed"] * 8 / 2**20
+            budget_mb = stats["budget_values"] * stats["value_bytes"] / 2**20
+            computed_mb = stats["values_computed"] * stats["value_bytes"] / 2**20
             print(f"cache_size {float(config):6.0f} MB  peak {r['peak_mb']:7.0f} MB  over baseline "
                   f"{r['peak_mb'] - baseline:7.0f} MB  fit {r['fit_s']:7.2f} s  "
                   f"kernel values computed {computed_mb:8.0f} MB (budget {budget_mb:.0f} MB, "

@@ -73,7 +73,7 @@ def main():
               f"{r['dense_gram_gb']:>13.1f} {r['n_sv']:>7}", flush=True)
         # The cache takes up to cache_size, but frees the blocks of solved
         # pairs: its own peak is often far below.
-        cache_mb = r["cache"]["peak_values"] * 8 / 2**20
+        cache_mb = r["cache"]["peak_values"] * r["cache"]["value_bytes"] / 2**20
         over = r["peak_mb"] - r["before_fit_mb"] - cache_mb
         print(f"{'':>9} row cache peak {cache_mb:.0f} MB of cache_size={args.cache_size:g}; "
               f"memory beyond the pre-fit process and the cache's peak: {over:.0f} MB "

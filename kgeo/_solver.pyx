@@ -14,9 +14,10 @@ rule ``max_{I_up} -y G + max_{I_low} y G <= tol``.
 Kernel values come from one ``KernelRowCache`` shared by every pair. The
 training rows are sorted by class, so the kernel row of a document splits
 into one block per class; the cache stores such (row, class) blocks in
-float64 under a memory budget with least-recently-used eviction. A pair (s, t)
-reads blocks s and t of a row; the block of a document's own class is then
-reused by every pair its class takes part in.
+float64 (or, when asked to, rounded to float32: half the memory and half the
+bytes the SMO's scans read) under a memory budget with least-recently-used
+eviction. A pair (s, t) reads blocks s and t of a row; the block of a
+document's own class is then reused by every pair its class takes part in.
 """
 
 from cpython.exc cimport PyErr_CheckSignals
@@ -28,7 +29,7 @@ from libc.stdlib cimport calloc, free, malloc
 import numpy as np
 
 from kgeo._kernels cimport Kernel, PostingIndex, RowSet, kernel_block_row, kernel_self
-from kgeo._typedefs cimport float64_t, int32_t, int64_t, intp_t
+from kgeo._typedefs cimport float32_t, float64_t, int32_t, int64_t, intp_t
 
 # The row cache's lock. Its critical sections are a few pointer updates, and
 # each SMO step takes it about three times, so with solvers in two threads it
@@ -133,17 +134,39 @@ cdef extern from *:
 
     #define KGEO_K(a) (idx ? (ptrdiff_t)idx[a] : (a))
 
+    /* The cache stores its blocks in float64, or in float32 when asked to
+       (single). The scans reading kernel values are written once, with
+       `single` a parameter, and inlined into one copy per storage where it
+       is a constant: the loops never test it. */
+    #if defined(__GNUC__)
+    #  define KGEO_INLINE static inline __attribute__((always_inline))
+    #elif defined(_MSC_VER)
+    #  define KGEO_INLINE static __forceinline
+    #else
+    #  define KGEO_INLINE static inline
+    #endif
+
+    KGEO_INLINE double kgeo_k_at(const void *K, ptrdiff_t k, int single) {
+        return single ? (double)((const float *)K)[k] : ((const double *)K)[k];
+    }
+
+    /* The block pointer K advanced by k values. */
+    KGEO_INLINE const void *kgeo_k_skip(const void *K, ptrdiff_t k, int single) {
+        return (const char *)K + k * (single ? sizeof(float) : sizeof(double));
+    }
+
     /* G_k += sign (ci Ki_k + cj Kj_k); up/low become the maxima, over the
        segment and their values on entry, of -sign G + up_mask and
        sign G + low_mask. */
-    static void kgeo_update_portable(double *G, const double *Ki, const double *Kj,
-            double ci, double cj, double sign, const double *up_mask,
-            const double *low_mask, const int32_t *idx, ptrdiff_t n,
-            double *up, double *low) {
+    KGEO_INLINE void kgeo_update_portable_body(double *G, const void *Ki,
+            const void *Kj, double ci, double cj, double sign,
+            const double *up_mask, const double *low_mask, const int32_t *idx,
+            ptrdiff_t n, double *up, double *low, int single) {
         double u = *up, w = *low;
         for (ptrdiff_t a = 0; a < n; a++) {
             ptrdiff_t k = KGEO_K(a);
-            double g = G[k] + sign * (ci * Ki[k] + cj * Kj[k]);
+            double g = G[k] + sign * (ci * kgeo_k_at(Ki, k, single)
+                                      + cj * kgeo_k_at(Kj, k, single));
             double f = sign * g;
             double vu = -f + up_mask[k];
             double vl = f + low_mask[k];
@@ -155,18 +178,30 @@ cdef extern from *:
         *low = w;
     }
 
+    static void kgeo_update_portable(double *G, const void *Ki, const void *Kj,
+            double ci, double cj, double sign, const double *up_mask,
+            const double *low_mask, const int32_t *idx, ptrdiff_t n,
+            double *up, double *low, int single) {
+        if (single)
+            kgeo_update_portable_body(G, Ki, Kj, ci, cj, sign, up_mask, low_mask,
+                                      idx, n, up, low, 1);
+        else
+            kgeo_update_portable_body(G, Ki, Kj, ci, cj, sign, up_mask, low_mask,
+                                      idx, n, up, low, 0);
+    }
+
     /* obj[a] = -(Gmax + sign G_k)^2 / quad_k for the k of I_low with
        Gmax + sign G_k > 0, +inf for the others, where quad_k is
        QDi + QD_k - 2 Ki_k (KGEO_TAU where that is not positive). Returns the
        minimum of best and the obj written. */
-    static double kgeo_j_objectives_portable(const double *G, const double *Ki,
-            const double *QD, double QDi, double Gmax, double sign,
+    KGEO_INLINE double kgeo_j_objectives_portable_body(const double *G,
+            const void *Ki, const double *QD, double QDi, double Gmax, double sign,
             const double *low_mask, const int32_t *idx, ptrdiff_t n,
-            double *obj, double best) {
+            double *obj, double best, int single) {
         for (ptrdiff_t a = 0; a < n; a++) {
             ptrdiff_t k = KGEO_K(a);
             double gd = Gmax + (sign * G[k] + low_mask[k]);
-            double quad = QDi + QD[k] - 2.0 * Ki[k];
+            double quad = QDi + QD[k] - 2.0 * kgeo_k_at(Ki, k, single);
             double o;
             quad = quad <= 0.0 ? KGEO_TAU : quad;
             o = -(gd * gd) / quad;
@@ -175,6 +210,17 @@ cdef extern from *:
             best = o < best ? o : best;
         }
         return best;
+    }
+
+    static double kgeo_j_objectives_portable(const double *G, const void *Ki,
+            const double *QD, double QDi, double Gmax, double sign,
+            const double *low_mask, const int32_t *idx, ptrdiff_t n,
+            double *obj, double best, int single) {
+        if (single)
+            return kgeo_j_objectives_portable_body(G, Ki, QD, QDi, Gmax, sign,
+                                                   low_mask, idx, n, obj, best, 1);
+        return kgeo_j_objectives_portable_body(G, Ki, QD, QDi, Gmax, sign, low_mask,
+                                               idx, n, obj, best, 0);
     }
 
     /* First a with -sign G_k + up_mask_k >= floor, or -1. */
@@ -212,17 +258,25 @@ cdef extern from *:
         return _mm_cvtsd_f64(m);
     }
 
-    KGEO_AVX2 static void kgeo_update_avx2(double *G, const double *Ki,
-            const double *Kj, double ci, double cj, double sign,
+    /* Four kernel values from K + k, widened to float64 from float32
+       storage (exactly). */
+    KGEO_AVX2 KGEO_INLINE __m256d kgeo_k4(const void *K, ptrdiff_t k, int single) {
+        if (single)
+            return _mm256_cvtps_pd(_mm_loadu_ps((const float *)K + k));
+        return _mm256_loadu_pd((const double *)K + k);
+    }
+
+    KGEO_AVX2 KGEO_INLINE void kgeo_update_avx2_body(double *G, const void *Ki,
+            const void *Kj, double ci, double cj, double sign,
             const double *up_mask, const double *low_mask, ptrdiff_t n,
-            double *up, double *low) {
+            double *up, double *low, int single) {
         const __m256d vci = _mm256_set1_pd(ci), vcj = _mm256_set1_pd(cj);
         const __m256d vsign = _mm256_set1_pd(sign), neg = _mm256_set1_pd(-0.0);
         __m256d vu = _mm256_set1_pd(-INFINITY), vl = vu;
         ptrdiff_t k = 0;
         for (; k + 4 <= n; k += 4) {
-            __m256d x = _mm256_add_pd(_mm256_mul_pd(vci, _mm256_loadu_pd(Ki + k)),
-                                      _mm256_mul_pd(vcj, _mm256_loadu_pd(Kj + k)));
+            __m256d x = _mm256_add_pd(_mm256_mul_pd(vci, kgeo_k4(Ki, k, single)),
+                                      _mm256_mul_pd(vcj, kgeo_k4(Kj, k, single)));
             __m256d g = _mm256_add_pd(_mm256_loadu_pd(G + k), _mm256_mul_pd(vsign, x));
             __m256d f = _mm256_mul_pd(vsign, g);
             _mm256_storeu_pd(G + k, g);
@@ -235,14 +289,28 @@ cdef extern from *:
         if (*low > w) w = *low;
         *up = u;
         *low = w;
-        kgeo_update_portable(G + k, Ki + k, Kj + k, ci, cj, sign, up_mask + k,
-                             low_mask + k, NULL, n - k, up, low);
+        kgeo_update_portable_body(G + k, kgeo_k_skip(Ki, k, single),
+                                  kgeo_k_skip(Kj, k, single), ci, cj, sign,
+                                  up_mask + k, low_mask + k, NULL, n - k, up, low,
+                                  single);
     }
 
-    KGEO_AVX2 static double kgeo_j_objectives_avx2(const double *G,
-            const double *Ki, const double *QD, double QDi, double Gmax,
+    KGEO_AVX2 static void kgeo_update_avx2(double *G, const void *Ki,
+            const void *Kj, double ci, double cj, double sign,
+            const double *up_mask, const double *low_mask, ptrdiff_t n,
+            double *up, double *low, int single) {
+        if (single)
+            kgeo_update_avx2_body(G, Ki, Kj, ci, cj, sign, up_mask, low_mask, n,
+                                  up, low, 1);
+        else
+            kgeo_update_avx2_body(G, Ki, Kj, ci, cj, sign, up_mask, low_mask, n,
+                                  up, low, 0);
+    }
+
+    KGEO_AVX2 KGEO_INLINE double kgeo_j_objectives_avx2_body(const double *G,
+            const void *Ki, const double *QD, double QDi, double Gmax,
             double sign, const double *low_mask, ptrdiff_t n, double *obj,
-            double best) {
+            double best, int single) {
         const __m256d vsign = _mm256_set1_pd(sign), vGmax = _mm256_set1_pd(Gmax);
         const __m256d vQDi = _mm256_set1_pd(QDi), two = _mm256_set1_pd(2.0);
         const __m256d tau = _mm256_set1_pd(KGEO_TAU), zero = _mm256_setzero_pd();
@@ -253,7 +321,7 @@ cdef extern from *:
             __m256d gd = _mm256_add_pd(vGmax, _mm256_add_pd(
                 _mm256_mul_pd(vsign, _mm256_loadu_pd(G + k)), _mm256_loadu_pd(low_mask + k)));
             __m256d quad = _mm256_sub_pd(_mm256_add_pd(vQDi, _mm256_loadu_pd(QD + k)),
-                                         _mm256_mul_pd(two, _mm256_loadu_pd(Ki + k)));
+                                         _mm256_mul_pd(two, kgeo_k4(Ki, k, single)));
             quad = _mm256_blendv_pd(quad, tau, _mm256_cmp_pd(quad, zero, _CMP_LE_OQ));
             __m256d o = _mm256_div_pd(_mm256_xor_pd(_mm256_mul_pd(gd, gd), neg), quad);
             o = _mm256_blendv_pd(inf, o, _mm256_cmp_pd(gd, zero, _CMP_GT_OQ));
@@ -262,8 +330,20 @@ cdef extern from *:
         }
         double b = kgeo_hmin(vbest);
         if (best < b) b = best;
-        return kgeo_j_objectives_portable(G + k, Ki + k, QD + k, QDi, Gmax, sign,
-                                          low_mask + k, NULL, n - k, obj + k, b);
+        return kgeo_j_objectives_portable_body(G + k, kgeo_k_skip(Ki, k, single),
+                                               QD + k, QDi, Gmax, sign, low_mask + k,
+                                               NULL, n - k, obj + k, b, single);
+    }
+
+    KGEO_AVX2 static double kgeo_j_objectives_avx2(const double *G,
+            const void *Ki, const double *QD, double QDi, double Gmax,
+            double sign, const double *low_mask, ptrdiff_t n, double *obj,
+            double best, int single) {
+        if (single)
+            return kgeo_j_objectives_avx2_body(G, Ki, QD, QDi, Gmax, sign, low_mask,
+                                               n, obj, best, 1);
+        return kgeo_j_objectives_avx2_body(G, Ki, QD, QDi, Gmax, sign, low_mask, n,
+                                           obj, best, 0);
     }
 
     KGEO_AVX2 static ptrdiff_t kgeo_first_up_avx2(const double *G, double sign,
@@ -299,30 +379,32 @@ cdef extern from *:
     #endif  /* KGEO_SMO_AVX2 */
 
     /* The dispatchers: AVX2 for contiguous segments where the CPU has it. */
-    static void kgeo_smo_update(double *G, const double *Ki, const double *Kj,
+    static void kgeo_smo_update(double *G, const void *Ki, const void *Kj,
             double ci, double cj, double sign, const double *up_mask,
             const double *low_mask, const int32_t *idx, ptrdiff_t n,
-            double *up, double *low) {
+            double *up, double *low, int single) {
     #if KGEO_SMO_AVX2
         if (idx == NULL && kgeo_smo_use_avx2) {
-            kgeo_update_avx2(G, Ki, Kj, ci, cj, sign, up_mask, low_mask, n, up, low);
+            kgeo_update_avx2(G, Ki, Kj, ci, cj, sign, up_mask, low_mask, n, up, low,
+                             single);
             return;
         }
     #endif
-        kgeo_update_portable(G, Ki, Kj, ci, cj, sign, up_mask, low_mask, idx, n, up, low);
+        kgeo_update_portable(G, Ki, Kj, ci, cj, sign, up_mask, low_mask, idx, n, up,
+                             low, single);
     }
 
-    static double kgeo_smo_j_objectives(const double *G, const double *Ki,
+    static double kgeo_smo_j_objectives(const double *G, const void *Ki,
             const double *QD, double QDi, double Gmax, double sign,
             const double *low_mask, const int32_t *idx, ptrdiff_t n,
-            double *obj, double best) {
+            double *obj, double best, int single) {
     #if KGEO_SMO_AVX2
         if (idx == NULL && kgeo_smo_use_avx2)
             return kgeo_j_objectives_avx2(G, Ki, QD, QDi, Gmax, sign, low_mask, n,
-                                          obj, best);
+                                          obj, best, single);
     #endif
         return kgeo_j_objectives_portable(G, Ki, QD, QDi, Gmax, sign, low_mask, idx,
-                                          n, obj, best);
+                                          n, obj, best, single);
     }
 
     static ptrdiff_t kgeo_smo_first_up(const double *G, double sign,
@@ -345,14 +427,15 @@ cdef extern from *:
     """
     int smo_set_avx2 "kgeo_smo_set_avx2"(int wanted) noexcept nogil
     void smo_update "kgeo_smo_update"(
-        float64_t* G, const float64_t* Ki, const float64_t* Kj, float64_t ci,
+        float64_t* G, const void* Ki, const void* Kj, float64_t ci,
         float64_t cj, float64_t sign, const float64_t* up_mask,
         const float64_t* low_mask, const int32_t* idx, intp_t n,
-        float64_t* up, float64_t* low) noexcept nogil
+        float64_t* up, float64_t* low, int single) noexcept nogil
     float64_t smo_j_objectives "kgeo_smo_j_objectives"(
-        const float64_t* G, const float64_t* Ki, const float64_t* QD,
+        const float64_t* G, const void* Ki, const float64_t* QD,
         float64_t QDi, float64_t Gmax, float64_t sign, const float64_t* low_mask,
-        const int32_t* idx, intp_t n, float64_t* obj, float64_t best) noexcept nogil
+        const int32_t* idx, intp_t n, float64_t* obj, float64_t best,
+        int single) noexcept nogil
     intp_t smo_first_up "kgeo_smo_first_up"(
         const float64_t* G, float64_t sign, const float64_t* up_mask,
         const int32_t* idx, intp_t n, float64_t floor) noexcept nogil
@@ -418,7 +501,7 @@ STALLED = STATUS_STALLED
 cdef struct CacheSlot:
     # Everything a lookup touches about one (row, class) block, side by side:
     # a hit then costs one cache miss here instead of one per array.
-    float64_t* values     # the block, or NULL
+    void* values          # the block (float64, or float32 in a single cache), or NULL
     intp_t lru_prev       # doubly linked LRU list over the keys
     intp_t lru_next
     int32_t pins          # solvers currently reading the block
@@ -442,6 +525,10 @@ cdef class KernelRowCache:
     budget_bytes : int
         Memory for cached values; at least the two largest class blocks twice
         over (the two rows of an SMO step must stay cached together).
+    single : bool, default=False
+        Store the blocks in float32: half the memory, and half the bytes the
+        SMO's scans read per step, for kernel values rounded to float32. The
+        values are computed in float64 and rounded once, when stored.
     """
     cdef Kernel kernel
     cdef PostingIndex index
@@ -450,7 +537,9 @@ cdef class KernelRowCache:
     cdef CacheSlot* slots         # key = row * n_classes + class; slots[n_keys] heads the LRU list
     cdef RowCacheLock lock
     cdef bint lock_ready
-    cdef readonly intp_t budget   # in float64 values
+    cdef readonly bint single     # blocks in float32 rather than float64
+    cdef readonly intp_t value_bytes
+    cdef readonly intp_t budget   # in values (of value_bytes each)
     cdef readonly intp_t used
     cdef readonly intp_t peak_used
     cdef intp_t* pairs_left       # per class: its one-vs-one pairs not yet retired
@@ -462,8 +551,11 @@ cdef class KernelRowCache:
     cdef readonly float64_t compute_seconds  # thread-seconds spent computing blocks
     cdef int stop_requested
 
-    def __cinit__(self, Kernel kernel, PostingIndex index, int64_t budget_bytes):
+    def __cinit__(self, Kernel kernel, PostingIndex index, int64_t budget_bytes,
+                  bint single=False):
         cdef intp_t c
+        self.single = single
+        self.value_bytes = sizeof(float32_t) if single else sizeof(float64_t)
         self.kernel = kernel
         self.index = index
         self.rows = index.rows
@@ -473,7 +565,7 @@ cdef class KernelRowCache:
         self.largest = 0
         for c in range(self.n_classes):
             self.largest = max(self.largest, index.block_start[c + 1] - index.block_start[c])
-        self.budget = budget_bytes // sizeof(float64_t)
+        self.budget = budget_bytes // self.value_bytes
         self.slots = <CacheSlot*> calloc(self.n_keys + 1, sizeof(CacheSlot))
         self.pairs_left = <intp_t*> malloc(max(self.n_classes, 1) * sizeof(intp_t))
         self.lock_ready = lock_init(&self.lock) == 0
@@ -524,9 +616,9 @@ cdef class KernelRowCache:
                 self.used -= self.block_length(victim % self.n_classes)
             victim = before
 
-    cdef inline const float64_t* lookup(self, intp_t key) noexcept nogil:
+    cdef inline const void* lookup(self, intp_t key) noexcept nogil:
         # Pin and return a cached block, or NULL. Called with the lock held.
-        cdef float64_t* values = self.slots[key].values
+        cdef void* values = self.slots[key].values
         self.n_requests += 1
         if values != NULL:
             self.slots[key].pins += 1
@@ -534,8 +626,7 @@ cdef class KernelRowCache:
             self.lru_push_front(key)
         return values
 
-    cdef const float64_t* insert(self, intp_t key, float64_t* values,
-                                 intp_t n) noexcept nogil:
+    cdef const void* insert(self, intp_t key, void* values, intp_t n) noexcept nogil:
         # Store and pin a block computed outside the lock, or, when another
         # thread stored the same block meanwhile, free it and pin that one.
         # Called with the lock held.
@@ -558,19 +649,41 @@ cdef class KernelRowCache:
         self.lru_push_front(key)
         return values
 
+    cdef bint compute_block(self, intp_t key, float64_t* acc, float64_t* scratch,
+                            void* out) noexcept nogil:
+        # The block of key in the cache's storage: kgeo's row routine writes
+        # float64, rounded to float32 here for a single cache. Returns 1 when
+        # a value is beyond float32's range (stored as inf), else 0.
+        cdef intp_t c = key % self.n_classes, n = self.block_length(c), k
+        cdef float32_t* out32
+        cdef bint overflow = False
+        if not self.single:
+            kernel_block_row(self.kernel, self.rows, key // self.n_classes, self.index,
+                             c, acc, <float64_t*> out)
+            return 0
+        kernel_block_row(self.kernel, self.rows, key // self.n_classes, self.index,
+                         c, acc, scratch)
+        out32 = <float32_t*> out
+        for k in range(n):
+            out32[k] = <float32_t> scratch[k]
+            # inf - inf is nan: a test without a branch in the loop.
+            overflow |= (out32[k] - out32[k]) != 0
+        return overflow
+
     cdef int get_pair(self, intp_t row, intp_t c1, intp_t c2, float64_t* acc,
-                      const float64_t** out1, const float64_t** out2) except -1 nogil:
+                      float64_t* scratch, const void** out1,
+                      const void** out2) except -1 nogil:
         """Pin and return K(x_row, x_j) for the rows j of class c1 and of class c2.
 
         Both blocks under one lock operation (two if one must be computed):
         with solvers in several threads, lock traffic is what the shared
-        cache costs. ``acc`` is the caller's zeroed accumulator (at least as
-        long as the largest class). Every get_pair is matched by a
-        ``release_pair``.
+        cache costs. ``acc`` is the caller's zeroed accumulator and
+        ``scratch`` its float64 buffer (both at least as long as the largest
+        class). Every get_pair is matched by a ``release_pair``.
         """
         cdef intp_t keys[2]
-        cdef const float64_t** outs[2]
-        cdef float64_t* fresh[2]
+        cdef const void** outs[2]
+        cdef void* fresh[2]
         cdef intp_t n, side, missing = 0
         cdef timespec started, finished
         keys[0] = row * self.n_classes + c1
@@ -593,14 +706,21 @@ cdef class KernelRowCache:
             if outs[side][0] != NULL:
                 continue
             n = self.block_length(keys[side] % self.n_classes)
-            fresh[side] = <float64_t*> malloc((n if n > 0 else 1) * sizeof(float64_t))
+            fresh[side] = malloc((n if n > 0 else 1) * self.value_bytes)
             if fresh[side] == NULL:
                 free(fresh[0])
                 self.release_found(keys, outs)
                 with gil:
                     raise MemoryError(f"could not allocate a kernel row block of {n} values")
-            kernel_block_row(self.kernel, self.rows, row, self.index,
-                             keys[side] % self.n_classes, acc, fresh[side])
+            if self.compute_block(keys[side], acc, scratch, fresh[side]):
+                free(fresh[0])
+                free(fresh[1])
+                self.release_found(keys, outs)
+                with gil:
+                    raise ValueError(
+                        "a kernel value is beyond float32's range (|k| > 3.4e38): "
+                        "cache_dtype='float32' cannot store this kernel on this data; "
+                        "use cache_dtype='float64'")
         clock_gettime(CLOCK_MONOTONIC, &finished)
         lock_acquire(&self.lock)
         self.compute_seconds += ((finished.tv_sec - started.tv_sec)
@@ -612,7 +732,7 @@ cdef class KernelRowCache:
         lock_release(&self.lock)
         return 0
 
-    cdef void release_found(self, intp_t* keys, const float64_t*** outs) noexcept nogil:
+    cdef void release_found(self, intp_t* keys, const void*** outs) noexcept nogil:
         # Unpin the blocks a failed get_pair had found cached.
         cdef intp_t side
         lock_acquire(&self.lock)
@@ -628,7 +748,7 @@ cdef class KernelRowCache:
         lock_release(&self.lock)
 
     cdef intp_t drop_blocks(self, intp_t first_row, intp_t end_row, intp_t c,
-                            float64_t** dropped) noexcept nogil:
+                            void** dropped) noexcept nogil:
         # Take the unpinned blocks (g, c), first_row <= g < end_row, out of
         # the cache; their buffers go to ``dropped`` (freed by the caller,
         # outside the lock). Called with the lock held. Returns how many.
@@ -662,8 +782,7 @@ cdef class KernelRowCache:
         # Room for the cross blocks and both classes' own blocks. Without it
         # the LRU order frees them later; the pairs are counted either way,
         # so that a class's last pair is still recognised.
-        cdef float64_t** dropped = <float64_t**> malloc(
-            max(2 * (s1 - s0 + t1 - t0), 1) * sizeof(float64_t*))
+        cdef void** dropped = <void**> malloc(max(2 * (s1 - s0 + t1 - t0), 1) * sizeof(void*))
         lock_acquire(&self.lock)
         self.pairs_left[cls_s] -= 1
         self.pairs_left[cls_t] -= 1
@@ -683,7 +802,8 @@ cdef class KernelRowCache:
         """Compute every block ever computed once more, each once, class by class.
 
         The benchmarks' floor of a fit: what the kernel values the solver used
-        cost with the same row routine, without the solver. The values go to
+        cost with the same row routine, without the solver (rounded to float32
+        too for a single cache, as the fit stores them). The values go to
         scratch buffers; the cache is not changed.
 
         Returns
@@ -704,9 +824,12 @@ cdef class KernelRowCache:
         n_threads = max(1, n_threads)
         width = self.largest + 1
         acc_all = np.zeros((n_threads, width))
-        out_all = np.empty((n_threads, width))
+        scratch_all = np.empty((n_threads, width))
+        # Each thread's output block, in the cache's storage.
+        out_all = np.empty((n_threads, width * self.value_bytes), dtype=np.uint8)
         cdef intp_t[::1] keys_v = keys
-        cdef float64_t[:, ::1] acc = acc_all, out = out_all
+        cdef float64_t[:, ::1] acc = acc_all, scratch = scratch_all
+        cdef unsigned char[:, ::1] out = out_all
         cdef intp_t a, n = keys.shape[0]
         cdef int64_t n_values = 0
         cdef int tid
@@ -715,9 +838,8 @@ cdef class KernelRowCache:
             clock_gettime(CLOCK_MONOTONIC, &started)
             for a in prange(n, schedule="dynamic", chunksize=64, num_threads=n_threads):
                 tid = threadid()
-                kernel_block_row(self.kernel, self.rows, keys_v[a] // self.n_classes,
-                                 self.index, keys_v[a] % self.n_classes, &acc[tid, 0],
-                                 &out[tid, 0])
+                self.compute_block(keys_v[a], &acc[tid, 0], &scratch[tid, 0],
+                                   &out[tid, 0])
             clock_gettime(CLOCK_MONOTONIC, &finished)
         for a in range(n):
             n_values += self.block_length(keys_v[a] % self.n_classes)
@@ -730,8 +852,9 @@ cdef class KernelRowCache:
 
     def stats(self):
         """Counters: blocks requested, computed, distinct; values computed;
-        the most values held at once."""
+        the most values held at once; the bytes per stored value."""
         return {
+            "value_bytes": self.value_bytes,
             "blocks_requested": self.n_requests,
             "blocks_computed": self.n_computed,
             "blocks_distinct": self.n_distinct,
@@ -763,14 +886,16 @@ cdef struct Pair:
     float64_t* low_mask   # 0 where k is in I_low (may fall), -inf where not
     float64_t* obj        # scratch: the j-selection objective per active variable
     float64_t* acc        # zeroed accumulator for computing kernel blocks
+    float64_t* scratch    # a block in float64, before a single cache rounds it
+    bint single           # the cache's blocks are float32
     int32_t* active       # active local indices, increasing (class s ones first)
     intp_t active_size
     intp_t active_s       # how many of them are in class s
 
 
 cdef struct Row:
-    const float64_t* Ks   # K(x_i, x_j) for j in class s
-    const float64_t* Kt   # ... and in class t
+    const void* Ks        # K(x_i, x_j) for j in class s (float64, or float32
+    const void* Kt        # ... and in class t             in a single cache)
     intp_t g              # global row, to release the blocks
 
 
@@ -778,8 +903,14 @@ cdef inline float64_t y_of(Pair* P, intp_t k) noexcept nogil:
     return 1.0 if k < P.n_s else -1.0
 
 
+cdef inline float64_t value_at(const void* K, intp_t k, bint single) noexcept nogil:
+    return (<const float32_t*> K)[k] if single else (<const float64_t*> K)[k]
+
+
 cdef inline float64_t K_at(Row* r, Pair* P, intp_t k) noexcept nogil:
-    return r.Ks[k] if k < P.n_s else r.Kt[k - P.n_s]
+    if k < P.n_s:
+        return value_at(r.Ks, k, P.single)
+    return value_at(r.Kt, k - P.n_s, P.single)
 
 
 cdef inline bint is_upper(Pair* P, intp_t k) noexcept nogil:
@@ -837,15 +968,18 @@ cdef inline intp_t segment_k(Segment* seg, intp_t a) noexcept nogil:
     return seg.idx[a] if seg.idx != NULL else seg.offset + a
 
 
-cdef inline const float64_t* segment_K(Pair* P, Segment* seg, Row* r) noexcept nogil:
+cdef inline const void* segment_K(Pair* P, Segment* seg, Row* r) noexcept nogil:
     # The row's values indexed like the other arrays of the segment.
-    return (r.Ks if seg.is_s else r.Kt - P.n_s) + seg.offset
+    cdef intp_t size = sizeof(float32_t) if P.single else sizeof(float64_t)
+    if seg.is_s:
+        return <const char*> r.Ks + seg.offset * size
+    return <const char*> r.Kt + (seg.offset - P.n_s) * size
 
 
 cdef int fetch_row(KernelRowCache cache, Pair* P, intp_t k, Row* r) except -1 nogil:
     """Pin the kernel row of local variable k; release it with release_row."""
     r.g = (P.start_s + k) if k < P.n_s else (P.start_t + k - P.n_s)
-    cache.get_pair(r.g, P.cls_s, P.cls_t, P.acc, &r.Ks, &r.Kt)
+    cache.get_pair(r.g, P.cls_s, P.cls_t, P.acc, P.scratch, &r.Ks, &r.Kt)
     return 0
 
 
@@ -926,7 +1060,7 @@ cdef int select_working_set(KernelRowCache cache, Pair* P, float64_t tol,
         o = 0 if g.is_s else seg[0].n
         best = smo_j_objectives(P.G + g.offset, segment_K(P, g, ri), P.QD + g.offset,
                                 QDi, Gmax, g.sign, P.low_mask + g.offset, g.idx, g.n,
-                                P.obj + o, best)
+                                P.obj + o, best, P.single)
     if best == INFINITY:
         release_row(cache, P, ri)
         return 1
@@ -1031,7 +1165,7 @@ cdef void update_gradient(Pair* P, Row* ri, float64_t ci, Row* rj, float64_t cj,
         g = &seg[side]
         smo_update(P.G + g.offset, segment_K(P, g, ri), segment_K(P, g, rj), ci, cj,
                    g.sign, P.up_mask + g.offset, P.low_mask + g.offset, g.idx, g.n,
-                   &up, &low)
+                   &up, &low, P.single)
     Gmax[0] = up
     Gmax2[0] = low
 
@@ -1040,9 +1174,9 @@ cdef void add_row_to_G_bar(Pair* P, Row* r, float64_t coef) noexcept nogil:
     """G_bar[k] += coef * y_k * K_ik over all variables (y_i folded in coef)."""
     cdef intp_t k
     for k in range(P.n_s):
-        P.G_bar[k] += coef * r.Ks[k]
+        P.G_bar[k] += coef * value_at(r.Ks, k, P.single)
     for k in range(P.n_s, P.l):
-        P.G_bar[k] -= coef * r.Kt[k - P.n_s]
+        P.G_bar[k] -= coef * value_at(r.Kt, k - P.n_s, P.single)
 
 
 cdef int reconstruct_gradient(KernelRowCache cache, Pair* P) except -1 nogil:
@@ -1312,9 +1446,10 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
     obj = np.empty(l)
     active = np.empty(l, dtype=np.int32)
     acc = np.zeros(cache.largest + 1)
+    scratch = np.empty(cache.largest + 1)
     cdef float64_t[::1] alpha_v = alpha, G_v = G, G_bar_v = G_bar, C_v = C, QD_v = QD
     cdef float64_t[::1] up_mask_v = up_mask, low_mask_v = low_mask, obj_v = obj
-    cdef float64_t[::1] acc_v = acc
+    cdef float64_t[::1] acc_v = acc, scratch_v = scratch
     cdef int32_t[::1] active_v = active
     cdef Pair P
     P.l = l
@@ -1333,6 +1468,8 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
     P.obj = &obj_v[0]
     P.active = &active_v[0]
     P.acc = &acc_v[0]
+    P.scratch = &scratch_v[0]
+    P.single = cache.single
     cdef int64_t n_iter = 0
     cdef int status
     cdef int shrink_mode = SHRINK_AUTO if shrinking == "auto" else (
@@ -1342,6 +1479,9 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
         for k in range(l):
             P.QD[k] = kernel_self(cache.kernel, cache.rows,
                                   (start_s + k) if k < n_s else (start_t + k - n_s))
+            if P.single:
+                # The diagonal rounded like the stored rows: one float32 kernel.
+                P.QD[k] = <float32_t> P.QD[k]
         status = solve_pair_core(cache, &P, tol, shrink_mode, max_iter, &n_iter)
         cache.retire_pair(cls_s, cls_t)
         b = intercept(&P)

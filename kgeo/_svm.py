@@ -97,6 +97,20 @@ class SVM(EstimatorMixin):
         never evicted. The blocks a solved class pair leaves behind are
         freed at once, so the cache often stays far below the budget
         (``cache_stats_["peak_values"]``).
+    cache_dtype : {"float64", "float32"}, default="float64"
+        Storage of the cached kernel values. ``"float32"`` rounds every value
+        to float32 (relative error at most 6e-8; absolute error below 1e-45
+        for values under 1.2e-38; a value beyond 3.4e38 raises a
+        ``ValueError``) before the solver sees it:
+        the cache holds twice the rows in the same memory and SMO reads half
+        the bytes per step (20 Newsgroups, 2 cores: NGD fit 0.98 -> 0.81 s,
+        linear 0.76 -> 0.60 s, the same accuracy and support vectors). The
+        model then solves the rounded kernel's SVM to ``tol``: its dual
+        objectives move by about the rounding (1e-7 relative), but SMO takes
+        another path, so the decision values differ as two solutions within
+        ``tol`` may (20 Newsgroups, NGD, tol=1e-3: by at most 6e-4, median
+        2e-5, on values up to 3; the same predictions). Prediction always
+        computes float64 kernels.
     shrinking : bool or "auto", default="auto"
         Drop variables stuck at a bound from the working set (libsvm's
         heuristic); the final check is always on all variables. True
@@ -141,7 +155,8 @@ class SVM(EstimatorMixin):
     n_features_in_ : int
     cache_stats_ : dict
         Kernel blocks requested and computed, values computed, the most
-        values the row cache held at once (``peak_values``).
+        values the row cache held at once (``peak_values``), the bytes per
+        stored value (``value_bytes``).
     fit_time_ : float
         Seconds spent in ``fit``.
 
@@ -155,7 +170,7 @@ class SVM(EstimatorMixin):
 
     def __init__(self, kernel="ngd", C=1.0, shift=0.0, gamma="scale", coef0=0.0,
                  degree=3, t=1.0, normalize=False, tol=1e-3, cache_size=200,
-                 shrinking="auto", class_weight=None, max_iter=-1,
+                 cache_dtype="float64", shrinking="auto", class_weight=None, max_iter=-1,
                  decision_function_shape="ovr", n_jobs=None, verbose=0):
         self.kernel = kernel
         self.C = C
@@ -167,6 +182,7 @@ class SVM(EstimatorMixin):
         self.normalize = normalize
         self.tol = tol
         self.cache_size = cache_size
+        self.cache_dtype = cache_dtype
         self.shrinking = shrinking
         self.class_weight = class_weight
         self.max_iter = max_iter
@@ -183,6 +199,7 @@ class SVM(EstimatorMixin):
         check_positive(self.C, "C")
         check_positive(self.tol, "tol")
         check_positive(self.cache_size, "cache_size")
+        self._cache_single()
         if not (isinstance(self.shrinking, (bool, np.bool_))
                 or (isinstance(self.shrinking, str) and self.shrinking == "auto")):
             raise ValueError(
@@ -342,7 +359,8 @@ class SVM(EstimatorMixin):
         if self.shift != 0.0:
             self._check_shift(X_checked, kernel_args)
         index = PostingIndex(rows, class_start)
-        cache = KernelRowCache(kernel, index, self._cache_bytes(counts))
+        single = self._cache_single()
+        cache = KernelRowCache(kernel, index, self._cache_bytes(counts, single), single=single)
 
         n_pairs = n_classes * (n_classes - 1) // 2
         pairs = [(s, t) for s in range(n_classes) for t in range(s + 1, n_classes)]
@@ -460,11 +478,25 @@ class SVM(EstimatorMixin):
                 f"the model differs from the unshifted one by that rounding",
                 UserWarning, stacklevel=3)
 
-    def _cache_bytes(self, counts):
+    def _cache_single(self):
+        """Whether ``cache_dtype`` asks for float32 storage (else float64)."""
+        dtype = self.cache_dtype
+        name = None
+        if isinstance(dtype, str):
+            name = dtype
+        elif isinstance(dtype, np.dtype) or dtype in (np.float32, np.float64):
+            name = np.dtype(dtype).name
+        if name not in ("float64", "float32"):
+            raise ValueError(
+                f"cache_dtype must be 'float64' or 'float32', got {dtype!r}")
+        return name == "float32"
+
+    def _cache_bytes(self, counts, single):
+        value_bytes = 4 if single else 8
         largest_pair = np.sort(counts)[-2:].sum()
-        minimum = 2 * int(largest_pair) * 8
+        minimum = 2 * int(largest_pair) * value_bytes
         # More than the whole kernel matrix is never used: cap a huge request there.
-        whole = int(counts.sum()) ** 2 * 8
+        whole = int(counts.sum()) ** 2 * value_bytes
         requested = int(min(self.cache_size * (1 << 20), max(whole, minimum)))
         if requested < minimum:
             warnings.warn(

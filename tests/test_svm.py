@@ -416,6 +416,76 @@ def test_matches_libsvm_newsgroups(newsgroups5):
     np.testing.assert_array_equal(model.predict(Xt), ref.predict(Kt))
 
 
+@pytest.mark.parametrize("n_classes,C", [(2, 0.3), (3, 10.0)])
+@pytest.mark.parametrize("kernel", ["ngd", "linear", "rbf", "diffusion"])
+def test_float32_cache_solves_the_rounded_gram_exactly(kernel, n_classes, C, rng):
+    """cache_dtype="float32" solves the SVM of the Gram rounded to float32:
+    the same optimum as libsvm on that matrix, not an approximation of it."""
+    from sklearn.svm import SVC
+
+    X, y = ck.make_count_data(rng, 70, 10, n_classes, n_duplicates=2)
+    Xt, _ = ck.make_count_data(rng, 40, 10, n_classes)
+    if kernel in EUCLIDEAN:
+        X, Xt = l2_rows(X), l2_rows(Xt)
+    params = {"gamma": 2.0} if kernel == "rbf" else {}
+    K = kgeo.pairwise_kernels(X, kernel=kernel, **params)
+    K32 = K.astype(np.float32).astype(np.float64)
+    assert np.any(K32 != K)  # the rounding is there to see
+    Kt = kgeo.pairwise_kernels(Xt, X, kernel=kernel, **params)
+    ref = SVC(kernel="precomputed", C=C, tol=1e-6, decision_function_shape="ovo").fit(K32, y)
+    model = kgeo.SVM(kernel=kernel, C=C, tol=1e-6, cache_dtype="float32",
+                     decision_function_shape="ovo", **params).fit(X, y)
+    assert model.cache_stats_["value_bytes"] == 4
+    # The objective of the returned alphas on the rounded matrix ...
+    np.testing.assert_allclose(model.dual_objective_, pair_objectives(model, K32, y),
+                               rtol=1e-12)
+    # ... is libsvm's optimum there.
+    np.testing.assert_allclose(model.dual_objective_, pair_objectives(ref, K32, y), rtol=1e-6)
+    # Prediction computes float64 kernels, like ref's on Kt.
+    np.testing.assert_allclose(model.decision_function(Xt), ref.decision_function(Kt),
+                               atol=1e-4)
+
+
+@pytest.mark.parametrize("kernel", ["ngd", "linear"])
+def test_float32_cache_close_to_float64(kernel, rng):
+    """With a tight tol, the float32 model is the float64 one up to the
+    rounding of K (both solutions within tol of their optima): half the
+    cache memory, decision values within 1e-4 of the largest."""
+    X, y = ck.make_count_data(rng, 120, 15, 4, n_duplicates=2)
+    Xt, _ = ck.make_count_data(rng, 60, 15, 4)
+    if kernel in EUCLIDEAN:
+        X, Xt = l2_rows(X), l2_rows(Xt)
+    double = kgeo.SVM(kernel=kernel, tol=1e-6).fit(X, y)
+    single = kgeo.SVM(kernel=kernel, tol=1e-6, cache_dtype=np.float32).fit(X, y)
+    np.testing.assert_allclose(single.dual_objective_, double.dual_objective_, rtol=1e-5)
+    dec, dec32 = double.decision_function(Xt), single.decision_function(Xt)
+    np.testing.assert_allclose(dec32, dec, atol=1e-4 * np.abs(dec).max())
+    # Votes may flip only where the float64 decision is within that of 0.
+    ovo, ovo32 = (m.set_params(decision_function_shape="ovo").decision_function(Xt)
+                  for m in (double, single))
+    flipped = np.sign(ovo) != np.sign(ovo32)
+    assert np.all(np.abs(ovo[flipped]) < 1e-4 * np.abs(ovo).max())
+    s, d = single.cache_stats_, double.cache_stats_
+    assert (s["value_bytes"], d["value_bytes"]) == (4, 8)
+    # About as many values held at once (the SMO paths differ a little), in
+    # half the bytes.
+    assert s["peak_values"] * 4 < 0.6 * d["peak_values"] * 8
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_float32_cache_refuses_values_beyond_its_range(n_jobs, rng):
+    X, y = ck.make_count_data(rng, 40, 6, 3)
+    X = X * 1e20  # linear kernel values near 1e40: float64 holds them, float32 does not
+    # (C scaled down with K^-1, so that the float64 problem is a well-posed one)
+    params = dict(kernel="linear", C=1e-40, n_jobs=n_jobs)
+    with pytest.raises(ValueError, match=r"beyond float32's range.*use cache_dtype='float64'"):
+        kgeo.SVM(cache_dtype="float32", **params).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # converges, no warning
+        model = kgeo.SVM(**params).fit(X, y)
+    assert np.all(np.isfinite(model.dual_coef_))
+
+
 # ==========================================================================
 # 4. Cache, threads, shrinking, input format
 # ==========================================================================
@@ -470,19 +540,23 @@ def test_cache_size_does_not_change_solution(kernel, n_classes, rng):
     assert stats[2]["blocks_computed"] <= X.shape[0] * n_classes
 
 
-def test_threads_do_not_change_solution(rng):
+@pytest.mark.parametrize("cache_dtype", ["float64", "float32"])
+def test_threads_do_not_change_solution(cache_dtype, rng):
     X, y = ck.make_count_data(rng, 100, 12, 5, n_duplicates=3)
-    one = kgeo.SVM(kernel="ngd", n_jobs=1).fit(X, y)
+    one = kgeo.SVM(kernel="ngd", n_jobs=1, cache_dtype=cache_dtype).fit(X, y)
     for n_jobs in (2, 4):
-        assert_identical(one, kgeo.SVM(kernel="ngd", n_jobs=n_jobs).fit(X, y))
+        assert_identical(one, kgeo.SVM(kernel="ngd", n_jobs=n_jobs,
+                                       cache_dtype=cache_dtype).fit(X, y))
     # Threads sharing a minimal cache (pinned blocks may overfill it).
     with pytest.warns(UserWarning, match="cache_size"):
-        assert_identical(one, kgeo.SVM(kernel="ngd", n_jobs=2, cache_size=1e-6).fit(X, y))
+        assert_identical(one, kgeo.SVM(kernel="ngd", n_jobs=2, cache_size=1e-6,
+                                       cache_dtype=cache_dtype).fit(X, y))
 
 
+@pytest.mark.parametrize("cache_dtype", ["float64", "float32"])
 @pytest.mark.parametrize("shrinking", [False, True])
 @pytest.mark.parametrize("kernel", ["ngd", "rbf", "linear", "diffusion"])
-def test_avx2_and_portable_scans_give_the_same_bits(kernel, shrinking, rng):
+def test_avx2_and_portable_scans_give_the_same_bits(kernel, shrinking, cache_dtype, rng):
     """The SMO scans exist in AVX2 and in portable C; the model must not
     depend on which one this CPU runs. Class sizes that are not multiples of
     4 exercise the vector loops' tails; with shrinking, the shrunk phases run
@@ -490,7 +564,8 @@ def test_avx2_and_portable_scans_give_the_same_bits(kernel, shrinking, rng):
     from kgeo import _solver
 
     X, y = ck.make_count_data(rng, 157, 15, 3, n_duplicates=3)
-    params = dict(kernel=kernel, C=30.0, shrinking=shrinking, n_jobs=1)
+    params = dict(kernel=kernel, C=30.0, shrinking=shrinking, n_jobs=1,
+                  cache_dtype=cache_dtype)
     if not _solver._use_avx2_scans(True):
         pytest.skip("this CPU has no AVX2: only the portable scans run here")
     fast = kgeo.SVM(**params).fit(X, y)
@@ -502,7 +577,8 @@ def test_avx2_and_portable_scans_give_the_same_bits(kernel, shrinking, rng):
     assert_identical(fast, portable)
     if shrinking:
         assert fast.n_iter_.max() > np.bincount(y).max()  # long enough to shrink
-    ck.check_svm(fast, X, y)
+    if cache_dtype == "float64":
+        ck.check_svm(fast, X, y)
 
 
 def fit_keeping_cache(X, y, **params):
@@ -518,12 +594,14 @@ def fit_keeping_cache(X, y, **params):
     return model, caches[0]
 
 
-def test_recompute_seen_covers_exactly_the_blocks_used(rng):
+@pytest.mark.parametrize("cache_dtype", ["float64", "float32"])
+def test_recompute_seen_covers_exactly_the_blocks_used(cache_dtype, rng):
     """The benchmarks' floor recomputes each block the fit computed, once."""
     X, y = ck.make_count_data(rng, 130, 15, 4, n_duplicates=3)
     with pytest.warns(UserWarning, match="cache_size"):
         # evicts and recomputes
-        model, cache = fit_keeping_cache(X, y, kernel="ngd", cache_size=1e-6)
+        model, cache = fit_keeping_cache(X, y, kernel="ngd", cache_size=1e-6,
+                                         cache_dtype=cache_dtype)
     before = cache.stats()
     assert before["values_computed"] > before["values_distinct"]
     for n_threads in (1, 2):
@@ -531,7 +609,7 @@ def test_recompute_seen_covers_exactly_the_blocks_used(rng):
         assert seconds > 0.0
         assert n_values == before["values_distinct"]
     assert cache.stats() == before
-    assert_identical(model, kgeo.SVM(kernel="ngd").fit(X, y))
+    assert_identical(model, kgeo.SVM(kernel="ngd", cache_dtype=cache_dtype).fit(X, y))
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
@@ -838,8 +916,8 @@ def test_clone_get_set_params(rng):
     params = model.get_params()
     assert params["C"] == 3.0 and params["kernel"] == "rbf" and params["class_weight"] == {1: 2.0}
     assert set(params) == {"kernel", "C", "shift", "gamma", "coef0", "degree", "t", "normalize",
-                           "tol", "cache_size", "shrinking", "class_weight", "max_iter",
-                           "decision_function_shape", "n_jobs", "verbose"}
+                           "tol", "cache_size", "cache_dtype", "shrinking", "class_weight",
+                           "max_iter", "decision_function_shape", "n_jobs", "verbose"}
     other = kgeo.SVM().set_params(**params)
     assert other.get_params() == params
     X, y = ck.make_count_data(rng, 30, 5, 2)
@@ -878,6 +956,9 @@ def test_pickle_round_trip(rng):
     ({"kernel": "ngd", "t": -1.0}, r"t must be finite and > 0, got -1.0"),
     ({"kernel": "linear", "normalize": "yes"}, r"normalize must be True or False, got 'yes'"),
     ({"shrinking": 1}, r"shrinking must be True, False or 'auto', got 1"),
+    ({"cache_dtype": "float16"}, r"cache_dtype must be 'float64' or 'float32', got 'float16'"),
+    ({"cache_dtype": None}, r"cache_dtype must be 'float64' or 'float32', got None"),
+    ({"cache_dtype": np.int32}, r"cache_dtype must be 'float64' or 'float32', got <class"),
 ])
 def test_invalid_parameters(params, match, rng):
     X, y = ck.make_count_data(rng, 20, 5, 2)
