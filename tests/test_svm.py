@@ -361,18 +361,24 @@ def pair_objectives(model, K, y):
     return np.array(out)
 
 
-@pytest.mark.parametrize("n_classes,C", [(2, 0.3), (3, 1.0), (4, 10.0)])
-@pytest.mark.parametrize("kernel", ["ngd", "ned", "linear", "rbf"])
-def test_matches_libsvm_on_same_gram(kernel, n_classes, C, rng):
-    from sklearn.svm import SVC
-
-    X, y = ck.make_count_data(rng, 60, 10, n_classes, n_duplicates=2)
+def gram_problem(kernel, n_train, n_classes, rng):
+    """Training and test data for kernel, its parameters, K(X, X) and K(Xt, X)."""
+    X, y = ck.make_count_data(rng, n_train, 10, n_classes, n_duplicates=2)
     Xt, _ = ck.make_count_data(rng, 40, 10, n_classes)
     if kernel in EUCLIDEAN:
         X, Xt = l2_rows(X), l2_rows(Xt)
     params = {"gamma": 2.0} if kernel == "rbf" else {}
     K = kgeo.pairwise_kernels(X, kernel=kernel, **params)
     Kt = kgeo.pairwise_kernels(Xt, X, kernel=kernel, **params)
+    return X, y, Xt, params, K, Kt
+
+
+@pytest.mark.parametrize("n_classes,C", [(2, 0.3), (3, 1.0), (4, 10.0)])
+@pytest.mark.parametrize("kernel", ["ngd", "ned", "linear", "rbf"])
+def test_matches_libsvm_on_same_gram(kernel, n_classes, C, rng):
+    from sklearn.svm import SVC
+
+    X, y, Xt, params, K, Kt = gram_problem(kernel, 60, n_classes, rng)
     ref = SVC(kernel="precomputed", C=C, tol=1e-6, decision_function_shape="ovo").fit(K, y)
     model = kgeo.SVM(kernel=kernel, C=C, tol=1e-6, decision_function_shape="ovo",
                      **params).fit(X, y)
@@ -423,15 +429,9 @@ def test_float32_cache_solves_the_rounded_gram_exactly(kernel, n_classes, C, rng
     the same optimum as libsvm on that matrix, not an approximation of it."""
     from sklearn.svm import SVC
 
-    X, y = ck.make_count_data(rng, 70, 10, n_classes, n_duplicates=2)
-    Xt, _ = ck.make_count_data(rng, 40, 10, n_classes)
-    if kernel in EUCLIDEAN:
-        X, Xt = l2_rows(X), l2_rows(Xt)
-    params = {"gamma": 2.0} if kernel == "rbf" else {}
-    K = kgeo.pairwise_kernels(X, kernel=kernel, **params)
+    X, y, Xt, params, K, Kt = gram_problem(kernel, 70, n_classes, rng)
     K32 = K.astype(np.float32).astype(np.float64)
     assert np.any(K32 != K)  # the rounding is there to see
-    Kt = kgeo.pairwise_kernels(Xt, X, kernel=kernel, **params)
     ref = SVC(kernel="precomputed", C=C, tol=1e-6, decision_function_shape="ovo").fit(K32, y)
     model = kgeo.SVM(kernel=kernel, C=C, tol=1e-6, cache_dtype="float32",
                      decision_function_shape="ovo", **params).fit(X, y)
@@ -455,8 +455,9 @@ def test_float32_cache_close_to_float64(kernel, rng):
     Xt, _ = ck.make_count_data(rng, 60, 15, 4)
     if kernel in EUCLIDEAN:
         X, Xt = l2_rows(X), l2_rows(Xt)
-    double = kgeo.SVM(kernel=kernel, tol=1e-6).fit(X, y)
-    single = kgeo.SVM(kernel=kernel, tol=1e-6, cache_dtype=np.float32).fit(X, y)
+    # One thread: the cache's peak then does not depend on the threads' timing.
+    double = kgeo.SVM(kernel=kernel, tol=1e-6, n_jobs=1).fit(X, y)
+    single = kgeo.SVM(kernel=kernel, tol=1e-6, n_jobs=1, cache_dtype=np.float32).fit(X, y)
     np.testing.assert_allclose(single.dual_objective_, double.dual_objective_, rtol=1e-5)
     dec, dec32 = double.decision_function(Xt), single.decision_function(Xt)
     np.testing.assert_allclose(dec32, dec, atol=1e-4 * np.abs(dec).max())
@@ -468,8 +469,12 @@ def test_float32_cache_close_to_float64(kernel, rng):
     s, d = single.cache_stats_, double.cache_stats_
     assert (s["value_bytes"], d["value_bytes"]) == (4, 8)
     # About as many values held at once (the SMO paths differ a little), in
-    # half the bytes.
+    # half the bytes ...
     assert s["peak_values"] * 4 < 0.6 * d["peak_values"] * 8
+    # ... and twice the values in a budget below the whole Gram.
+    small = [kgeo.SVM(kernel=kernel, cache_size=2**-5, cache_dtype=dtype).fit(X, y).cache_stats_
+             for dtype in ("float32", "float64")]
+    assert small[0]["budget_values"] == 2 * small[1]["budget_values"] < 2 * X.shape[0] ** 2
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
