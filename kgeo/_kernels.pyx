@@ -197,9 +197,12 @@ cdef class PostingIndex:
     rows : RowSet
     block_start : array of int, shape (n_blocks + 1,)
         Increasing row offsets, from 0 to ``rows.n_rows``.
+    n_threads : int, default=1
+        Threads that build the blocks' lists (each block is built by one
+        thread; the index is the same for any number).
     """
 
-    def __cinit__(self, RowSet rows, block_start):
+    def __cinit__(self, RowSet rows, block_start, int n_threads=1):
         block_start = np.ascontiguousarray(block_start, dtype=np.int64)
         if (block_start.ndim != 1 or block_start.shape[0] < 2
                 or block_start[0] != 0 or block_start[len(block_start) - 1] != rows.n_rows
@@ -209,39 +212,53 @@ cdef class PostingIndex:
                 f"got {block_start!r}")
         cdef intp_t n_blocks = block_start.shape[0] - 1
         cdef intp_t F = rows.n_features
+        n_threads = max(1, min(n_threads, n_blocks))
         colptr = np.zeros(n_blocks * (F + 1) + 1, dtype=np.int64)
         dense_ptr = np.full(n_blocks * (F + 1), -1, dtype=np.int64)
+        # Per block: its dense columns, then where its dense values start.
+        block_dense = np.zeros(n_blocks, dtype=np.int64)
+        dense_start = np.zeros(n_blocks + 1, dtype=np.int64)
         cdef int64_t[::1] cp = colptr
         cdef int64_t[::1] dp = dense_ptr
+        cdef int64_t[::1] nd = block_dense
+        cdef int64_t[::1] ds = dense_start
         cdef const int64_t[::1] bs = block_start
-        cdef intp_t b, i, p, w, base, pos, n_b, n_dense = 0, dense_values = 0
+        cdef intp_t b, i, p, w, base, pos, n_b, offset
         # Counting sort of the nonzeros by (block, column); rows stay in
-        # increasing order inside every posting list.
+        # increasing order inside every posting list. Each block's share of
+        # the table is its own, so blocks are counted and filled in parallel;
+        # the prefix sums between the passes run over the whole table.
         with nogil:
-            for b in range(n_blocks):
-                base = b * (F + 1)
+            for b in prange(n_blocks, schedule="dynamic", chunksize=1, num_threads=n_threads):
                 for i in range(bs[b], bs[b + 1]):
                     for p in range(rows.indptr[i], rows.indptr[i + 1]):
-                        cp[base + rows.indices[p] + 1] += 1
-            # A column in at least 1/DENSE_SHARE of a block's rows becomes a
-            # dense column of the block (it leaves the posting lists).
+                        cp[b * (F + 1) + rows.indices[p] + 1] += 1
+                # A column in at least 1/DENSE_SHARE of a block's rows becomes
+                # a dense column of the block.
+                if bs[b + 1] - bs[b] >= DENSE_MIN_ROWS:
+                    for w in range(F):
+                        if cp[b * (F + 1) + w + 1] * DENSE_SHARE >= bs[b + 1] - bs[b]:
+                            nd[b] += 1
             for b in range(n_blocks):
+                ds[b + 1] = ds[b] + nd[b] * (bs[b + 1] - bs[b])
+            # Dense columns leave the posting lists; their values are laid
+            # out block by block, column by column.
+            for b in prange(n_blocks, schedule="dynamic", chunksize=1, num_threads=n_threads):
                 base = b * (F + 1)
                 n_b = bs[b + 1] - bs[b]
-                if n_b < DENSE_MIN_ROWS:
-                    continue
-                for w in range(F):
-                    if cp[base + w + 1] * DENSE_SHARE >= n_b:
-                        dp[base + w] = dense_values
-                        dense_values += n_b
-                        n_dense += 1
-                        cp[base + w + 1] = 0
+                offset = ds[b]
+                if nd[b] > 0:
+                    for w in range(F):
+                        if cp[base + w + 1] * DENSE_SHARE >= n_b:
+                            dp[base + w] = offset
+                            offset = offset + n_b
+                            cp[base + w + 1] = 0
             for p in range(n_blocks * (F + 1)):
                 cp[p + 1] += cp[p]
         cdef intp_t n_postings = colptr[colptr.shape[0] - 1]
         post_row = np.empty(n_postings, dtype=np.int32)
         post_val = np.empty(n_postings, dtype=np.float64)
-        dense_val = np.zeros(dense_values, dtype=np.float64)
+        dense_val = np.zeros(dense_start[n_blocks], dtype=np.float64)
         cdef int32_t[::1] prow = post_row
         cdef float64_t[::1] pval = post_val
         cdef float64_t[::1] dval = dense_val
@@ -249,7 +266,7 @@ cdef class PostingIndex:
         # which leaves it at the start of list e + 1: shifted back by one
         # entry afterwards (no copy of the n_blocks * n_features table).
         with nogil:
-            for b in range(n_blocks):
+            for b in prange(n_blocks, schedule="dynamic", chunksize=1, num_threads=n_threads):
                 base = b * (F + 1)
                 for i in range(bs[b], bs[b + 1]):
                     for p in range(rows.indptr[i], rows.indptr[i + 1]):
@@ -266,7 +283,7 @@ cdef class PostingIndex:
             cp[0] = 0
         self.rows = rows
         self.n_blocks = n_blocks
-        self.n_dense = n_dense
+        self.n_dense = int(block_dense.sum())
         self.block_start = block_start
         self.colptr = colptr
         self.post_row = post_row

@@ -32,8 +32,9 @@ from kgeo._kernels cimport Kernel, PostingIndex, RowSet, kernel_block_row, kerne
 from kgeo._typedefs cimport float32_t, float64_t, int32_t, int64_t, intp_t
 
 # The row cache's lock. Its critical sections are a few pointer updates, and
-# each SMO step takes it about three times, so with solvers in two threads it
-# is often found taken for a moment. Python's lock (a semaphore) then puts the
+# a solver takes it for each row it has not fetched before in its pair (a
+# pair holds its rows to its end, half the budget allowing), so with solvers
+# in two threads it is still often found taken for a moment. Python's lock (a semaphore) then puts the
 # waiter to sleep in the kernel and wakes it with a system call: on 20
 # Newsgroups (linear, two threads) that was 57,000 futex calls and 11,000
 # context switches, and a second thread gained 1.3x; spinning, 1.5x. A waiter
@@ -542,6 +543,8 @@ cdef class KernelRowCache:
     cdef readonly intp_t budget   # in values (of value_bytes each)
     cdef readonly intp_t used
     cdef readonly intp_t peak_used
+    cdef readonly intp_t held     # values in blocks solvers hold for a whole pair
+    cdef intp_t hold_limit        # at most this many (half the budget)
     cdef intp_t* pairs_left       # per class: its one-vs-one pairs not yet retired
     cdef readonly int64_t n_computed   # blocks computed (misses)
     cdef readonly int64_t n_requests   # blocks requested
@@ -566,6 +569,8 @@ cdef class KernelRowCache:
         for c in range(self.n_classes):
             self.largest = max(self.largest, index.block_start[c + 1] - index.block_start[c])
         self.budget = budget_bytes // self.value_bytes
+        # The other half stays for blocks that come and go under the LRU.
+        self.hold_limit = self.budget // 2
         self.slots = <CacheSlot*> calloc(self.n_keys + 1, sizeof(CacheSlot))
         self.pairs_left = <intp_t*> malloc(max(self.n_classes, 1) * sizeof(intp_t))
         self.lock_ready = lock_init(&self.lock) == 0
@@ -670,16 +675,26 @@ cdef class KernelRowCache:
             overflow |= (out32[k] - out32[k]) != 0
         return overflow
 
+    cdef inline bint grant_hold(self, intp_t n) noexcept nogil:
+        # May a solver keep n more values pinned until its pair ends? Called
+        # with the lock held.
+        if self.held + n > self.hold_limit:
+            return False
+        self.held += n
+        return True
+
     cdef int get_pair(self, intp_t row, intp_t c1, intp_t c2, float64_t* acc,
                       float64_t* scratch, const void** out1,
-                      const void** out2) except -1 nogil:
+                      const void** out2, bint* hold) except -1 nogil:
         """Pin and return K(x_row, x_j) for the rows j of class c1 and of class c2.
 
         Both blocks under one lock operation (two if one must be computed):
         with solvers in several threads, lock traffic is what the shared
         cache costs. ``acc`` is the caller's zeroed accumulator and
         ``scratch`` its float64 buffer (both at least as long as the largest
-        class). Every get_pair is matched by a ``release_pair``.
+        class). ``hold[0]`` asks to keep both blocks pinned until the pair
+        ends (``release_held_rows``), and says on return whether that was
+        granted; if not, the get_pair is matched by a ``release_pair``.
         """
         cdef intp_t keys[2]
         cdef const void** outs[2]
@@ -696,6 +711,8 @@ cdef class KernelRowCache:
             fresh[side] = NULL
             if outs[side][0] == NULL:
                 missing += 1
+        if missing == 0 and hold[0]:
+            hold[0] = self.grant_hold(self.block_length(c1) + self.block_length(c2))
         lock_release(&self.lock)
         if missing == 0:
             return 0
@@ -729,6 +746,8 @@ cdef class KernelRowCache:
             if fresh[side] != NULL:
                 outs[side][0] = self.insert(
                     keys[side], fresh[side], self.block_length(keys[side] % self.n_classes))
+        if hold[0]:
+            hold[0] = self.grant_hold(self.block_length(c1) + self.block_length(c2))
         lock_release(&self.lock)
         return 0
 
@@ -891,12 +910,19 @@ cdef struct Pair:
     int32_t* active       # active local indices, increasing (class s ones first)
     intp_t active_size
     intp_t active_s       # how many of them are in class s
+    # Rows the pair keeps pinned from their first fetch to its end: an SMO
+    # step asks for about four rows, mostly ones it has had before, and a
+    # held row is then read without the cache's lock. held[2 k] and
+    # held[2 k + 1] are the blocks (s, t) of variable k's row, or NULL.
+    const void** held
+    int64_t held_fetches  # fetches answered from held rows (for the stats)
 
 
 cdef struct Row:
     const void* Ks        # K(x_i, x_j) for j in class s (float64, or float32
     const void* Kt        # ... and in class t             in a single cache)
     intp_t g              # global row, to release the blocks
+    bint held             # pinned until the pair ends (release_row skips it)
 
 
 cdef inline float64_t y_of(Pair* P, intp_t k) noexcept nogil:
@@ -979,12 +1005,52 @@ cdef inline const void* segment_K(Pair* P, Segment* seg, Row* r) noexcept nogil:
 cdef int fetch_row(KernelRowCache cache, Pair* P, intp_t k, Row* r) except -1 nogil:
     """Pin the kernel row of local variable k; release it with release_row."""
     r.g = (P.start_s + k) if k < P.n_s else (P.start_t + k - P.n_s)
-    cache.get_pair(r.g, P.cls_s, P.cls_t, P.acc, P.scratch, &r.Ks, &r.Kt)
+    if P.held[2 * k] != NULL:
+        r.Ks = P.held[2 * k]
+        r.Kt = P.held[2 * k + 1]
+        r.held = True
+        P.held_fetches += 1
+        return 0
+    r.held = True  # ask to hold it
+    cache.get_pair(r.g, P.cls_s, P.cls_t, P.acc, P.scratch, &r.Ks, &r.Kt, &r.held)
+    if r.held:
+        P.held[2 * k] = r.Ks
+        P.held[2 * k + 1] = r.Kt
     return 0
 
 
 cdef inline void release_row(KernelRowCache cache, Pair* P, Row* r) noexcept nogil:
-    cache.release_pair(r.g, P.cls_s, P.cls_t)
+    if not r.held:
+        cache.release_pair(r.g, P.cls_s, P.cls_t)
+
+
+cdef void release_held_rows(KernelRowCache cache, Pair* P) noexcept nogil:
+    """Unpin every row the pair held, under one lock operation.
+
+    The blocks go to the front of the LRU order, as if just used: the
+    class's own blocks serve its next pairs (the pair's cross blocks are
+    retired right after).
+    """
+    cdef intp_t k, g, key, side
+    cdef intp_t n_s = cache.block_length(P.cls_s), n_t = cache.block_length(P.cls_t)
+    lock_acquire(&cache.lock)
+    for k in range(P.l):
+        if P.held[2 * k] == NULL:
+            continue
+        g = (P.start_s + k) if k < P.n_s else (P.start_t + k - P.n_s)
+        for side in range(2):
+            key = g * cache.n_classes + (P.cls_s if side == 0 else P.cls_t)
+            cache.slots[key].pins -= 1
+            cache.lru_unlink(key)
+            cache.lru_push_front(key)
+        cache.held -= n_s + n_t
+        P.held[2 * k] = NULL
+        P.held[2 * k + 1] = NULL
+    # Blocks requested: two per fetch, held or not, so that the count does
+    # not depend on the budget or on the other threads.
+    cache.n_requests += 2 * P.held_fetches
+    P.held_fetches = 0
+    lock_release(&cache.lock)
 
 
 cdef int check_signals(KernelRowCache cache) except -1 nogil:
@@ -1447,10 +1513,12 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
     active = np.empty(l, dtype=np.int32)
     acc = np.zeros(cache.largest + 1)
     scratch = np.empty(cache.largest + 1)
+    held = np.zeros(2 * l, dtype=np.uintp)
     cdef float64_t[::1] alpha_v = alpha, G_v = G, G_bar_v = G_bar, C_v = C, QD_v = QD
     cdef float64_t[::1] up_mask_v = up_mask, low_mask_v = low_mask, obj_v = obj
     cdef float64_t[::1] acc_v = acc, scratch_v = scratch
     cdef int32_t[::1] active_v = active
+    cdef size_t[::1] held_v = held
     cdef Pair P
     P.l = l
     P.n_s = n_s
@@ -1470,6 +1538,8 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
     P.acc = &acc_v[0]
     P.scratch = &scratch_v[0]
     P.single = cache.single
+    P.held = <const void**> &held_v[0]
+    P.held_fetches = 0
     cdef int64_t n_iter = 0
     cdef int status
     cdef int shrink_mode = SHRINK_AUTO if shrinking == "auto" else (
@@ -1482,7 +1552,10 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
             if P.single:
                 # The diagonal rounded like the stored rows: one float32 kernel.
                 P.QD[k] = <float32_t> P.QD[k]
-        status = solve_pair_core(cache, &P, tol, shrink_mode, max_iter, &n_iter)
+        try:
+            status = solve_pair_core(cache, &P, tol, shrink_mode, max_iter, &n_iter)
+        finally:
+            release_held_rows(cache, &P)
         cache.retire_pair(cls_s, cls_t)
         b = intercept(&P)
         # With G = Q a - 1: sum(a) - a'Qa/2 = -sum_k a_k (G_k - 1) / 2.

@@ -358,7 +358,7 @@ class SVM(EstimatorMixin):
                 f"(first rows {bad[:10].tolist()}): k(x, x) is not finite; scale X down")
         if self.shift != 0.0:
             self._check_shift(X_checked, kernel_args)
-        index = PostingIndex(rows, class_start)
+        index = PostingIndex(rows, class_start, n_threads=resolve_n_jobs(self.n_jobs))
         single = self._cache_single()
         cache = KernelRowCache(kernel, index, self._cache_bytes(counts, single), single=single)
 

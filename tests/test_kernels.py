@@ -789,6 +789,50 @@ def test_dense_columns_change_no_bit_of_the_kernel_rows(kernel):
     assert np.array_equal(kernel_matrix(k, rows, dense), kernel_matrix(k, rows, sparse_only))
 
 
+def test_posting_index_is_the_same_built_by_any_number_of_threads():
+    """Each block's lists are built by one thread: the index is the same for
+    1, 2 or 3 threads, and holds exactly the block's nonzeros (a NumPy
+    reference: the rows of a posting list in order, a dense column whole)."""
+    from kgeo._kernels import PostingIndex, get_kernel
+    from kgeo._pairwise import prepare_rows
+
+    rng = np.random.default_rng(11)
+    n, n_features = 500, 60
+    frequent = (rng.random((n, 4)) < 0.6) * rng.integers(1, 9, (n, 4))
+    rare = sp.random(n, n_features - 4, density=0.05, random_state=rng) * 7
+    X = sp.hstack([sp.csr_matrix(frequent.astype(float)), rare], format="csr")
+    X = X[np.asarray(X.sum(axis=1)).ravel() > 0]
+    X.sort_indices()
+    rows = prepare_rows(get_kernel("linear", n_features, 0.0), X)
+    # Large blocks (dense columns), a short one (postings only), an empty one.
+    block_start = np.array([0, 200, 200, 230, rows.n_rows])
+    built = [PostingIndex(rows, block_start, n_threads=t) for t in (1, 2, 3)]
+    for other in built[1:]:
+        assert other.n_dense == built[0].n_dense
+        for a, b in zip(built[0].arrays, other.arrays, strict=True):
+            np.testing.assert_array_equal(a, b)
+    _, colptr, post_row, post_val, dense_ptr, dense_val = built[0].arrays
+    data, indices, indptr, _ = rows.arrays
+    X_rows = sp.csr_matrix((data, indices, indptr), shape=X.shape).toarray()
+    n_dense = 0
+    for b in range(len(block_start) - 1):
+        block = X_rows[block_start[b]:block_start[b + 1]]
+        for w in range(n_features):
+            e = b * (n_features + 1) + w
+            where = np.flatnonzero(block[:, w])
+            if dense_ptr[e] >= 0:
+                n_dense += 1
+                assert len(block) >= 64 and 8 * where.size >= len(block)
+                np.testing.assert_array_equal(
+                    dense_val[dense_ptr[e]:dense_ptr[e] + len(block)], block[:, w])
+                assert colptr[e] == colptr[e + 1]
+            else:
+                np.testing.assert_array_equal(post_row[colptr[e]:colptr[e + 1]], where)
+                np.testing.assert_array_equal(post_val[colptr[e]:colptr[e + 1]],
+                                              block[where, w])
+    assert n_dense == built[0].n_dense >= 4
+
+
 def test_one_dimensional_sparse_input_rejected():
     with pytest.raises(ValueError, match=r"Expected a 2D array for X, got a 1D sparse array"):
         kgeo.pairwise_kernels(sp.csr_array(np.array([1.0, 0.0, 2.0])), kernel="linear")

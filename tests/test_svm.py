@@ -626,7 +626,9 @@ def test_solved_pairs_free_exactly_the_blocks_no_later_pair_uses(n_jobs, rng):
     model, cache = fit_keeping_cache(X, y, kernel="ngd", cache_size=200, n_jobs=n_jobs)
     stats = cache.stats()
     assert stats["values_computed"] == stats["values_distinct"]
+    # Every row a pair held was let go, so its blocks could die with it.
     assert cache.used == 0
+    assert cache.held == 0
     # Blocks died along the way: the cache never held all of them at once.
     assert 0 < stats["peak_values"] < stats["values_distinct"]
     assert_identical(model, kgeo.SVM(kernel="ngd", n_jobs=1).fit(X, y))
