@@ -766,6 +766,18 @@ def test_kernel_rows_use_the_same_arccos_bits_as_the_scalar_one():
     assert np.array_equal(ngd[far], expected)
 
 
+def _frequent_and_rare_words(rng, n, n_features, n_frequent, share, density):
+    """Counts where n_frequent words are in about ``share`` of the rows (dense
+    columns of a large block) and the rest at ``density`` (postings); no
+    empty row, indices sorted."""
+    frequent = (rng.random((n, n_frequent)) < share) * rng.integers(1, 9, (n, n_frequent))
+    rare = sp.random(n, n_features - n_frequent, density=density, random_state=rng) * 7
+    X = sp.hstack([sp.csr_matrix(frequent.astype(float)), rare], format="csr")
+    X = X[np.asarray(X.sum(axis=1)).ravel() > 0]
+    X.sort_indices()
+    return X
+
+
 @pytest.mark.parametrize("kernel", ["linear", "ngd", "ned"])
 def test_dense_columns_change_no_bit_of_the_kernel_rows(kernel):
     """Frequent words are stored as dense columns of large blocks; short
@@ -773,14 +785,8 @@ def test_dense_columns_change_no_bit_of_the_kernel_rows(kernel):
     from kgeo._kernels import PostingIndex, get_kernel, kernel_matrix
     from kgeo._pairwise import prepare_rows
 
-    rng = np.random.default_rng(7)
-    n, n_features = 400, 300
-    # A few words in most rows (dense), the rest rare (postings).
-    frequent = (rng.random((n, 5)) < 0.7) * rng.integers(1, 9, (n, 5))
-    rare = sp.random(n, n_features - 5, density=0.02, random_state=rng) * 7
-    X = sp.hstack([sp.csr_matrix(frequent.astype(float)), rare], format="csr")
-    X = X[np.asarray(X.sum(axis=1)).ravel() > 0]
-    X.sort_indices()
+    n_features = 300
+    X = _frequent_and_rare_words(np.random.default_rng(7), 400, n_features, 5, 0.7, 0.02)
     k = get_kernel(kernel, n_features, 0.0)
     rows = prepare_rows(k, X)
     dense = PostingIndex(rows, np.array([0, 150, rows.n_rows]))
@@ -796,13 +802,8 @@ def test_posting_index_is_the_same_built_by_any_number_of_threads():
     from kgeo._kernels import PostingIndex, get_kernel
     from kgeo._pairwise import prepare_rows
 
-    rng = np.random.default_rng(11)
-    n, n_features = 500, 60
-    frequent = (rng.random((n, 4)) < 0.6) * rng.integers(1, 9, (n, 4))
-    rare = sp.random(n, n_features - 4, density=0.05, random_state=rng) * 7
-    X = sp.hstack([sp.csr_matrix(frequent.astype(float)), rare], format="csr")
-    X = X[np.asarray(X.sum(axis=1)).ravel() > 0]
-    X.sort_indices()
+    n_features = 60
+    X = _frequent_and_rare_words(np.random.default_rng(11), 500, n_features, 4, 0.6, 0.05)
     rows = prepare_rows(get_kernel("linear", n_features, 0.0), X)
     # Large blocks (dense columns), a short one (postings only), an empty one.
     block_start = np.array([0, 200, 200, 230, rows.n_rows])
