@@ -1029,22 +1029,23 @@ cdef inline void release_row(KernelRowCache cache, Pair* P, Row* r) noexcept nog
 cdef void release_held_rows(KernelRowCache cache, Pair* P) noexcept nogil:
     """Unpin every row the pair held, under one lock operation.
 
-    The blocks go to the front of the LRU order, as if just used: the
-    class's own blocks serve its next pairs (the pair's cross blocks are
-    retired right after).
+    A row's own-class block goes to the front of the LRU order, as if just
+    used: it serves its class's next pairs. Its cross block is left where
+    it is: the pair is retired right after, and the block with it.
     """
-    cdef intp_t k, g, key, side
+    cdef intp_t k, g, own, cross
     cdef intp_t n_s = cache.block_length(P.cls_s), n_t = cache.block_length(P.cls_t)
     lock_acquire(&cache.lock)
     for k in range(P.l):
         if P.held[2 * k] == NULL:
             continue
         g = (P.start_s + k) if k < P.n_s else (P.start_t + k - P.n_s)
-        for side in range(2):
-            key = g * cache.n_classes + (P.cls_s if side == 0 else P.cls_t)
-            cache.slots[key].pins -= 1
-            cache.lru_unlink(key)
-            cache.lru_push_front(key)
+        own = g * cache.n_classes + (P.cls_s if k < P.n_s else P.cls_t)
+        cross = g * cache.n_classes + (P.cls_t if k < P.n_s else P.cls_s)
+        cache.slots[own].pins -= 1
+        cache.slots[cross].pins -= 1
+        cache.lru_unlink(own)
+        cache.lru_push_front(own)
         cache.held -= n_s + n_t
         P.held[2 * k] = NULL
         P.held[2 * k + 1] = NULL
