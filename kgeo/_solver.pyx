@@ -552,6 +552,10 @@ cdef class KernelRowCache:
     cdef readonly int64_t n_distinct   # distinct blocks ever computed
     cdef readonly int64_t values_computed
     cdef readonly int64_t values_distinct
+    # Values computed by a thread while another computed the same block (two
+    # pairs of one class missing its own block at once); the later copy is
+    # dropped. Part of values_computed.
+    cdef readonly int64_t values_raced
     cdef readonly float64_t compute_seconds  # thread-seconds spent computing blocks
     cdef int stop_requested
 
@@ -640,6 +644,7 @@ cdef class KernelRowCache:
         self.values_computed += n
         if self.slots[key].values != NULL:
             free(values)
+            self.values_raced += n
             values = self.slots[key].values
             self.lru_unlink(key)
         else:
@@ -871,8 +876,9 @@ cdef class KernelRowCache:
         self.stop_requested = 1
 
     def stats(self):
-        """Counters: blocks requested, computed, distinct; values computed;
-        the most values held at once; the bytes per stored value."""
+        """Counters: blocks requested, computed, distinct; values computed,
+        distinct, and computed twice at once by two threads; the most values
+        held at once; the bytes per stored value."""
         return {
             "value_bytes": self.value_bytes,
             "blocks_requested": self.n_requests,
@@ -880,6 +886,7 @@ cdef class KernelRowCache:
             "blocks_distinct": self.n_distinct,
             "values_computed": self.values_computed,
             "values_distinct": self.values_distinct,
+            "values_raced": self.values_raced,
             "budget_values": self.budget,
             "peak_values": self.peak_used,
             "compute_seconds": self.compute_seconds,

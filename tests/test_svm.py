@@ -625,7 +625,11 @@ def test_solved_pairs_free_exactly_the_blocks_no_later_pair_uses(n_jobs, rng):
     X, y = ck.make_count_data(rng, 150, 15, 5, n_duplicates=3)
     model, cache = fit_keeping_cache(X, y, kernel="ngd", cache_size=200, n_jobs=n_jobs)
     stats = cache.stats()
-    assert stats["values_computed"] == stats["values_distinct"]
+    # Two threads may compute one block at once (two pairs of its class
+    # missing it together); beyond those races, nothing twice.
+    assert stats["values_computed"] - stats["values_raced"] == stats["values_distinct"]
+    if n_jobs == 1:
+        assert stats["values_raced"] == 0
     # Every row a pair held was let go, so its blocks could die with it.
     assert cache.used == 0
     assert cache.held == 0
