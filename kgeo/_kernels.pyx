@@ -17,7 +17,7 @@ kernels; this module holds only the typed loops.
 """
 
 from cython.parallel cimport prange, threadid
-from libc.math cimport exp, fabs, pow, sqrt, tanh
+from libc.math cimport INFINITY, exp, fabs, pow, sqrt, tanh
 
 import numpy as np
 
@@ -187,6 +187,44 @@ def _row_sq_norms(const float64_t[::1] data, const int64_t[::1] indptr):
                 s = s + data[p] * data[p]
             out_view[i] = s
     return out
+
+
+def divide_rows_by_max(const float64_t[::1] data, const int64_t[::1] indptr,
+                       int n_threads=1):
+    """Every CSR row's values divided by the row's largest value (a new array).
+
+    The first step of ``sqrt(x / sum(x))``: with the largest value 1, the row
+    sum stays finite for rows of huge (finite) values. Rows are split over
+    ``n_threads`` threads, which also share the first touch of the output's
+    pages; the bits are those of NumPy's element-wise division.
+    """
+    cdef intp_t n_rows = indptr.shape[0] - 1
+    out = np.empty(data.shape[0], dtype=np.float64)
+    cdef float64_t[::1] scaled = out
+    cdef intp_t i, p
+    cdef float64_t top
+    with nogil:
+        for i in prange(n_rows, schedule="static", num_threads=max(1, n_threads)):
+            top = -INFINITY
+            for p in range(indptr[i], indptr[i + 1]):
+                if data[p] > top:
+                    top = data[p]
+            for p in range(indptr[i], indptr[i + 1]):
+                scaled[p] = data[p] / top
+    return out
+
+
+def sqrt_of_row_shares(float64_t[::1] values, const int64_t[::1] indptr,
+                       const float64_t[::1] row_sums, int n_threads=1):
+    """``values[p] = sqrt(values[p] / row_sums[i])`` for the entries p of row i, in place."""
+    cdef intp_t n_rows = indptr.shape[0] - 1
+    cdef intp_t i, p
+    cdef float64_t total
+    with nogil:
+        for i in prange(n_rows, schedule="static", num_threads=max(1, n_threads)):
+            total = row_sums[i]
+            for p in range(indptr[i], indptr[i + 1]):
+                values[p] = sqrt(values[p] / total)
 
 
 cdef class PostingIndex:

@@ -349,8 +349,9 @@ class SVM(EstimatorMixin):
         class_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         # Corpora read folder by folder often come sorted: no copy then.
         in_order = bool(np.all(y_index[1:] >= y_index[:-1]))
+        n_threads = resolve_n_jobs(self.n_jobs)
         rows = prepare_rows(kernel, X_checked if in_order else X_checked[order], name="X",
-                            kernel_name=self.kernel)
+                            kernel_name=self.kernel, n_threads=n_threads)
         diagonal = kernel_diagonal(kernel, rows)
         if not np.all(np.isfinite(diagonal)):
             bad = np.sort(order[~np.isfinite(diagonal)])
@@ -359,7 +360,7 @@ class SVM(EstimatorMixin):
                 f"(first rows {bad[:10].tolist()}): k(x, x) is not finite; scale X down")
         if self.shift != 0.0:
             self._check_shift(X_checked, kernel_args)
-        index = PostingIndex(rows, class_start, n_threads=resolve_n_jobs(self.n_jobs))
+        index = PostingIndex(rows, class_start, n_threads=n_threads)
         single = self._cache_single()
         cache = KernelRowCache(kernel, index, self._cache_bytes(counts, single), single=single)
 
@@ -557,9 +558,11 @@ class SVM(EstimatorMixin):
                 f"X has {X.shape[1]} features, but SVM is expecting "
                 f"{self.n_features_in_} features as input")
         kernel = get_kernel(self.kernel, self.n_features_in_, self.shift, **self._kernel_args)
+        n_threads = resolve_n_jobs(self.n_jobs)
         sv_rows = prepare_rows(kernel, check_matrix(self.support_vectors_, name="support_vectors_",
                                                     min_samples=0),
-                               name="support_vectors_", kernel_name=self.kernel)
+                               name="support_vectors_", kernel_name=self.kernel,
+                               n_threads=n_threads)
         n_classes = self.classes_.shape[0]
         sv_start = np.concatenate([[0], np.cumsum(self.n_support_)]).astype(np.int64)
         sv_index = single_block(sv_rows)
@@ -574,14 +577,13 @@ class SVM(EstimatorMixin):
         # by them gives every pair's share of that class (n_classes - 1 sums),
         # against n_pairs of a dense coefficient matrix.
         coef_t = np.ascontiguousarray(dual_coef.T)
-        n_threads = resolve_n_jobs(self.n_jobs)
         dec = np.empty((X.shape[0], n_classes * (n_classes - 1) // 2))
         # Test rows per call: bounds the shares (and the prepared rows) held at once.
         chunk = max(1, _PREDICT_CHUNK_VALUES // (n_classes * (n_classes - 1)))
         K_max = 0.0
         for start in range(0, X.shape[0], chunk):
             rows = prepare_rows(kernel, X[start:start + chunk], name="X",
-                                kernel_name=self.kernel)
+                                kernel_name=self.kernel, n_threads=n_threads)
             share, largest = kernel_weighted_sums(kernel, rows, sv_index, sv_start, coef_t,
                                                   n_threads)
             K_max = max(K_max, largest)

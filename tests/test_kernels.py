@@ -795,6 +795,32 @@ def test_dense_columns_change_no_bit_of_the_kernel_rows(kernel):
     assert np.array_equal(kernel_matrix(k, rows, dense), kernel_matrix(k, rows, sparse_only))
 
 
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_simplex_rows_are_numpys_square_roots_bit_for_bit(n_threads):
+    """prepare_rows gives the manifold kernels sqrt(x / max / sum(x / max)),
+    the same bits as NumPy's element-wise route, on any number of threads;
+    rows of huge finite values stay finite."""
+    from kgeo._kernels import _PARALLEL_MIN_VALUES, get_kernel
+    from kgeo._pairwise import prepare_rows
+
+    rng = np.random.default_rng(3)
+    n_rows = 3000
+    # Above the size where the passes run in parallel; rows of 1-400 words.
+    X = sp.random(n_rows, 2000, density=0.05, random_state=rng, format="csr") * 50
+    X = X[np.diff(X.indptr) > 0]
+    X.data[X.indptr[0]:X.indptr[1]] *= 1e305  # sums to inf unless divided by the max
+    X.sort_indices()
+    assert X.nnz >= _PARALLEL_MIN_VALUES
+    lengths = np.diff(X.indptr)
+    scaled = X.data / np.repeat(np.maximum.reduceat(X.data, X.indptr[:-1]), lengths)
+    expected = np.sqrt(scaled / np.repeat(np.add.reduceat(scaled, X.indptr[:-1]), lengths))
+    rows = prepare_rows(get_kernel("ngd", X.shape[1], 0.0), X, n_threads=n_threads)
+    got = rows.arrays[0]
+    assert np.all(np.isfinite(got))
+    assert np.array_equal(got, expected)
+    assert np.array_equal(np.asarray(rows.arrays[2]), X.indptr)
+
+
 def test_posting_index_is_the_same_built_by_any_number_of_threads():
     """Each block's lists are built by one thread: the index is the same for
     1, 2 or 3 threads, and holds exactly the block's nonzeros (a NumPy
