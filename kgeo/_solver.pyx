@@ -488,6 +488,10 @@ cdef enum:
     SHRINK_AUTO = 2
 # Iterations between two checks for Ctrl-C.
 cdef intp_t SIGNAL_CHECK_EVERY = 64
+# A pair's cross blocks are swept (KernelRowCache.sweep_cross) only when both
+# classes' fit in this fraction of the cache's budget: with a pair in flight
+# per thread, the own-class blocks and the rows solvers hold keep the rest.
+cdef intp_t SWEEP_BUDGET_SHARE = 8
 
 # Return codes of the solver core (and of solve_pair's status).
 cdef enum:
@@ -507,7 +511,8 @@ cdef struct CacheSlot:
     intp_t lru_prev       # doubly linked LRU list over the keys
     intp_t lru_next
     int32_t pins          # solvers currently reading the block
-    char seen             # computed at least once
+    char seen             # stored at least once (computed or transposed)
+    char used             # asked for by a solver at least once
 
 
 cdef class KernelRowCache:
@@ -554,9 +559,18 @@ cdef class KernelRowCache:
     cdef readonly int64_t values_distinct
     # Values computed by a thread while another computed the same block (two
     # pairs of one class missing its own block at once); the later copy is
-    # dropped. Part of values_computed.
+    # dropped. Part of values_computed (or of values_transposed).
     cdef readonly int64_t values_raced
+    # Values of cross-class blocks filled from the transposed blocks of the
+    # other class (``sweep_cross``) rather than computed.
+    cdef readonly int64_t values_transposed
+    cdef readonly int64_t values_used  # in blocks some solver asked for
     cdef readonly float64_t compute_seconds  # thread-seconds spent computing blocks
+    # Cross-class values of the retired pairs: all of them (2 n_s n_t per
+    # pair), and those in blocks their solver asked for. Their ratio decides
+    # whether sweeping a pair's cross blocks pays (``sweep_cross``).
+    cdef int64_t cross_values, cross_values_used
+    cdef public bint sweep_enabled  # whether sweep_cross may run (tests turn it off)
     cdef int stop_requested
 
     def __cinit__(self, Kernel kernel, PostingIndex index, int64_t budget_bytes,
@@ -583,6 +597,7 @@ cdef class KernelRowCache:
             raise MemoryError("could not allocate the kernel row cache index")
         for c in range(self.n_classes):
             self.pairs_left[c] = self.n_classes - 1
+        self.sweep_enabled = True
         self.slots[self.n_keys].lru_prev = self.n_keys
         self.slots[self.n_keys].lru_next = self.n_keys
 
@@ -636,12 +651,17 @@ cdef class KernelRowCache:
             self.lru_push_front(key)
         return values
 
-    cdef const void* insert(self, intp_t key, void* values, intp_t n) noexcept nogil:
-        # Store and pin a block computed outside the lock, or, when another
-        # thread stored the same block meanwhile, free it and pin that one.
-        # Called with the lock held.
-        self.n_computed += 1
-        self.values_computed += n
+    cdef const void* insert(self, intp_t key, void* values, intp_t n,
+                            bint transposed=False) noexcept nogil:
+        # Store and pin a block made outside the lock (computed, or filled
+        # by sweep_cross from transposed blocks), or, when another thread
+        # stored the same block meanwhile, free it and pin that one. Called
+        # with the lock held.
+        if transposed:
+            self.values_transposed += n
+        else:
+            self.n_computed += 1
+            self.values_computed += n
         if self.slots[key].values != NULL:
             free(values)
             self.values_raced += n
@@ -681,6 +701,101 @@ cdef class KernelRowCache:
             overflow |= (out32[k] - out32[k]) != 0
         return overflow
 
+    cdef int sweep_cross(self, intp_t cls_s, intp_t cls_t, float64_t* acc,
+                         float64_t* scratch) except -1 nogil:
+        """Store every cross block of the pair (cls_s, cls_t) before it starts.
+
+        The block (g, t) of each row g of class s is computed, and the block
+        (h, s) of each row h of class t is filled from them, transposed:
+        K(x_h, x_g) = K(x_g, x_h) bit for bit (the same products of shared
+        words, summed in word order either way; the kernels' maps are
+        symmetric). The pair's cross values then cost n_s n_t kernel
+        evaluations in one sweep over class t's postings, where computing
+        its rows on demand costs 2 u n_s n_t, u being the share of cross
+        values its solver asks for.
+
+        Done only where it pays: u over the pairs retired so far is at least
+        1/2 (20 Newsgroups: 0.56; corpora whose pairs use nearly every row:
+        1), and both classes' cross blocks fit in 1/SWEEP_BUDGET_SHARE of the
+        budget. Anything that goes wrong (no memory, a float32 overflow, a
+        stop request) leaves the blocks to be computed on demand, where it
+        is reported.
+        """
+        cdef intp_t s0 = self.index.block_start[cls_s], n_s = self.block_length(cls_s)
+        cdef intp_t t0 = self.index.block_start[cls_t], n_t = self.block_length(cls_t)
+        cdef intp_t k, h, h0, h_end, n_made = 0, n_filled = 0, nc = self.n_classes
+        cdef void** blocks_s
+        cdef void** blocks_t
+        cdef bint ok = True, worth
+        cdef timespec started, finished
+        lock_acquire(&self.lock)
+        worth = (self.sweep_enabled and self.cross_values > 0
+                 and 2 * self.cross_values_used >= self.cross_values
+                 and 2 * n_s * n_t <= self.budget // SWEEP_BUDGET_SHARE)
+        lock_release(&self.lock)
+        if not worth:
+            return 0
+        clock_gettime(CLOCK_MONOTONIC, &started)
+        blocks_s = <void**> calloc(n_s, sizeof(void*))
+        blocks_t = <void**> calloc(n_t, sizeof(void*))
+        ok = blocks_s != NULL and blocks_t != NULL
+        # The blocks (g, t) of class s's rows: kgeo's row routine.
+        while ok and n_made < n_s:
+            if n_made % SIGNAL_CHECK_EVERY == 0 and self.stop_requested:
+                ok = False
+                break
+            blocks_s[n_made] = malloc(n_t * self.value_bytes)
+            if blocks_s[n_made] == NULL:
+                ok = False
+                break
+            if self.compute_block((s0 + n_made) * nc + cls_t, acc, scratch,
+                                  blocks_s[n_made]):
+                n_made += 1
+                ok = False  # a float32 overflow: reported on demand
+                break
+            n_made += 1
+        while ok and n_filled < n_t:
+            blocks_t[n_filled] = malloc(n_s * self.value_bytes)
+            if blocks_t[n_filled] == NULL:
+                ok = False
+                break
+            n_filled += 1
+        if ok:
+            # The blocks (h, s) of class t's rows, eight at a time: one cache
+            # line of each source block fills eight destination streams.
+            for h0 in range(0, n_t, 8):
+                h_end = min(h0 + 8, n_t)
+                for k in range(n_s):
+                    if self.single:
+                        for h in range(h0, h_end):
+                            (<float32_t*> blocks_t[h])[k] = (<float32_t*> blocks_s[k])[h]
+                    else:
+                        for h in range(h0, h_end):
+                            (<float64_t*> blocks_t[h])[k] = (<float64_t*> blocks_s[k])[h]
+        clock_gettime(CLOCK_MONOTONIC, &finished)
+        if not ok:
+            for k in range(n_made):
+                free(blocks_s[k])
+            for h in range(n_filled):
+                free(blocks_t[h])
+            free(blocks_s)
+            free(blocks_t)
+            return 0
+        lock_acquire(&self.lock)
+        self.compute_seconds += ((finished.tv_sec - started.tv_sec)
+                                 + 1e-9 * (finished.tv_nsec - started.tv_nsec))
+        # Stored unpinned: the solver pins the rows it asks for.
+        for k in range(n_s):
+            self.insert((s0 + k) * nc + cls_t, blocks_s[k], n_t)
+            self.slots[(s0 + k) * nc + cls_t].pins -= 1
+        for h in range(n_t):
+            self.insert((t0 + h) * nc + cls_s, blocks_t[h], n_s, True)
+            self.slots[(t0 + h) * nc + cls_s].pins -= 1
+        lock_release(&self.lock)
+        free(blocks_s)
+        free(blocks_t)
+        return 0
+
     cdef inline bint grant_hold(self, intp_t n) noexcept nogil:
         # May a solver keep n more values pinned until its pair ends? Called
         # with the lock held.
@@ -717,6 +832,9 @@ cdef class KernelRowCache:
             fresh[side] = NULL
             if outs[side][0] == NULL:
                 missing += 1
+            if not self.slots[keys[side]].used:
+                self.slots[keys[side]].used = 1
+                self.values_used += self.block_length(keys[side] % self.n_classes)
         if missing == 0 and hold[0]:
             hold[0] = self.grant_hold(self.block_length(c1) + self.block_length(c2))
         lock_release(&self.lock)
@@ -811,6 +929,13 @@ cdef class KernelRowCache:
         lock_acquire(&self.lock)
         self.pairs_left[cls_s] -= 1
         self.pairs_left[cls_t] -= 1
+        self.cross_values += 2 * (s1 - s0) * (t1 - t0)
+        for a in range(s0, s1):
+            if self.slots[a * self.n_classes + cls_t].used:
+                self.cross_values_used += t1 - t0
+        for a in range(t0, t1):
+            if self.slots[a * self.n_classes + cls_s].used:
+                self.cross_values_used += s1 - s0
         if dropped != NULL:
             n_dropped += self.drop_blocks(s0, s1, cls_t, dropped + n_dropped)
             n_dropped += self.drop_blocks(t0, t1, cls_s, dropped + n_dropped)
@@ -823,25 +948,27 @@ cdef class KernelRowCache:
             free(dropped[a])
         free(dropped)
 
-    def recompute_seen(self, int n_threads=1):
-        """Compute every block ever computed once more, each once, class by class.
+    def recompute_used(self, int n_threads=1):
+        """Compute every block a solver asked for once more, each once, class by class.
 
-        The benchmarks' floor of a fit: what the kernel values the solver used
-        cost with the same row routine, without the solver (rounded to float32
-        too for a single cache, as the fit stores them). The values go to
-        scratch buffers; the cache is not changed.
+        The benchmarks' floor of a fit: what the kernel values the solvers
+        used cost with the same row routine, without the solver (rounded to
+        float32 too for a single cache, as the fit stores them). Blocks the
+        fit stored without a solver asking for them (``sweep_cross``) are not
+        part of it. The values go to scratch buffers; the cache is not
+        changed.
 
         Returns
         -------
         seconds : float
             Wall-clock time of the computation in ``n_threads`` threads.
         n_values : int
-            Kernel values computed (the ``values_distinct`` of ``stats``).
+            Kernel values computed (the ``values_used`` of ``stats``).
         """
         keys_list = []
         cdef intp_t k
         for k in range(self.n_keys):
-            if self.slots[k].seen:
+            if self.slots[k].used:
                 keys_list.append(k)
         keys = np.array(keys_list, dtype=np.intp)
         # Class by class: each class's postings then stay in the CPU caches.
@@ -871,14 +998,25 @@ cdef class KernelRowCache:
         return ((finished.tv_sec - started.tv_sec)
                 + 1e-9 * (finished.tv_nsec - started.tv_nsec)), int(n_values)
 
+    def used_blocks(self):
+        """Which blocks some solver asked for: bool array (n_rows, n_classes),
+        rows in the cache's (class-sorted) order."""
+        used = np.zeros(self.n_keys, dtype=bool)
+        cdef intp_t k
+        for k in range(self.n_keys):
+            used[k] = self.slots[k].used
+        return used.reshape(self.n_rows, self.n_classes)
+
     def request_stop(self):
         """Make every solver using this cache raise KeyboardInterrupt soon."""
         self.stop_requested = 1
 
     def stats(self):
         """Counters: blocks requested, computed, distinct; values computed,
-        distinct, and computed twice at once by two threads; the most values
-        held at once; the bytes per stored value."""
+        filled by transposing (``sweep_cross``), distinct (stored at least
+        once), used (asked for by a solver), and computed twice at once by
+        two threads; the most values held at once; the bytes per stored
+        value."""
         return {
             "value_bytes": self.value_bytes,
             "blocks_requested": self.n_requests,
@@ -887,6 +1025,8 @@ cdef class KernelRowCache:
             "values_computed": self.values_computed,
             "values_distinct": self.values_distinct,
             "values_raced": self.values_raced,
+            "values_transposed": self.values_transposed,
+            "values_used": self.values_used,
             "budget_values": self.budget,
             "peak_values": self.peak_used,
             "compute_seconds": self.compute_seconds,
@@ -1563,6 +1703,7 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
                 # The diagonal rounded like the stored rows: one float32 kernel.
                 P.QD[k] = <float32_t> P.QD[k]
         try:
+            cache.sweep_cross(cls_s, cls_t, P.acc, P.scratch)
             status = solve_pair_core(cache, &P, tol, shrink_mode, max_iter, &n_iter)
         finally:
             release_held_rows(cache, &P)

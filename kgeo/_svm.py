@@ -154,10 +154,13 @@ class SVM(EstimatorMixin):
     class_weight_ : ndarray of shape (n_classes,)
     n_features_in_ : int
     cache_stats_ : dict
-        Kernel blocks requested and computed, values computed (of them
+        Kernel blocks requested and computed; values computed (of them
         ``values_raced`` by two threads at once, the second copy dropped),
-        the most values the row cache held at once (``peak_values``), the
-        bytes per stored value (``value_bytes``).
+        filled by transposing a class pair's computed cross-class blocks
+        (``values_transposed``), stored at least once (``values_distinct``)
+        and asked for by the solvers (``values_used``); the most values the
+        row cache held at once (``peak_values``), the bytes per stored value
+        (``value_bytes``).
     fit_time_ : float
         Seconds spent in ``fit``.
 

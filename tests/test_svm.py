@@ -586,12 +586,15 @@ def test_avx2_and_portable_scans_give_the_same_bits(kernel, shrinking, cache_dty
         ck.check_svm(fast, X, y)
 
 
-def fit_keeping_cache(X, y, **params):
-    """Fit kgeo.SVM; return the model and the row cache its fit used."""
+def fit_keeping_cache(X, y, sweep=True, **params):
+    """Fit kgeo.SVM; return the model and the row cache its fit used.
+
+    ``sweep=False`` computes every block on demand (no ``sweep_cross``)."""
     caches = []
 
     class Recording(kgeo.SVM):
         def _solve_pairs(self, cache, pairs, class_weight):
+            cache.sweep_enabled = sweep
             caches.append(cache)
             return super()._solve_pairs(cache, pairs, class_weight)
 
@@ -600,21 +603,33 @@ def fit_keeping_cache(X, y, **params):
 
 
 @pytest.mark.parametrize("cache_dtype", ["float64", "float32"])
-def test_recompute_seen_covers_exactly_the_blocks_used(cache_dtype, rng):
-    """The benchmarks' floor recomputes each block the fit computed, once."""
+def test_recompute_used_covers_exactly_the_blocks_solvers_asked_for(cache_dtype, rng):
+    """The benchmarks' floor recomputes each block a solver asked for, once:
+    not the recomputations of evicted blocks, not the blocks swept ahead."""
     X, y = ck.make_count_data(rng, 130, 15, 4, n_duplicates=3)
     with pytest.warns(UserWarning, match="cache_size"):
         # evicts and recomputes
         model, cache = fit_keeping_cache(X, y, kernel="ngd", cache_size=1e-6,
                                          cache_dtype=cache_dtype)
     before = cache.stats()
-    assert before["values_computed"] > before["values_distinct"]
+    assert before["values_computed"] > before["values_used"]
+    assert before["values_used"] == before["values_distinct"]  # nothing swept: no room
     for n_threads in (1, 2):
-        seconds, n_values = cache.recompute_seen(n_threads)
+        seconds, n_values = cache.recompute_used(n_threads)
         assert seconds > 0.0
-        assert n_values == before["values_distinct"]
+        assert n_values == before["values_used"]
     assert cache.stats() == before
     assert_identical(model, kgeo.SVM(kernel="ngd", cache_dtype=cache_dtype).fit(X, y))
+
+    model, cache = fit_keeping_cache(X, y, kernel="ngd", cache_dtype=cache_dtype)
+    stats = cache.stats()
+    assert stats["values_transposed"] > 0  # swept ahead: stored, not all used
+    assert stats["values_used"] < stats["values_distinct"]
+    assert cache.recompute_used(2)[1] == stats["values_used"]
+    used = cache.used_blocks()
+    lengths = np.bincount(np.asarray(y).astype(int))
+    assert used.shape == (130, 4)
+    assert (used * lengths[None, :]).sum() == stats["values_used"]
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
@@ -623,19 +638,53 @@ def test_solved_pairs_free_exactly_the_blocks_no_later_pair_uses(n_jobs, rng):
     large as the whole Gram nothing is ever computed twice (a block freed
     too early would be), and once every pair is solved nothing is left."""
     X, y = ck.make_count_data(rng, 150, 15, 5, n_duplicates=3)
-    model, cache = fit_keeping_cache(X, y, kernel="ngd", cache_size=200, n_jobs=n_jobs)
-    stats = cache.stats()
-    # Two threads may compute one block at once (two pairs of its class
-    # missing it together); beyond those races, nothing twice.
-    assert stats["values_computed"] - stats["values_raced"] == stats["values_distinct"]
-    if n_jobs == 1:
-        assert stats["values_raced"] == 0
-    # Every row a pair held was let go, so its blocks could die with it.
-    assert cache.used == 0
-    assert cache.held == 0
-    # Blocks died along the way: the cache never held all of them at once.
-    assert 0 < stats["peak_values"] < stats["values_distinct"]
-    assert_identical(model, kgeo.SVM(kernel="ngd", n_jobs=1).fit(X, y))
+    for sweep in (False, True):
+        model, cache = fit_keeping_cache(X, y, sweep=sweep, kernel="ngd", cache_size=200,
+                                         n_jobs=n_jobs)
+        stats = cache.stats()
+        # Two threads may compute one block at once (two pairs of its class
+        # missing it together); beyond those races, nothing twice, whether
+        # computed or filled by transposing.
+        assert (stats["values_computed"] + stats["values_transposed"] - stats["values_raced"]
+                == stats["values_distinct"])
+        assert (stats["values_transposed"] > 0) == sweep
+        if n_jobs == 1:
+            assert stats["values_raced"] == 0
+        # Every row a pair held was let go, so its blocks could die with it.
+        assert cache.used == 0
+        assert cache.held == 0
+        # Blocks died along the way: the cache never held all of them at once.
+        assert 0 < stats["peak_values"] < stats["values_distinct"]
+        assert_identical(model, kgeo.SVM(kernel="ngd", n_jobs=1).fit(X, y))
+
+
+@pytest.mark.parametrize("cache_dtype", ["float64", "float32"])
+@pytest.mark.parametrize("kernel", ["ngd", "linear", "ned", "rbf"])
+def test_sweeping_a_pairs_cross_blocks_changes_no_bit(kernel, cache_dtype, rng):
+    """sweep_cross fills the blocks of class t's rows by transposing those of
+    class s's rows: K(x_h, x_g) and K(x_g, x_h) are the same bits, so the
+    model, and every block a solver asks for, are those of the on-demand
+    route, with fewer kernel evaluations. Classes of 80 rows store their
+    frequent words as dense columns; the non-simplex kernels get signed data."""
+    from kgeo._kernels import PostingIndex, get_kernel
+    from kgeo._pairwise import prepare_rows
+
+    X, y = ck.make_count_data(rng, 320, 20, 4, n_duplicates=3)
+    if kernel in ("linear", "ned", "rbf"):
+        X = X - 1.5 * (rng.random(X.shape) < 0.3) * (X > 0)
+    order = np.argsort(y, kind="stable")
+    rows = prepare_rows(get_kernel(kernel, 20, 0.0), sp.csr_matrix(X[order]))
+    assert PostingIndex(rows, np.r_[0, np.cumsum(np.bincount(y))]).n_dense > 0
+    fits = {sweep: fit_keeping_cache(X, y, sweep=sweep, kernel=kernel, n_jobs=2,
+                                     cache_dtype=cache_dtype)
+            for sweep in (False, True)}
+    (on_demand, cache_off), (swept, cache_on) = fits[False], fits[True]
+    assert_identical(swept, on_demand)
+    off, on = cache_off.stats(), cache_on.stats()
+    assert off["values_transposed"] == 0 < on["values_transposed"]
+    assert on["values_computed"] < off["values_computed"]
+    assert on["values_used"] == off["values_used"]
+    assert np.array_equal(cache_on.used_blocks(), cache_off.used_blocks())
 
 
 def test_auto_shrinking_starts_on_long_bound_heavy_pairs(rng):
