@@ -536,6 +536,13 @@ cdef class KernelRowCache:
         Store the blocks in float32: half the memory, and half the bytes the
         SMO's scans read per step, for kernel values rounded to float32. The
         values are computed in float64 and rounded once, when stored.
+
+    Attributes
+    ----------
+    sweep_enabled : bool
+        Whether a pair's cross-class blocks may be swept before its SMO
+        (``sweep_cross``); True by default. The blocks, hence the models,
+        are the same bits either way: tests turn it off to check that.
     """
     cdef Kernel kernel
     cdef PostingIndex index
