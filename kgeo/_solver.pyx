@@ -730,7 +730,7 @@ cdef class KernelRowCache:
         """
         cdef intp_t s0 = self.index.block_start[cls_s], n_s = self.block_length(cls_s)
         cdef intp_t t0 = self.index.block_start[cls_t], n_t = self.block_length(cls_t)
-        cdef intp_t k, h, h0, h_end, n_made = 0, n_filled = 0, nc = self.n_classes
+        cdef intp_t k, h, n_made = 0, n_filled = 0, nc = self.n_classes
         cdef void** blocks_s
         cdef void** blocks_t
         cdef bint ok = True, worth
@@ -746,7 +746,17 @@ cdef class KernelRowCache:
         blocks_s = <void**> calloc(n_s, sizeof(void*))
         blocks_t = <void**> calloc(n_t, sizeof(void*))
         ok = blocks_s != NULL and blocks_t != NULL
-        # The blocks (g, t) of class s's rows: kgeo's row routine.
+        while ok and n_filled < n_t:
+            blocks_t[n_filled] = malloc(n_s * self.value_bytes)
+            if blocks_t[n_filled] == NULL:
+                ok = False
+                break
+            n_filled += 1
+        # The blocks (g, t) of class s's rows by kgeo's row routine, each
+        # scattered into the blocks (h, s) of class t's rows while it is
+        # still in L1. Transposing them afterwards, eight rows at a time,
+        # read them back from L3 or memory: on a loaded machine that took a
+        # fifth of the sweep.
         while ok and n_made < n_s:
             if n_made % SIGNAL_CHECK_EVERY == 0 and self.stop_requested:
                 ok = False
@@ -760,25 +770,13 @@ cdef class KernelRowCache:
                 n_made += 1
                 ok = False  # a float32 overflow: reported on demand
                 break
+            if self.single:
+                for h in range(n_t):
+                    (<float32_t*> blocks_t[h])[n_made] = (<float32_t*> blocks_s[n_made])[h]
+            else:
+                for h in range(n_t):
+                    (<float64_t*> blocks_t[h])[n_made] = (<float64_t*> blocks_s[n_made])[h]
             n_made += 1
-        while ok and n_filled < n_t:
-            blocks_t[n_filled] = malloc(n_s * self.value_bytes)
-            if blocks_t[n_filled] == NULL:
-                ok = False
-                break
-            n_filled += 1
-        if ok:
-            # The blocks (h, s) of class t's rows, eight at a time: one cache
-            # line of each source block fills eight destination streams.
-            for h0 in range(0, n_t, 8):
-                h_end = min(h0 + 8, n_t)
-                for k in range(n_s):
-                    if self.single:
-                        for h in range(h0, h_end):
-                            (<float32_t*> blocks_t[h])[k] = (<float32_t*> blocks_s[k])[h]
-                    else:
-                        for h in range(h0, h_end):
-                            (<float64_t*> blocks_t[h])[k] = (<float64_t*> blocks_s[k])[h]
         clock_gettime(CLOCK_MONOTONIC, &finished)
         if not ok:
             for k in range(n_made):
