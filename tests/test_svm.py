@@ -664,12 +664,22 @@ def test_sweeping_a_pairs_cross_blocks_changes_no_bit(kernel, cache_dtype, rng):
     """sweep_cross fills the blocks of class t's rows by transposing those of
     class s's rows: K(x_h, x_g) and K(x_g, x_h) are the same bits, so the
     model, and every block a solver asks for, are those of the on-demand
-    route, with fewer kernel evaluations. Classes of 80 rows store their
-    frequent words as dense columns; the non-simplex kernels get signed data."""
+    route, with fewer kernel evaluations. Classes of 66-77 rows store their
+    frequent words as dense columns; their sizes leave partial tiles of the
+    eight-row scatter and of its 4 x 4 AVX2 transposes, which must match the
+    portable copy; the non-simplex kernels get signed data."""
+    from kgeo import _solver
     from kgeo._kernels import PostingIndex, get_kernel
     from kgeo._pairwise import prepare_rows
 
     X, y = ck.make_count_data(rng, 320, 20, 4, n_duplicates=3)
+    # Classes of 77, 74, 70 and 66 rows: not multiples of 4 or 8.
+    sizes = [77, 74, 70, 66]
+    keep = np.ones(y.shape[0], dtype=bool)
+    for c, size in enumerate(sizes):
+        keep[np.flatnonzero(y == c)[size:]] = False
+    X, y = X[keep], y[keep]
+    assert np.array_equal(np.bincount(y), sizes)
     if kernel in ("linear", "ned", "rbf"):
         X = X - 1.5 * (rng.random(X.shape) < 0.3) * (X > 0)
     order = np.argsort(y, kind="stable")
@@ -680,6 +690,14 @@ def test_sweeping_a_pairs_cross_blocks_changes_no_bit(kernel, cache_dtype, rng):
             for sweep in (False, True)}
     (on_demand, cache_off), (swept, cache_on) = fits[False], fits[True]
     assert_identical(swept, on_demand)
+    _solver._use_avx2_scans(False)
+    try:
+        portable, cache_portable = fit_keeping_cache(X, y, kernel=kernel, n_jobs=2,
+                                                     cache_dtype=cache_dtype)
+    finally:
+        _solver._use_avx2_scans(True)
+    assert cache_portable.stats()["values_transposed"] > 0
+    assert_identical(portable, on_demand)
     off, on = cache_off.stats(), cache_on.stats()
     assert off["values_transposed"] == 0 < on["values_transposed"]
     assert on["values_computed"] < off["values_computed"]
