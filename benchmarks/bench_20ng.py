@@ -21,13 +21,16 @@ its entries the solvers used; and that time scaled by the share of distinct entr
 used, K(x_i, x_j) and K(x_j, x_i) counted once (the fit computes a class pair's
 cross-class entries once for both of its classes, ``KernelRowCache.sweep_cross``).
 
-The kgeo configurations run ``--repeat`` times (3 by default), each in a fresh
+The kgeo configurations run ``--repeat`` times (5 by default), each in a fresh
 process: this machine's timings vary by 10-20 % from run to run, and a ratio of
 two single runs varies twice as much. Their times and floors are the medians, their
 peak memory the largest; each run's line also gives the fit's user and system CPU
-time and page faults, which tell a slow CPU from slow page faults.
+time and page faults, which tell a slow CPU from slow page faults, and the fit
+against its own floor (timed seconds apart in the same process, so on the same
+state of the machine); the median of those ratios is reported beside the ratio of
+the medians.
 
-    python benchmarks/bench_20ng.py --data ../shared/data [--skip sklearn-linear] [--repeat 3]
+    python benchmarks/bench_20ng.py --data ../shared/data [--skip sklearn-linear] [--repeat 5]
 """
 
 import argparse
@@ -210,6 +213,10 @@ def merge_runs(runs):
         if key in merged:
             merged[key] = float(np.median([run[key] for run in runs]))
     merged["peak_mb"] = max(run["peak_mb"] for run in runs)
+    if "floor_s" in merged:
+        ratios = [run["fit_s"] / run["floor_s"] for run in runs]
+        merged["run_ratio"] = float(np.median(ratios))
+        merged["run_ratio_range"] = (min(ratios), max(ratios))
     for key in ("accuracy", "n_sv", "floor_values", "symmetric_used"):
         if len({run.get(key) for run in runs}) != 1:
             raise RuntimeError(f"{key} differs between runs of {merged['config']}: the fit "
@@ -222,7 +229,7 @@ def main():
     parser.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "..", "..",
                                                        "shared", "data"))
     parser.add_argument("--skip", nargs="*", default=[], choices=CONFIGS)
-    parser.add_argument("--repeat", type=int, default=3,
+    parser.add_argument("--repeat", type=int, default=5,
                         help="fresh-process runs of each kgeo configuration (medians reported)")
     parser.add_argument("--worker", nargs=2, metavar=("CONFIG", "DIR"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -259,7 +266,8 @@ def main():
                     # the system time shows when a fit paid for them.
                     print(f"{'':<19} run: fit {run['fit_s']:.2f} s (user {run['fit_user_s']:.2f} "
                           f"s, system {run['fit_sys_s']:.2f} s, {run['fit_page_faults']} page "
-                          f"faults), floor {run['floor_s']:.2f} s")
+                          f"faults), floor {run['floor_s']:.2f} s "
+                          f"({run['fit_s'] / run['floor_s']:.2f}x)")
             else:
                 print(f"{config:<19} peak {r['peak_mb']:.0f} MB (loading the data only)", flush=True)
 
@@ -268,9 +276,12 @@ def main():
         kernel = kind.split("-")[0]
         ours, theirs = results.get(f"kgeo-{kind}"), results.get(f"sklearn-{kernel}")
         if ours:
+            low, high = ours["run_ratio_range"]
             print(f"{kind}: computing the {ours['floor_values'] / 1e6:.1f} M kernel values the "
                   f"fit used, once each, takes {ours['floor_s']:.2f} s; the fit "
-                  f"{ours['fit_s']:.2f} s ({ours['fit_s'] / ours['floor_s']:.2f}x this floor)")
+                  f"{ours['fit_s']:.2f} s ({ours['fit_s'] / ours['floor_s']:.2f}x this floor; "
+                  f"each run against its own floor: median {ours['run_ratio']:.2f}x, "
+                  f"{low:.2f}-{high:.2f}x)")
         if ours and floor:
             used = ours["cache_stats"]["values_used"] / floor["n_train"] ** 2
             floor_s = floor[f"gram_{kernel}_s"] * used
