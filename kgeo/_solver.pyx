@@ -451,8 +451,8 @@ cdef extern from *:
 # goes to a different block (h, s): n_t cache lines, more than L1 holds,
 # each written eight times over eight rows (6 % of a 20 Newsgroups NGD fit's
 # samples). Eight rows at once, in 4 x 4 transposes held in AVX2 registers,
-# write each destination line once, whole. Data movement only: both copies
-# give the same bits.
+# write each destination line once, whole (3 % of the samples). Data
+# movement only: both copies give the same bits.
 cdef extern from *:
     """
     /* dst[h][pos + r] = src[r][h] for r < n_src, h < n_dst (float64, or
