@@ -513,7 +513,8 @@ cdef extern from *:
 
 
 def _use_avx2_scans(bint wanted=True):
-    """Run the SMO scans in AVX2 where the CPU has it (the default), or not.
+    """Run the SMO scans (and the sweep's scatter) in AVX2 where the CPU has
+    it (the default), or not.
 
     Both copies give the same bits; tests switch to check that. Returns
     whether the AVX2 copies are now in use.
