@@ -103,8 +103,9 @@ class SVM(EstimatorMixin):
         for values under 1.2e-38; a value beyond 3.4e38 raises a
         ``ValueError``) before the solver sees it: the cache holds twice the
         rows in the same memory and SMO reads half the bytes per step
-        (20 Newsgroups, 2 cores: NGD fit 0.98 -> 0.81 s, linear 0.76 -> 0.60 s,
-        the same accuracy and number of support vectors). The
+        (20 Newsgroups, 2 cores: NGD fits 7-17 % and linear fits 14-21 %
+        faster across the runs in ``benchmarks/README.md``, the same accuracy
+        and number of support vectors). The
         model then solves the rounded kernel's SVM to ``tol``: its dual
         objectives move by about the rounding (1e-7 relative), but SMO takes
         another path, so the decision values differ as two solutions within
