@@ -332,7 +332,8 @@ class SVM(EstimatorMixin):
         """
         started = time.perf_counter()
         self._check_params()
-        X_checked = check_matrix(X, name="X")
+        # Possibly X's own arrays (when already canonical CSR): only read below.
+        X_checked = check_matrix(X, name="X", copy=False)
         y = check_labels(y, X_checked.shape[0])
         classes, y_index, counts = np.unique(y, return_inverse=True, return_counts=True)
         if classes.shape[0] < 2:

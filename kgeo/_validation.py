@@ -20,7 +20,7 @@ def _describe(obj):
     return f"{type(obj).__module__}.{type(obj).__qualname__}"
 
 
-def check_matrix(X, *, name="X", min_samples=1):
+def check_matrix(X, *, name="X", min_samples=1, copy=True):
     """Return X as a canonical CSR float64 matrix with int32 indices.
 
     Parameters
@@ -32,15 +32,26 @@ def check_matrix(X, *, name="X", min_samples=1):
         Name used in error messages.
     min_samples : int, default=1
         Fewest rows accepted.
+    copy : bool, default=True
+        False: a CSR input that is already what this function returns
+        (float64 values, int32 indices, sorted and without duplicates or
+        explicit zeros) comes back as a matrix sharing its arrays, which the
+        caller must then only read. ``SVM.fit`` does: on 20 Newsgroups the
+        copy was 12 MB and 5-7 ms of single-threaded time in a 0.8 s fit.
 
     Returns
     -------
     X : scipy.sparse.csr_matrix of float64
-        A new matrix (the input is never modified), sorted indices, no
-        explicit zeros.
+        Sorted indices, no explicit zeros; the input is never modified. A new
+        matrix, unless ``copy=False`` and the input needed no change.
     """
     if X is None:
         raise TypeError(f"{name} must be an array-like or a sparse matrix, got None")
+    if not copy and _is_canonical_csr(X, name):
+        X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=X.shape, copy=False)
+        X.has_canonical_format = True  # checked above; spares SciPy a second pass
+        _check_shape_and_values(X, name, min_samples)
+        return X
     if sp.issparse(X):
         if np.iscomplexobj(X.data if hasattr(X, "data") else X):
             raise ValueError(f"Complex data not supported; {name} has dtype {X.dtype}")
@@ -77,6 +88,44 @@ def check_matrix(X, *, name="X", min_samples=1):
                 f"{arr.shape}. Reshape your data with X.reshape(1, -1) for a single "
                 f"sample or X.reshape(-1, 1) for a single feature")
         X = sp.csr_matrix(np.asarray(arr, dtype=np.float64))
+    X.sum_duplicates()  # also sorts the indices
+    _check_shape_and_values(X, name, min_samples)
+    X.eliminate_zeros()
+    if X.nnz > np.iinfo(np.int32).max or X.shape[1] > np.iinfo(np.int32).max:
+        raise ValueError(
+            f"{name} has {X.nnz} nonzeros and {X.shape[1]} features; kgeo indexes "
+            f"columns with int32 and needs both below 2**31")
+    # SciPy wants one index dtype for both arrays; the kernels read int32
+    # columns (and widen the row pointers themselves).
+    X.indices = X.indices.astype(np.int32, copy=False)
+    X.indptr = X.indptr.astype(np.int32, copy=False)
+    return X
+
+
+def _is_canonical_csr(X, name):
+    """Whether X is a CSR matrix that check_matrix would return unchanged.
+
+    Raises what check_matrix raises for index arrays pointing outside X.
+    """
+    if not (sp.issparse(X) and X.format == "csr" and X.dtype == np.float64
+            and len(X.shape) == 2):
+        return False
+    indptr, indices, data = X.indptr, X.indices, X.data
+    if not (isinstance(indptr, np.ndarray) and isinstance(indices, np.ndarray)
+            and isinstance(data, np.ndarray) and indptr.dtype == np.int32
+            and indices.dtype == np.int32 and indptr.ndim == 1 and indices.ndim == 1
+            and data.ndim == 1 and indptr.flags.c_contiguous
+            and indices.flags.c_contiguous and data.flags.c_contiguous
+            and indptr.shape[0] == X.shape[0] + 1
+            and indices.shape[0] == data.shape[0] == indptr[-1] and indptr[0] == 0):
+        return False
+    _check_sparse_structure(X, name)  # indices in range, indptr non-decreasing
+    # SciPy's own check of sorted, duplicate-free rows (it caches the answer
+    # on X, the only thing about X it touches).
+    return bool(X.has_canonical_format) and not np.any(data == 0)
+
+
+def _check_shape_and_values(X, name, min_samples):
     n_samples, n_features = X.shape
     if n_samples < min_samples:
         raise ValueError(
@@ -86,21 +135,10 @@ def check_matrix(X, *, name="X", min_samples=1):
         raise ValueError(
             f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 "
             f"is required.")
-    X.sum_duplicates()  # also sorts the indices
     if not np.all(np.isfinite(X.data)):
         n_bad = int(np.count_nonzero(~np.isfinite(X.data)))
         raise ValueError(
             f"{name} contains {n_bad} NaN or infinity value(s); every entry must be finite")
-    X.eliminate_zeros()
-    if X.nnz > np.iinfo(np.int32).max or n_features > np.iinfo(np.int32).max:
-        raise ValueError(
-            f"{name} has {X.nnz} nonzeros and {n_features} features; kgeo indexes "
-            f"columns with int32 and needs both below 2**31")
-    # SciPy wants one index dtype for both arrays; the kernels read int32
-    # columns (and widen the row pointers themselves).
-    X.indices = X.indices.astype(np.int32, copy=False)
-    X.indptr = X.indptr.astype(np.int32, copy=False)
-    return X
 
 
 def _check_sparse_structure(X, name):

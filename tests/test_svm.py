@@ -520,6 +520,76 @@ def test_rows_already_sorted_by_class_give_the_same_model(kernel, rng):
                                       err_msg=name)
 
 
+def _read_only_csr(X):
+    X = sp.csr_matrix(X, dtype=np.float64)
+    X.indices = X.indices.astype(np.int32)
+    X.indptr = X.indptr.astype(np.int32)
+    for a in (X.data, X.indices, X.indptr):
+        a.flags.writeable = False
+    return X
+
+
+@pytest.mark.parametrize("kernel", ["ngd", "linear", "rbf"])
+def test_fit_reads_a_canonical_csr_in_place_and_leaves_it_alone(kernel, rng):
+    """fit uses a canonical CSR input's own arrays (no copy): it must never
+    write to them (read-only arrays would raise), keep them in the model, or
+    fit anything else than it fits on a copy."""
+    X, y = ck.make_count_data(rng, 60, 12, 3)
+    X = _read_only_csr(X)
+    before = [a.copy() for a in (X.data, X.indices, X.indptr)]
+    shared = kgeo._validation.check_matrix(X, copy=False)
+    assert all(np.shares_memory(a, b) for a, b in
+               ((shared.data, X.data), (shared.indices, X.indices), (shared.indptr, X.indptr)))
+    model = kgeo.SVM(kernel=kernel, shift=0.5).fit(X, y)  # shift: also _check_shift
+    reference = kgeo.SVM(kernel=kernel, shift=0.5).fit(sp.csr_matrix(X, copy=True), y)
+    for a, b in zip((X.data, X.indices, X.indptr), before):
+        np.testing.assert_array_equal(a, b)
+    for name in ("support_", "dual_coef_", "intercept_", "n_iter_"):
+        np.testing.assert_array_equal(getattr(model, name), getattr(reference, name),
+                                      err_msg=name)
+    assert not np.shares_memory(model.support_vectors_.data, X.data)
+
+
+@pytest.mark.parametrize("change", ["unsorted", "duplicate", "explicit zero", "int64",
+                                    "float32", "csc", "strided"])
+def test_check_matrix_copies_what_it_must_change(change, rng):
+    """copy=False shares arrays only with an input needing no change; any
+    other input is copied, then made canonical, and left as it was."""
+    X = sp.csr_matrix(rng.poisson(0.5, size=(8, 6)).astype(np.float64))
+    X = sp.csr_matrix(X + sp.csr_matrix((np.ones(8), (np.arange(8), np.arange(8) % 6))))
+    expected = X.toarray()
+    if change == "unsorted":  # the first two entries of a row swapped
+        p = X.indptr[np.flatnonzero(np.diff(X.indptr) >= 2)[0]]
+        X.indices[p:p + 2] = X.indices[p:p + 2][::-1].copy()
+        X.data[p:p + 2] = X.data[p:p + 2][::-1].copy()
+        X.has_sorted_indices = False
+    elif change == "duplicate":  # row 0's first entry stored twice
+        expected[0, X.indices[0]] += X.data[0]
+        X = sp.csr_matrix((np.r_[X.data[:1], X.data], np.r_[X.indices[:1], X.indices],
+                           np.r_[0, X.indptr[1:] + 1]), shape=X.shape)
+    elif change == "explicit zero":
+        X.data[0] = 0.0
+        expected = X.toarray()
+    elif change == "int64":
+        X.indices = X.indices.astype(np.int64)
+        X.indptr = X.indptr.astype(np.int64)
+    elif change == "float32":
+        X = X.astype(np.float32)
+    elif change == "csc":
+        X = X.tocsc()
+    else:
+        X = sp.csr_matrix((np.repeat(X.data, 2)[::2], X.indices, X.indptr), shape=X.shape)
+    arrays = [np.array(a, copy=True) for a in (X.data, X.indices, X.indptr)]
+    assert not kgeo._validation._is_canonical_csr(X, "X")
+    checked = kgeo._validation.check_matrix(X, copy=False)
+    assert not np.shares_memory(checked.data, X.data)
+    assert checked.dtype == np.float64 and checked.indices.dtype == np.int32
+    assert checked.has_canonical_format and not np.any(checked.data == 0)
+    np.testing.assert_array_equal(checked.toarray(), expected)
+    for a, b in zip((X.data, X.indices, X.indptr), arrays):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("n_classes", [2, 4])
 @pytest.mark.parametrize("kernel", ["ngd", "rbf", "linear"])
 def test_cache_size_does_not_change_solution(kernel, n_classes, rng):
