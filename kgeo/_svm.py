@@ -103,11 +103,11 @@ class SVM(EstimatorMixin):
         for values under 1.2e-38; a value beyond 3.4e38 raises a
         ``ValueError``) before the solver sees it: the cache holds twice the
         rows in the same memory and SMO reads half the bytes per step. Since
-        the SMO prefetches the rows it reads, that is no longer faster on 20
-        Newsgroups (2 cores: NGD and linear fits within 2 % of float64's in 3
-        of the 5 runs in ``benchmarks/README.md``, 8-16 % faster in one and
-        26-29 % slower in another); the same accuracy and number of support
-        vectors there. The
+        the SMO prefetches the rows it reads, that is not reliably faster on
+        20 Newsgroups (2 cores, the 5 latest runs in ``benchmarks/README.md``:
+        NGD fits within 1 % of float64's in 3 runs, 8 % faster in one and 26 %
+        slower in one; linear fits 2-16 % faster in 3, 9 and 29 % slower in
+        2); the same accuracy and number of support vectors there. The
         model then solves the rounded kernel's SVM to ``tol``: its dual
         objectives move by about the rounding (1e-7 relative), but SMO takes
         another path, so the decision values differ as two solutions within
