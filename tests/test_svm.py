@@ -541,7 +541,12 @@ def test_fit_reads_a_canonical_csr_in_place_and_leaves_it_alone(kernel, rng):
     assert all(np.shares_memory(a, b) for a, b in
                ((shared.data, X.data), (shared.indices, X.indices), (shared.indptr, X.indptr)))
     model = kgeo.SVM(kernel=kernel, shift=0.5).fit(X, y)  # shift: also _check_shift
-    reference = kgeo.SVM(kernel=kernel, shift=0.5).fit(sp.csr_matrix(X, copy=True), y)
+    # The same matrix with int64 indices: check_matrix copies it.
+    copied = sp.csr_matrix(X, copy=True)
+    copied.indices = copied.indices.astype(np.int64)
+    copied.indptr = copied.indptr.astype(np.int64)
+    assert not kgeo._validation._is_canonical_csr(copied, "X")
+    reference = kgeo.SVM(kernel=kernel, shift=0.5).fit(copied, y)
     for a, b in zip((X.data, X.indices, X.indptr), before):
         np.testing.assert_array_equal(a, b)
     for name in ("support_", "dual_coef_", "intercept_", "n_iter_"):
