@@ -37,7 +37,7 @@ def check_matrix(X, *, name="X", min_samples=1, copy=True):
         (float64 values, int32 indices, sorted and without duplicates or
         explicit zeros) comes back as a matrix sharing its arrays, which the
         caller must then only read. ``SVM.fit`` does: on 20 Newsgroups the
-        copy was 12 MB and 5-7 ms of single-threaded time in a 0.8 s fit.
+        copy was 12 MB and 6-8 ms of single-threaded time in a 0.8 s fit.
 
     Returns
     -------
