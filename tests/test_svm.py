@@ -661,6 +661,37 @@ def test_avx2_and_portable_scans_give_the_same_bits(kernel, shrinking, cache_dty
         ck.check_svm(fast, X, y)
 
 
+@pytest.mark.parametrize("kernel,C,shrinking", [("ngd", 50.0, False), ("linear", 0.2, True)])
+def test_block_extrema_find_the_variables_a_plain_search_finds(kernel, C, shrinking, rng):
+    """The searches for i and j skip the runs of 64 variables whose extremum
+    (left by the scans) is on the wrong side of the threshold; they must
+    pick the same variables as a search through every one. Classes of 64
+    to ~200 rows put class t's runs after several of class s's, partial
+    runs at each class's end, and duplicate rows make exact ties."""
+    from kgeo import _solver
+
+    X, y = ck.make_count_data(rng, 470, 25, 3, n_duplicates=40, separation=0.5)
+    y[:64] = 3  # a class of exactly one run
+    params = dict(kernel=kernel, C=C, shrinking=shrinking, n_jobs=1)
+    fits = {}
+    for blocks in (True, False):
+        for avx2 in (True, False):
+            before = _solver._use_scan_blocks(blocks)
+            _solver._use_avx2_scans(avx2)
+            try:
+                fits[blocks, avx2] = kgeo.SVM(**params).fit(X, y)
+            finally:
+                _solver._use_scan_blocks(before)
+                _solver._use_avx2_scans(True)
+    for key, fit in fits.items():
+        assert_identical(fit, fits[False, False])
+    assert np.bincount(y).min() == 64
+    assert fits[True, True].n_iter_.min() > 200  # many selections per pair
+    if shrinking:  # shrunk phases too: most variables end at C
+        assert fits[True, True].n_iter_.max() > 2000
+    ck.check_svm(fits[True, True], X, y)
+
+
 def fit_keeping_cache(X, y, sweep=True, **params):
     """Fit kgeo.SVM; return the model and the row cache its fit used.
 
