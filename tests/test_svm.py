@@ -692,6 +692,70 @@ def test_block_extrema_find_the_variables_a_plain_search_finds(kernel, C, shrink
     ck.check_svm(fits[True, True], X, y)
 
 
+@pytest.mark.parametrize("verbose", [0, 1])
+def test_threads_solve_every_pair_once(verbose, rng, monkeypatch):
+    """The workers take the pairs from a shared counter: each pair is solved
+    exactly once, its solution lands in its own place (the same model as one
+    thread's), and with verbose=1 the progress bar counts all of them."""
+    import threading
+    from kgeo import _svm
+
+    X, y = ck.make_count_data(rng, 160, 15, 6, n_duplicates=3)
+    one = kgeo.SVM(kernel="ngd", n_jobs=1).fit(X, y)
+    calls, threads = [], set()
+    solve_pair = _svm.solve_pair
+
+    def counting(cache, s, t, *args):
+        calls.append((s, t))
+        threads.add(threading.get_ident())
+        return solve_pair(cache, s, t, *args)
+
+    bars = []
+    progress = _svm._progress
+
+    def recording(*args):
+        bars.append(progress(*args))
+        return bars[-1]
+
+    monkeypatch.setattr(_svm, "solve_pair", counting)
+    monkeypatch.setattr(_svm, "_progress", recording)
+    two = kgeo.SVM(kernel="ngd", n_jobs=2, verbose=verbose).fit(X, y)
+    assert sorted(calls) == [(s, t) for s in range(6) for t in range(s + 1, 6)]
+    assert threading.get_ident() not in threads
+    assert_identical(one, two)
+    if verbose:  # tqdm is a test dependency
+        assert [bar.n for bar in bars] == [15]
+    else:
+        assert bars == []
+
+
+def test_a_failing_pair_stops_the_other_threads_and_raises_its_error(rng, monkeypatch):
+    """An error in one worker (here from the third pair) is the error fit
+    raises; the other worker stops through the cache instead of solving the
+    remaining pairs, and no thread outlives the fit."""
+    import threading
+    from kgeo import _svm
+
+    X, y = ck.make_count_data(rng, 200, 15, 8, n_duplicates=3)  # 28 pairs
+    started = []
+    solve_pair = _svm.solve_pair
+
+    def failing(cache, s, t, *args):
+        started.append((s, t))
+        if len(started) == 3:
+            raise MemoryError("no memory for pair 3")
+        return solve_pair(cache, s, t, *args)
+
+    monkeypatch.setattr(_svm, "solve_pair", failing)
+    before = threading.active_count()
+    with pytest.raises(MemoryError, match="no memory for pair 3"):
+        kgeo.SVM(kernel="ngd", n_jobs=2).fit(X, y)
+    assert len(started) <= 5  # the failure, and at most one pair per worker after it
+    assert threading.active_count() == before
+    monkeypatch.setattr(_svm, "solve_pair", solve_pair)
+    ck.check_svm(kgeo.SVM(kernel="ngd", n_jobs=2).fit(X, y), X, y)  # the next fit is sound
+
+
 def fit_keeping_cache(X, y, sweep=True, **params):
     """Fit kgeo.SVM; return the model and the row cache its fit used.
 
