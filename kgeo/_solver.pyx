@@ -154,11 +154,6 @@ cdef extern from *:
         return single ? (double)((const float *)K)[k] : ((const double *)K)[k];
     }
 
-    /* The block pointer K advanced by k values. */
-    KGEO_INLINE const void *kgeo_k_skip(const void *K, ptrdiff_t k, int single) {
-        return (const char *)K + k * (single ? sizeof(float) : sizeof(double));
-    }
-
     /* The kernel rows a step reads come from L3 or memory: a pair's rows
        (on 20 Newsgroups ~630 of 9 KB) are far more than L2 holds, and each
        block is an allocation of its own, where the hardware prefetchers stop
@@ -195,12 +190,13 @@ cdef extern from *:
 
     /* The searches that follow the scans (the first variable within the tie
        margin of I_up's maximum, then of the smallest j objective) are exact
-       but would read the segment again from its start: on 20 Newsgroups
-       that was 0.07 thread-s of an NGD fit, about 4 %. So the scans also
-       leave the maximum (minimum) of each run of KGEO_SCAN_BLOCK variables,
-       and a search reads those first, then the one run that holds its
-       answer. Every run before it has its extremum on the wrong side of the
-       threshold, so the answer is the one a plain search finds. */
+       but would read the segment again from its start (on 20 Newsgroups,
+       0.07 thread-s of an NGD fit by cycle counters, timers included). So
+       the scans also leave the maximum (minimum) of each run of
+       KGEO_SCAN_BLOCK variables, and a search reads those first, then the
+       one run that holds its answer. Every run before it has its extremum
+       on the wrong side of the threshold, so the answer is the one a plain
+       search finds. */
     #define KGEO_SCAN_BLOCK 64
     static int kgeo_use_scan_blocks = 1;  /* tests turn the summaries off */
 
@@ -221,8 +217,9 @@ cdef extern from *:
 
     /* G_k += sign (ci Ki_k + cj Kj_k); up/low become the maxima, over the
        segment and their values on entry, of -sign G + up_mask and
-       sign G + low_mask; up_blocks[b] the first maximum over variables
-       b KGEO_SCAN_BLOCK, ... of the segment. */
+       sign G + low_mask; up_blocks[b] the maximum of -sign G + up_mask
+       over the segment's variables b KGEO_SCAN_BLOCK to
+       (b + 1) KGEO_SCAN_BLOCK - 1. */
     KGEO_INLINE void kgeo_update_portable_body(double *G, const void *Ki,
             const void *Kj, double ci, double cj, double sign,
             const double *up_mask, const double *low_mask, const int32_t *idx,
@@ -272,8 +269,9 @@ cdef extern from *:
     }
 
     /* obj[a] = the j objective of variable a of the segment; obj_blocks[b]
-       the minimum over variables b KGEO_SCAN_BLOCK, ... Returns the minimum
-       of best and the obj written. */
+       their minimum over variables b KGEO_SCAN_BLOCK to
+       (b + 1) KGEO_SCAN_BLOCK - 1. Returns the minimum of best and the obj
+       written. */
     KGEO_INLINE double kgeo_j_objectives_portable_body(const double *G,
             const void *Ki, const double *QD, double QDi, double Gmax, double sign,
             const double *low_mask, const int32_t *idx, ptrdiff_t n,
