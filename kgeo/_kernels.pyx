@@ -227,6 +227,35 @@ def sqrt_of_row_shares(float64_t[::1] values, const int64_t[::1] indptr,
                 values[p] = sqrt(values[p] / total)
 
 
+def take_rows(const float64_t[::1] data, const int32_t[::1] indices,
+              const int64_t[::1] indptr, const int64_t[::1] rows,
+              int64_t[::1] out_indptr, int n_threads=1):
+    """The CSR rows ``rows`` of (data, indices, indptr), copied in that order.
+
+    ``out_indptr`` (len(rows) + 1 entries, filled here) receives the new row
+    pointers; returns the new (data, indices). SciPy's ``X[rows]`` does the
+    same in one thread: here the rows are split over ``n_threads`` threads,
+    which also share the first touch of the output's pages (a fit copies its
+    support vectors, on 20 Newsgroups 9.6 MB of new pages, after its last
+    class pair, while the other cores wait).
+    """
+    cdef intp_t n = rows.shape[0], r, p, start
+    out_indptr[0] = 0
+    for r in range(n):
+        out_indptr[r + 1] = out_indptr[r] + indptr[rows[r] + 1] - indptr[rows[r]]
+    out_data = np.empty(out_indptr[n], dtype=np.float64)
+    out_indices = np.empty(out_indptr[n], dtype=np.int32)
+    cdef float64_t[::1] od = out_data
+    cdef int32_t[::1] oi = out_indices
+    with nogil:
+        for r in prange(n, schedule="static", num_threads=max(1, n_threads)):
+            start = indptr[rows[r]]
+            for p in range(out_indptr[r + 1] - out_indptr[r]):
+                od[out_indptr[r] + p] = data[start + p]
+                oi[out_indptr[r] + p] = indices[start + p]
+    return out_data, out_indices
+
+
 cdef class PostingIndex:
     """Posting lists of ``rows``, one set per block of consecutive rows.
 

@@ -1995,3 +1995,64 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
             objective -= P.alpha[k] * (P.G[k] - 1.0)
         objective /= 2
     return alpha, b, int(n_iter), objective, status
+
+
+def one_vs_one_coefficients(alphas, pairs, const int64_t[::1] class_start):
+    """The support vectors and libsvm's ``dual_coef_`` from the pairs' duals.
+
+    Parameters
+    ----------
+    alphas : list of ndarray of float64
+        Pair p's dual variables, class s's rows (in class order) then class t's.
+    pairs : list of (s, t)
+    class_start : ndarray of int64
+        The first row of each class in the class-sorted training rows.
+
+    Returns
+    -------
+    is_sv : ndarray of bool, shape (n_rows,)
+        Whether a class-sorted row has alpha > 0 in some pair.
+    dual_coef : ndarray of shape (n_classes - 1, n_sv)
+        libsvm's layout: pair (s, t) puts y alpha of class s's support vectors
+        in row t - 1 and of class t's in row s, each in its support vector's
+        column.
+
+    Two loops over the 190 pairs' variables: in NumPy, 5 ms of a 20 Newsgroups
+    fit in one thread after its last pair; compiled, a fraction of one.
+    """
+    cdef intp_t n_classes = class_start.shape[0] - 1
+    cdef intp_t n = class_start[n_classes], n_pairs = len(pairs)
+    cdef intp_t p, s, t, k, n_s, g, n_sv = 0
+    cdef const float64_t[::1] alpha
+    is_sv = np.zeros(n, dtype=np.uint8)
+    column = np.empty(n, dtype=np.intp)
+    cdef unsigned char[::1] sv = is_sv
+    cdef intp_t[::1] col = column
+    for p in range(n_pairs):
+        s, t = pairs[p]
+        alpha = alphas[p]
+        n_s = class_start[s + 1] - class_start[s]
+        with nogil:
+            for k in range(alpha.shape[0]):
+                if alpha[k] > 0.0:
+                    sv[(class_start[s] + k) if k < n_s else (class_start[t] + k - n_s)] = 1
+    for g in range(n):
+        col[g] = n_sv
+        n_sv += sv[g]
+    dual_coef = np.zeros((max(n_classes - 1, 0), n_sv))
+    cdef float64_t[:, ::1] coef = dual_coef
+    for p in range(n_pairs):
+        s, t = pairs[p]
+        alpha = alphas[p]
+        n_s = class_start[s + 1] - class_start[s]
+        with nogil:
+            for k in range(alpha.shape[0]):
+                if k < n_s:
+                    g = class_start[s] + k
+                    if sv[g]:
+                        coef[t - 1, col[g]] = alpha[k]
+                else:
+                    g = class_start[t] + k - n_s
+                    if sv[g]:
+                        coef[s, col[g]] = -alpha[k] + 0.0  # + 0.0: no negative zeros
+    return is_sv.view(bool), dual_coef

@@ -22,13 +22,15 @@ from ._kernels import (
     KERNELS,
     PostingIndex,
     get_kernel,
+    take_rows,
     kernel_diagonal,
     kernel_matrix,
     kernel_params,
     kernel_weighted_sums,
 )
 from ._pairwise import prepare_rows, resolve_n_jobs, single_block
-from ._solver import MAX_ITER_REACHED, STALLED, KernelRowCache, solve_pair
+from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, one_vs_one_coefficients,
+                      solve_pair)
 from ._validation import check_labels, check_matrix, check_on_simplex, check_positive
 from .exceptions import ConvergenceWarning, sklearn_compatible
 
@@ -560,30 +562,20 @@ class SVM(EstimatorMixin):
 
     def _set_support(self, X, X_checked, order, class_start, alphas, pairs):
         """SVC's support_, n_support_, dual_coef_ (libsvm layout), support_vectors_."""
-        n = X_checked.shape[0]
-        n_classes = class_start.shape[0] - 1
-        coef = {}  # (pair, class) -> alpha * y over that class's rows (sorted order)
-        is_sv = np.zeros(n, dtype=bool)
-        for p, (s, t) in enumerate(pairs):
-            n_s = class_start[s + 1] - class_start[s]
-            alpha = alphas[p]
-            coef[p, s] = alpha[:n_s]
-            coef[p, t] = -alpha[n_s:] + 0.0  # + 0.0: no negative zeros
-            is_sv[class_start[s]:class_start[s + 1]] |= alpha[:n_s] > 0
-            is_sv[class_start[t]:class_start[t + 1]] |= alpha[n_s:] > 0
-        sv_sorted = np.flatnonzero(is_sv)
-        self.support_ = order[sv_sorted].astype(np.int32)
+        is_sv, self.dual_coef_ = one_vs_one_coefficients(alphas, pairs, class_start)
+        self.support_ = order[np.flatnonzero(is_sv)].astype(np.int32)
         self.n_support_ = np.array(
             [np.count_nonzero(is_sv[class_start[c]:class_start[c + 1]])
-             for c in range(n_classes)], dtype=np.int32)
-        sv_start = np.concatenate([[0], np.cumsum(self.n_support_)])
-        dual_coef = np.zeros((n_classes - 1, sv_sorted.shape[0]))
-        for p, (s, t) in enumerate(pairs):
-            for c, row in ((s, t - 1), (t, s)):
-                mask = is_sv[class_start[c]:class_start[c + 1]]
-                dual_coef[row, sv_start[c]:sv_start[c + 1]] = coef[p, c][mask]
-        self.dual_coef_ = dual_coef
-        self.support_vectors_ = X_checked[self.support_]
+             for c in range(class_start.shape[0] - 1)], dtype=np.int32)
+        rows = self.support_.astype(np.int64)
+        indptr = np.empty(rows.shape[0] + 1, dtype=np.int64)
+        data, indices = take_rows(X_checked.data, X_checked.indices,
+                                  X_checked.indptr.astype(np.int64, copy=False), rows, indptr,
+                                  n_threads=resolve_n_jobs(self.n_jobs))
+        index_dtype = np.int32 if indptr[-1] <= np.iinfo(np.int32).max else np.int64
+        self.support_vectors_ = sp.csr_matrix(
+            (data, indices.astype(index_dtype, copy=False), indptr.astype(index_dtype)),
+            shape=(rows.shape[0], X_checked.shape[1]))
         if not sp.issparse(X):
             self.support_vectors_ = self.support_vectors_.toarray()
 

@@ -756,6 +756,67 @@ def test_a_failing_pair_stops_the_other_threads_and_raises_its_error(rng, monkey
     ck.check_svm(kgeo.SVM(kernel="ngd", n_jobs=2).fit(X, y), X, y)  # the next fit is sound
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_take_rows_matches_scipy_row_indexing(n_threads, index_dtype, rng):
+    """The support vectors' copy: X[rows] as SciPy computes it, with empty
+    rows, repeated rows and rows out of order."""
+    from kgeo._kernels import take_rows
+
+    dense = rng.random((60, 40)) * (rng.random((60, 40)) < 0.2)
+    dense[5] = 0.0  # an empty row
+    X = sp.csr_matrix(dense)
+    X.indices = X.indices.astype(np.int32)
+    X.indptr = X.indptr.astype(index_dtype)
+    for rows in (np.arange(60), np.array([5, 3, 3, 59, 0, 5]), np.array([], dtype=np.int64),
+                 rng.permutation(60)[:25]):
+        indptr = np.empty(rows.shape[0] + 1, dtype=np.int64)
+        data, indices = take_rows(X.data, X.indices, X.indptr.astype(np.int64),
+                                  rows.astype(np.int64), indptr, n_threads=n_threads)
+        expected = X[rows]
+        np.testing.assert_array_equal(indptr, expected.indptr)
+        np.testing.assert_array_equal(indices, expected.indices)
+        np.testing.assert_array_equal(data, expected.data)
+        assert indices.dtype == np.int32 and data.dtype == np.float64
+
+
+def test_one_vs_one_coefficients_match_a_numpy_reference(rng):
+    """libsvm's dual_coef_ layout from the pairs' duals, against the loops it
+    replaced: pair (s, t) writes class s's y alpha in row t - 1 and class
+    t's in row s, in each support vector's column; no negative zeros."""
+    from kgeo._solver import one_vs_one_coefficients
+
+    counts = np.array([7, 1, 12, 5])
+    class_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    pairs = [(s, t) for s in range(4) for t in range(s + 1, 4)]
+    alphas = []
+    for s, t in pairs:
+        alpha = rng.random(counts[s] + counts[t])
+        alpha[rng.random(alpha.shape[0]) < 0.5] = 0.0
+        alphas.append(alpha)
+    alphas[0][:] = 0.0  # a pair without support vectors
+    is_sv, dual_coef = one_vs_one_coefficients(alphas, pairs, class_start)
+
+    n = class_start[-1]
+    ref_sv = np.zeros(n, dtype=bool)
+    for (s, t), alpha in zip(pairs, alphas):
+        n_s = counts[s]
+        ref_sv[class_start[s]:class_start[s + 1]] |= alpha[:n_s] > 0
+        ref_sv[class_start[t]:class_start[t + 1]] |= alpha[n_s:] > 0
+    column = np.cumsum(ref_sv) - 1
+    ref = np.zeros((3, ref_sv.sum()))
+    for (s, t), alpha in zip(pairs, alphas):
+        n_s = counts[s]
+        for k, a in enumerate(alpha):
+            g = class_start[s] + k if k < n_s else class_start[t] + k - n_s
+            if ref_sv[g]:
+                ref[t - 1 if k < n_s else s, column[g]] = a if k < n_s else -a
+    np.testing.assert_array_equal(is_sv, ref_sv)
+    assert is_sv.dtype == bool
+    np.testing.assert_array_equal(dual_coef, ref)
+    assert not np.any(np.signbit(dual_coef) & (dual_coef == 0))
+
+
 def fit_keeping_cache(X, y, sweep=True, **params):
     """Fit kgeo.SVM; return the model and the row cache its fit used.
 
