@@ -470,14 +470,15 @@ class SVM(EstimatorMixin):
                 if finished is not None:
                     finished.put(None)
 
-        workers = [threading.Thread(target=work, name=f"kgeo-pairs-{k}", daemon=True)
-                   for k in range(n_threads)]
-        for worker in workers:
-            worker.start()
+        workers = []
         try:
+            for k in range(n_threads):
+                worker = threading.Thread(target=work, name=f"kgeo-pairs-{k}", daemon=True)
+                worker.start()
+                workers.append(worker)
             if finished is not None:
                 bar = _progress(None, len(pairs), show, "class pairs")
-                running = n_threads
+                running = len(workers)
                 while running:
                     p = finished.get()
                     if p is None:

@@ -817,6 +817,32 @@ def test_one_vs_one_coefficients_match_a_numpy_reference(rng):
     assert not np.any(np.signbit(dual_coef) & (dual_coef == 0))
 
 
+def test_a_worker_that_cannot_start_stops_the_fit_cleanly(rng, monkeypatch):
+    """When the system refuses a second thread, fit raises that error after
+    stopping and joining the worker already running; the next fit works."""
+    import threading
+    from kgeo import _svm
+
+    X, y = ck.make_count_data(rng, 200, 15, 8, n_duplicates=3)
+    started = []
+
+    class Refusing(threading.Thread):
+        def start(self):
+            if started:
+                raise RuntimeError("can't start new thread")
+            started.append(self)
+            super().start()
+
+    monkeypatch.setattr(_svm.threading, "Thread", Refusing)
+    before = threading.active_count()
+    with pytest.raises(RuntimeError, match="can't start new thread"):
+        kgeo.SVM(kernel="ngd", n_jobs=2).fit(X, y)
+    assert len(started) == 1 and not started[0].is_alive()
+    assert threading.active_count() == before
+    monkeypatch.undo()
+    ck.check_svm(kgeo.SVM(kernel="ngd", n_jobs=2).fit(X, y), X, y)
+
+
 def fit_keeping_cache(X, y, sweep=True, **params):
     """Fit kgeo.SVM; return the model and the row cache its fit used.
 
