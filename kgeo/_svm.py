@@ -376,7 +376,8 @@ class SVM(EstimatorMixin):
             self._check_shift(X_checked, kernel_args)
         index = PostingIndex(rows, class_start, n_threads=n_threads)
         single = self._cache_single()
-        cache = KernelRowCache(kernel, index, self._cache_bytes(counts, single), single=single)
+        cache = KernelRowCache(kernel, index, self._cache_bytes(counts, single), single=single,
+                               n_threads=n_threads)
 
         n_pairs = n_classes * (n_classes - 1) // 2
         pairs = [(s, t) for s in range(n_classes) for t in range(s + 1, n_classes)]
