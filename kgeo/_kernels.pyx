@@ -18,6 +18,7 @@ kernels; this module holds only the typed loops.
 
 from cython.parallel cimport prange, threadid
 from libc.math cimport INFINITY, exp, fabs, pow, sqrt, tanh
+from libc.string cimport memset
 
 import numpy as np
 
@@ -761,9 +762,13 @@ def kernel_weighted_sums(Kernel kernel, RowSet X, PostingIndex Y, segment_start,
                          f"got {weights.shape[0]}")
     cdef const int64_t[::1] seg = segment_start
     cdef intp_t n_segments = seg.shape[0] - 1
-    sums = np.zeros((n_x, n_segments, n_r), dtype=np.float64)
     if n_x == 0 or n_y == 0 or n_r == 0:
-        return sums, 0.0
+        return np.zeros((n_x, n_segments, n_r), dtype=np.float64), 0.0
+    # Zeroed below, each task its own rows, by writing: np.zeros' pages would
+    # be mapped to the shared zero page by the first += (a read), and the
+    # write after it would cost a TLB shootdown of the other threads' cores
+    # (on the 20 Newsgroups test set, ~700 per 3,000 rows predicted).
+    sums = np.empty((n_x, n_segments, n_r), dtype=np.float64)
     cdef intp_t n_tasks = (n_x + WEIGHED_ROWS - 1) // WEIGHED_ROWS
     n_threads = max(1, min(n_threads, n_tasks))
     if n_x * n_y < _PARALLEL_MIN_VALUES:
@@ -787,6 +792,7 @@ def kernel_weighted_sums(Kernel kernel, RowSet X, PostingIndex Y, segment_start,
         tid = threadid()
         i0 = task * WEIGHED_ROWS
         n_i = min(WEIGHED_ROWS, n_x - i0)
+        memset(&out[i0, 0, 0], 0, n_i * n_segments * n_r * sizeof(float64_t))
         for a in range(n_i):
             for b in range(n_blocks):
                 kernel_block_row(kernel, X, i0 + a, Y, b, &acc[tid, 0],
