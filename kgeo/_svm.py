@@ -22,11 +22,11 @@ from ._kernels import (
     KERNELS,
     PostingIndex,
     get_kernel,
-    take_rows,
     kernel_diagonal,
     kernel_matrix,
     kernel_params,
     kernel_weighted_sums,
+    take_rows,
 )
 from ._pairwise import prepare_rows, resolve_n_jobs, single_block
 from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, one_vs_one_coefficients,
