@@ -655,6 +655,37 @@ cdef extern from *:
                                           intp_t n_dst, intp_t pos, int single) noexcept nogil
 
 
+# The parallel loops of a fit's set-up (prepare_rows, PostingIndex, the
+# cache's slots) leave libgomp's worker threads spinning for new work, under
+# its default wait policy, for tens of milliseconds: on a machine whose cores
+# the class pairs' threads are about to take, that spin takes one of them
+# (13 ms of CPU in the first 30 ms of the pairs, in a perf timeline of a 20
+# Newsgroups NGD fit). OpenMP 5.0's omp_pause_resource_all ends the calling
+# thread's pool of workers at once; the next parallel loop starts new ones.
+cdef extern from *:
+    """
+    #if defined(_OPENMP) && (_OPENMP >= 201811 || \
+        (defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 9))
+    #include <omp.h>
+    static int kgeo_release_openmp_threads(void) {
+        return omp_pause_resource_all(omp_pause_soft) == 0;
+    }
+    #else
+    static int kgeo_release_openmp_threads(void) { return 0; }
+    #endif
+    """
+    int release_openmp_threads "kgeo_release_openmp_threads"() noexcept nogil
+
+
+def _release_openmp_threads():
+    """End this thread's idle OpenMP workers now instead of letting them spin.
+
+    Returns whether the runtime did (False without OpenMP 5.0's
+    ``omp_pause_resource_all``).
+    """
+    return bool(release_openmp_threads())
+
+
 def _use_avx2_scans(bint wanted=True):
     """Run the SMO scans (and the sweep's scatter) in AVX2 where the CPU has
     it (the default), or not.

@@ -29,8 +29,8 @@ from ._kernels import (
     take_rows,
 )
 from ._pairwise import prepare_rows, resolve_n_jobs, single_block
-from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, one_vs_one_coefficients,
-                      solve_pair)
+from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp_threads,
+                      one_vs_one_coefficients, solve_pair)
 from ._validation import check_labels, check_matrix, check_on_simplex, check_positive
 from .exceptions import ConvergenceWarning, sklearn_compatible
 
@@ -471,6 +471,7 @@ class SVM(EstimatorMixin):
                 if finished is not None:
                     finished.put(None)
 
+        _release_openmp_threads()  # the set-up's OpenMP workers would spin on our cores
         workers = []
         try:
             for k in range(n_threads):

@@ -756,6 +756,32 @@ def test_a_failing_pair_stops_the_other_threads_and_raises_its_error(rng, monkey
     ck.check_svm(kgeo.SVM(kernel="ngd", n_jobs=2).fit(X, y), X, y)  # the next fit is sound
 
 
+def test_openmp_loops_work_after_their_threads_are_released(rng, monkeypatch):
+    """A multi-class fit ends the set-up's idle OpenMP workers before its
+    pair threads start (``_release_openmp_threads``); the parallel loops
+    after that (the support vectors' copy, prediction, the next fit) start
+    new ones and give the same bits."""
+    from kgeo import _solver, _svm
+    from kgeo._pairwise import pairwise_kernels
+
+    X, y = ck.make_count_data(rng, 300, 30, 4, n_duplicates=3)
+    before = pairwise_kernels(X, kernel="ngd", n_jobs=2)
+    released = []
+
+    def releasing():
+        released.append(_solver._release_openmp_threads())
+        return released[-1]
+
+    monkeypatch.setattr(_svm, "_release_openmp_threads", releasing)
+    model = kgeo.SVM(kernel="ngd", n_jobs=2).fit(X, y)
+    assert len(released) == 1
+    assert isinstance(_solver._release_openmp_threads(), bool)
+    np.testing.assert_array_equal(pairwise_kernels(X, kernel="ngd", n_jobs=2), before)
+    again = kgeo.SVM(kernel="ngd", n_jobs=2).fit(X, y)
+    assert_identical(model, again)
+    np.testing.assert_array_equal(model.decision_function(X), again.decision_function(X))
+
+
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 def test_take_rows_matches_scipy_row_indexing(n_threads, index_dtype, rng):
