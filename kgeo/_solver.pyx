@@ -686,6 +686,15 @@ def _release_openmp_threads():
     return bool(release_openmp_threads())
 
 
+def _sweep_slab_max_bytes(intp_t n):
+    """Set the largest slab ``sweep_cross`` allocates (pairs beyond it keep
+    one malloc per block); returns the previous limit. For tests."""
+    global SWEEP_SLAB_MAX_BYTES
+    cdef intp_t before = SWEEP_SLAB_MAX_BYTES
+    SWEEP_SLAB_MAX_BYTES = n
+    return before
+
+
 def _use_avx2_scans(bint wanted=True):
     """Run the SMO scans (and the sweep's scatter) in AVX2 where the CPU has
     it (the default), or not.
@@ -743,6 +752,9 @@ cdef enum:
     SHRINK_AUTO = 2
 # Iterations between two checks for Ctrl-C.
 cdef intp_t SIGNAL_CHECK_EVERY = 64
+# The largest slab sweep_cross allocates for a pair's cross blocks (glibc
+# serves up to 32 MB from its heaps once its mmap threshold has adapted).
+cdef intp_t SWEEP_SLAB_MAX_BYTES = 8 << 20
 # The slots of a new cache are zeroed in pieces of this many bytes, split
 # over the threads that will solve the pairs.
 cdef intp_t SLOT_ZEROING_BYTES = 1 << 16
@@ -1054,9 +1066,10 @@ cdef class KernelRowCache:
         stop request) leaves the blocks to be computed on demand, where it
         is reported.
 
-        All 2 n_s n_t values live in one allocation, the pair's slab: one
-        malloc and one free per pair instead of one per block (malloc and
-        free were 2.0-2.4 % of the pairs' CPU samples on 20 Newsgroups). A
+        All 2 n_s n_t values live in one allocation, the pair's slab, when
+        it is at most SWEEP_SLAB_MAX_BYTES: one malloc and one free per pair
+        instead of one per block (malloc and free were 2.0-2.4 % of the
+        pairs' CPU samples on 20 Newsgroups, blocks of 3-5 KB). A
         swept block the LRU order evicts leaves the budget's count at once,
         but its memory only with the slab's last block: the budget may then
         be exceeded by what is left of the slabs of the pairs being solved,
@@ -1070,6 +1083,10 @@ cdef class KernelRowCache:
         cdef char* slab = NULL
         cdef void* spent
         cdef intp_t p = cls_s * nc + cls_t if cls_s < cls_t else cls_t * nc + cls_s
+        # Large pairs keep a malloc per block: a slab beyond glibc's mmap
+        # threshold would be fresh pages for every pair (bench_scale at 50k
+        # documents: 100 MB slabs, 4.8 M page faults instead of 0.27 M).
+        cdef bint in_slab = 2 * n_s * n_t * self.value_bytes <= SWEEP_SLAB_MAX_BYTES
         cdef bint ok = True, worth
         cdef timespec started, finished
         lock_acquire(&self.lock)
@@ -1082,11 +1099,17 @@ cdef class KernelRowCache:
         clock_gettime(CLOCK_MONOTONIC, &started)
         blocks_s = <void**> calloc(n_s, sizeof(void*))
         blocks_t = <void**> calloc(n_t, sizeof(void*))
-        slab = <char*> malloc(2 * n_s * n_t * self.value_bytes)
-        ok = blocks_s != NULL and blocks_t != NULL and slab != NULL
-        # The blocks (h, s) first in the slab, then the blocks (g, t).
+        ok = blocks_s != NULL and blocks_t != NULL
+        if ok and in_slab:
+            slab = <char*> malloc(2 * n_s * n_t * self.value_bytes)
+            ok = slab != NULL
+        # In a slab: the blocks (h, s) first, then the blocks (g, t).
         while ok and n_filled < n_t:
-            blocks_t[n_filled] = slab + n_filled * n_s * self.value_bytes
+            blocks_t[n_filled] = ((slab + n_filled * n_s * self.value_bytes) if in_slab
+                                  else malloc(n_s * self.value_bytes))
+            if blocks_t[n_filled] == NULL:
+                ok = False
+                break
             n_filled += 1
         # The blocks (g, t) of class s's rows by kgeo's row routine, scattered
         # eight at a time into the blocks (h, s) of class t's rows while
@@ -1097,7 +1120,11 @@ cdef class KernelRowCache:
             if n_made % SIGNAL_CHECK_EVERY == 0 and self.stop_requested:
                 ok = False
                 break
-            blocks_s[n_made] = slab + (n_t * n_s + n_made * n_t) * self.value_bytes
+            blocks_s[n_made] = ((slab + (n_t * n_s + n_made * n_t) * self.value_bytes)
+                                if in_slab else malloc(n_t * self.value_bytes))
+            if blocks_s[n_made] == NULL:
+                ok = False
+                break
             if self.compute_block((s0 + n_made) * nc + cls_t, acc, scratch,
                                   blocks_s[n_made]):
                 n_made += 1
@@ -1109,6 +1136,11 @@ cdef class KernelRowCache:
                 scatter_rows(blocks_s + k, n_made - k, blocks_t, n_t, k, self.single)
         clock_gettime(CLOCK_MONOTONIC, &finished)
         if not ok:
+            if not in_slab:
+                for k in range(n_made):
+                    free(blocks_s[k])
+                for h in range(n_filled):
+                    free(blocks_t[h])
             free(slab)
             free(blocks_s)
             free(blocks_t)
@@ -1118,16 +1150,17 @@ cdef class KernelRowCache:
                                  + 1e-9 * (finished.tv_nsec - started.tv_nsec))
         # The sweep's own reference keeps the slab while its blocks go in
         # (an insert may evict one that went in before).
-        self.slabs[p] = slab
-        self.slab_refs[p] = 1
+        if in_slab:
+            self.slabs[p] = slab
+            self.slab_refs[p] = 1
         # Stored unpinned: the solver pins the rows it asks for.
         for k in range(n_s):
-            self.insert((s0 + k) * nc + cls_t, blocks_s[k], n_t, False, True)
+            self.insert((s0 + k) * nc + cls_t, blocks_s[k], n_t, False, in_slab)
             self.slots[(s0 + k) * nc + cls_t].pins -= 1
         for h in range(n_t):
-            self.insert((t0 + h) * nc + cls_s, blocks_t[h], n_s, True, True)
+            self.insert((t0 + h) * nc + cls_s, blocks_t[h], n_s, True, in_slab)
             self.slots[(t0 + h) * nc + cls_s].pins -= 1
-        spent = self.release_slab(p)
+        spent = self.release_slab(p) if in_slab else NULL
         lock_release(&self.lock)
         free(spent)
         free(blocks_s)

@@ -885,35 +885,45 @@ def fit_keeping_cache(X, y, sweep=True, **params):
     return model, caches[0]
 
 
+@pytest.mark.parametrize("slab", [True, False], ids=["slab", "malloc-per-block"])
 @pytest.mark.parametrize("cache_dtype", ["float64", "float32"])
-def test_swept_blocks_share_a_slab_that_lives_until_its_last_block_leaves(cache_dtype, rng):
-    """sweep_cross stores a pair's cross blocks in one allocation. With a
-    budget that sweeps every pair but must evict swept blocks (which are
-    then recomputed), the model is the one a large cache gives, bit for
-    bit, and no slab outlives the fit's pairs. (Fits like this one ran
-    under AddressSanitizer while this was written: no invalid access.)"""
+def test_swept_blocks_share_a_slab_that_lives_until_its_last_block_leaves(cache_dtype, slab, rng):
+    """sweep_cross stores a pair's cross blocks in one allocation (or, for
+    pairs beyond SWEEP_SLAB_MAX_BYTES, one per block). With a budget that
+    sweeps every pair but must evict swept blocks (which are then
+    recomputed), the model is the one a large cache gives, bit for bit,
+    and no slab outlives the fit's pairs. (Fits like this one ran under
+    AddressSanitizer while this was written: no invalid access.)"""
+    from kgeo import _solver
+
     X, y = ck.make_count_data(rng, 600, 30, 20, n_duplicates=3)  # classes of 29-31
-    large, large_cache = fit_keeping_cache(X, y, kernel="ngd", n_jobs=1,
-                                           cache_dtype=cache_dtype)
-    value_bytes = large_cache.stats()["value_bytes"]
-    # Sweeping a pair needs its 2 n_s n_t values within 1/8 of the budget:
-    # just that, below the fit's peak (the classes' own blocks add up).
-    largest = np.bincount(y).max()
-    budget_mb = (16 * largest ** 2 + 64) * value_bytes / 2**20
-    big = large_cache.stats()
-    assert large_cache.live_slabs() == 0
-    for n_jobs in (1, 2):
-        small, small_cache = fit_keeping_cache(X, y, kernel="ngd", n_jobs=n_jobs,
-                                               cache_dtype=cache_dtype, cache_size=budget_mb)
-        tight = small_cache.stats()
-        # One thread retires the pairs in a fixed order, so sweeps the pairs
-        # the large cache's one thread swept; two may skip one whose decision
-        # came while the share of used values was below 1/2.
-        assert (tight["values_transposed"] == big["values_transposed"] if n_jobs == 1
-                else tight["values_transposed"] > 0)
-        assert tight["values_computed"] > big["values_computed"]  # swept blocks evicted, recomputed
-        assert_identical(small, large)
-        assert small_cache.live_slabs() == 0
+    limit = _solver._sweep_slab_max_bytes(1 << 30 if slab else 0)
+    try:
+        large, large_cache = fit_keeping_cache(X, y, kernel="ngd", n_jobs=1,
+                                               cache_dtype=cache_dtype)
+        value_bytes = large_cache.stats()["value_bytes"]
+        # Sweeping a pair needs its 2 n_s n_t values within 1/8 of the
+        # budget: just that, below the fit's peak (the classes' own blocks
+        # add up).
+        largest = np.bincount(y).max()
+        budget_mb = (16 * largest ** 2 + 64) * value_bytes / 2**20
+        big = large_cache.stats()
+        assert large_cache.live_slabs() == 0
+        for n_jobs in (1, 2):
+            small, small_cache = fit_keeping_cache(X, y, kernel="ngd", n_jobs=n_jobs,
+                                                   cache_dtype=cache_dtype,
+                                                   cache_size=budget_mb)
+            tight = small_cache.stats()
+            # One thread retires the pairs in a fixed order, so sweeps the
+            # pairs the large cache's one thread swept; two may skip one
+            # whose decision came while the share of used values was below 1/2.
+            assert (tight["values_transposed"] == big["values_transposed"] if n_jobs == 1
+                    else tight["values_transposed"] > 0)
+            assert tight["values_computed"] > big["values_computed"]  # evicted, recomputed
+            assert_identical(small, large)
+            assert small_cache.live_slabs() == 0
+    finally:
+        _solver._sweep_slab_max_bytes(limit)
 
 
 @pytest.mark.parametrize("cache_dtype", ["float64", "float32"])
