@@ -834,7 +834,7 @@ cdef class KernelRowCache:
     cdef intp_t* pairs_left       # per class: its one-vs-one pairs not yet retired
     # sweep_cross stores a pair's cross blocks in one allocation, its slab
     # (index s * n_classes + t, s < t), freed when the last of its blocks
-    # leaves the cache: 2 mallocs and frees per pair instead of 2 (n_s + n_t).
+    # leaves the cache: one malloc and free per pair instead of n_s + n_t.
     cdef void** slabs
     cdef intp_t* slab_refs        # per slab: its blocks in the cache, + 1 while sweeping
     cdef int32_t* row_class       # the class of each row (to find a block's slab)
@@ -951,14 +951,12 @@ cdef class KernelRowCache:
         # block, or its slab when it was the slab's last block, or NULL.
         # Called with the lock held.
         cdef void* values = self.slots[key].values
-        cdef intp_t p
         self.slots[key].values = NULL
         self.used -= self.block_length(key % self.n_classes)
         if not self.slots[key].in_slab:
             return values
         self.slots[key].in_slab = 0
-        p = self.slab_of(key)
-        return self.release_slab(p)
+        return self.release_slab(self.slab_of(key))
 
     cdef inline void* release_slab(self, intp_t p) noexcept nogil:
         # Drop one reference to slab p; returns it when that was the last.
