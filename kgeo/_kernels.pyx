@@ -93,6 +93,16 @@ cdef extern from *:
         return c < 0.5 ? small : large;
     }
 
+    /* acc[r] += v * column[r]: a word stored as a dense column of a block.
+       A multiply then an add (no fused multiply-add, see setup.py), so the
+       AVX2 copy gives the baseline copy's bits with twice its lanes. */
+    KGEO_VECTOR_CLONES
+    static void kgeo_add_scaled(double *restrict acc, double v,
+                                const double *restrict column, ptrdiff_t n) {
+        for (ptrdiff_t r = 0; r < n; r++)
+            acc[r] += v * column[r];
+    }
+
     /* angles[j] = arccos(c_j) for the coefficients c_j = dots[j], clipped. */
     KGEO_VECTOR_CLONES
     static void kgeo_angles_of_dots(const double *dots, double *angles, ptrdiff_t n) {
@@ -105,6 +115,8 @@ cdef extern from *:
     float64_t angle_from_gap "kgeo_angle_from_gap"(float64_t h) noexcept nogil
     void angles_of_dots "kgeo_angles_of_dots"(const float64_t* dots, float64_t* angles,
                                               intp_t n) noexcept nogil
+    void add_scaled "kgeo_add_scaled"(float64_t* acc, float64_t v, const float64_t* column,
+                                      intp_t n) noexcept nogil
 
 
 def _angle_from_gap(const float64_t[::1] h):
@@ -572,11 +584,10 @@ cdef inline void accumulate_dots(RowSet X, intp_t i, PostingIndex Y,
     # nothing), so the dense columns do not change a single bit of the result.
     cdef intp_t base = block * (Y.rows.n_features + 1)
     cdef intp_t n = Y.block_start[block + 1] - Y.block_start[block]
-    cdef intp_t p, q, q_end, r, d, ahead
+    cdef intp_t p, q, q_end, d, ahead
     cdef intp_t p_end = X.indptr[i + 1]
     cdef int32_t w
     cdef float64_t v
-    cdef const float64_t* column
     for p in range(X.indptr[i], p_end):
         # The (block, word) entries of colptr and dense_ptr are scattered over
         # n_blocks * n_features slots: for the short blocks of a class, their
@@ -590,9 +601,7 @@ cdef inline void accumulate_dots(RowSet X, intp_t i, PostingIndex Y,
         v = X.data[p]
         d = Y.dense_ptr[base + w]
         if d >= 0:
-            column = &Y.dense_val[d]
-            for r in range(n):
-                acc[r] += v * column[r]
+            add_scaled(acc, v, &Y.dense_val[d], n)
         else:
             q_end = Y.colptr[base + w + 1]
             for q in range(Y.colptr[base + w], q_end):
