@@ -12,8 +12,8 @@ OPENMP = os.environ.get("KGEO_NO_OPENMP", "0") in ("", "0")
 
 # No errno and no FP traps: lets the compiler vectorise sqrt and the two-branch
 # arccos in the kernel maps (results are unchanged; nothing here reads either).
-# No fused multiply-adds: the AVX2 and baseline copies of the arccos loop
-# (kgeo/_kernels.pyx) and every platform then round alike.
+# No fused multiply-adds: the AVX2 and baseline copies of the arccos and
+# dense-column loops (kgeo/_kernels.pyx) and every platform then round alike.
 # Loops start on 32-byte boundaries: where they fall otherwise depends on
 # unrelated code. Adding one function to _kernels.pyx moved the dense-column
 # loop of the kernel rows across a 64-byte line and made every 20 Newsgroups

@@ -30,6 +30,8 @@ cdef float64_t PI = 3.14159265358979323846
 # coefficients to angles is compiled twice, for AVX2 and for the baseline
 # x86-64 (SSE2) instruction set, and the loader picks the one this CPU runs:
 # twice the lanes halve the cost of the arccos (half of an NGD kernel row).
+# The loop that adds a word's dense column to a row's dot products is cloned
+# the same way (about a fifth of a kernel row).
 # setup.py compiles with -ffp-contract=off, so neither copy fuses a multiply
 # and an add: both give the same bits. Other compilers and platforms build
 # the single portable copy.
