@@ -105,6 +105,20 @@ cdef extern from *:
             acc[r] += v * column[r];
     }
 
+    /* NGD's map in one pass: out[j] = (offset - 2 arccos(c_j)) + shift for
+       c_j = dots[j], clipped, and dots[j] kept only where c_j >= near (those
+       get their exact gap later), zeroed elsewhere. */
+    KGEO_VECTOR_CLONES
+    static void kgeo_geodesic_of_dots(double *restrict dots, double *restrict out,
+                                      ptrdiff_t n, double offset, double shift,
+                                      double near) {
+        for (ptrdiff_t j = 0; j < n; j++) {
+            double c = dots[j];
+            out[j] = (offset - 2.0 * kgeo_angle_from_gap(kgeo_clip_unit(1.0 - c))) + shift;
+            dots[j] = c >= near ? c : 0.0;
+        }
+    }
+
     /* angles[j] = arccos(c_j) for the coefficients c_j = dots[j], clipped. */
     KGEO_VECTOR_CLONES
     static void kgeo_angles_of_dots(const double *dots, double *angles, ptrdiff_t n) {
@@ -117,6 +131,9 @@ cdef extern from *:
     float64_t angle_from_gap "kgeo_angle_from_gap"(float64_t h) noexcept nogil
     void angles_of_dots "kgeo_angles_of_dots"(const float64_t* dots, float64_t* angles,
                                               intp_t n) noexcept nogil
+    void geodesic_of_dots "kgeo_geodesic_of_dots"(float64_t* dots, float64_t* out, intp_t n,
+                                                  float64_t offset, float64_t shift,
+                                                  float64_t near) noexcept nogil
     void add_scaled "kgeo_add_scaled"(float64_t* acc, float64_t v, const float64_t* column,
                                       intp_t n) noexcept nogil
 
@@ -492,13 +509,9 @@ cdef class NegativeGeodesicKernel(Kernel):
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
                          intp_t n) noexcept nogil:
-        cdef intp_t j
-        cdef float64_t offset = self.offset, shift = self.shift, c, near = NEAR_ONE
-        angles_of_dots(dots, out, n)
-        for j in range(n):
-            out[j] = (offset - 2.0 * out[j]) + shift
-            c = dots[j]
-            dots[j] = c if c >= near else 0.0
+        # One pass: a second one over out and dots took ~1.4 % of the samples of
+        # an NGD fit (`perf`).
+        geodesic_of_dots(dots, out, n, self.offset, self.shift, NEAR_ONE)
         return 1
 
     cdef float64_t at_angle(self, float64_t angle) noexcept nogil:
