@@ -27,8 +27,9 @@ cdef float64_t PI = 3.14159265358979323846
 
 # The arccos of the geodesic kernels is written in C, in this block, for one
 # reason: GCC's target_clones. The loop that maps a block of Bhattacharyya
-# coefficients to angles is compiled twice, for AVX2 and for the baseline
-# x86-64 (SSE2) instruction set, and the loader picks the one this CPU runs:
+# coefficients to angles (for NGD, straight to its values) is compiled twice,
+# for AVX2 and for the baseline x86-64 (SSE2) instruction set, and the loader
+# picks the one this CPU runs:
 # twice the lanes halve the cost of the arccos (half of an NGD kernel row).
 # The loop that adds a word's dense column to a row's dot products is cloned
 # the same way (about a fifth of a kernel row).
