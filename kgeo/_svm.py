@@ -575,10 +575,10 @@ class SVM(EstimatorMixin):
         data, indices = take_rows(X_checked.data, X_checked.indices,
                                   X_checked.indptr.astype(np.int64, copy=False), rows, indptr,
                                   n_threads=resolve_n_jobs(self.n_jobs))
-        index_dtype = np.int32 if indptr[-1] <= np.iinfo(np.int32).max else np.int64
+        # int32 like X_checked's: the support vectors are some of its nonzeros,
+        # which check_matrix keeps below 2**31.
         self.support_vectors_ = sp.csr_matrix(
-            (data, indices.astype(index_dtype, copy=False), indptr.astype(index_dtype)),
-            shape=(rows.shape[0], X_checked.shape[1]))
+            (data, indices, indptr.astype(np.int32)), shape=(rows.shape[0], X_checked.shape[1]))
         if not sp.issparse(X):
             self.support_vectors_ = self.support_vectors_.toarray()
 
