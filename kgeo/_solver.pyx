@@ -837,6 +837,15 @@ cdef class KernelRowCache:
     # leaves the cache: one malloc and free per pair instead of n_s + n_t.
     cdef void** slabs
     cdef intp_t* slab_refs        # per slab: its blocks in the cache, + 1 while sweeping
+    cdef intp_t* slab_capacity    # per slab: the bytes allocated
+    # A slab whose last block left is kept for the next sweep, up to one per
+    # thread, rather than freed: a pair's slab (5.75 MB on 20 Newsgroups)
+    # freed and allocated again came back as fresh pages, whose first-touch
+    # faults (about 10,000 in a first NGD fit) the sweep paid. Spare slabs
+    # all have slab_bytes, the largest slab a pair of this cache needs.
+    cdef void** spare_slabs
+    cdef intp_t n_spare, max_spare, slab_bytes
+    cdef readonly int64_t slab_allocations
     cdef int32_t* row_class       # the class of each row (to find a block's slab)
     cdef readonly int64_t n_computed   # blocks computed (misses)
     cdef readonly int64_t n_requests   # blocks requested
@@ -881,10 +890,15 @@ cdef class KernelRowCache:
         self.pairs_left = <intp_t*> malloc(max(self.n_classes, 1) * sizeof(intp_t))
         self.slabs = <void**> calloc(max(self.n_classes * self.n_classes, 1), sizeof(void*))
         self.slab_refs = <intp_t*> calloc(max(self.n_classes * self.n_classes, 1), sizeof(intp_t))
+        self.slab_capacity = <intp_t*> calloc(max(self.n_classes * self.n_classes, 1),
+                                              sizeof(intp_t))
+        self.max_spare = max(1, n_threads)
+        self.spare_slabs = <void**> calloc(self.max_spare, sizeof(void*))
         self.row_class = <int32_t*> malloc(max(self.n_rows, 1) * sizeof(int32_t))
         self.lock_ready = lock_init(&self.lock) == 0
         if (self.slots == NULL or self.pairs_left == NULL or self.slabs == NULL
-                or self.slab_refs == NULL or self.row_class == NULL or not self.lock_ready):
+                or self.slab_refs == NULL or self.slab_capacity == NULL
+                or self.spare_slabs == NULL or self.row_class == NULL or not self.lock_ready):
             raise MemoryError("could not allocate the kernel row cache index")
         for c in range(self.n_classes):
             for g in range(index.block_start[c], index.block_start[c + 1]):
@@ -904,6 +918,7 @@ cdef class KernelRowCache:
                        min(SLOT_ZEROING_BYTES, n_bytes - page * SLOT_ZEROING_BYTES))
         for c in range(self.n_classes):
             self.pairs_left[c] = self.n_classes - 1
+        self.slab_bytes = self.largest_slab_bytes()
         self.sweep_enabled = True
         self.slots[self.n_keys].lru_prev = self.n_keys
         self.slots[self.n_keys].lru_next = self.n_keys
@@ -917,9 +932,13 @@ cdef class KernelRowCache:
         if self.slabs != NULL:
             for k in range(self.n_classes * self.n_classes):
                 free(self.slabs[k])
+        for k in range(self.n_spare):
+            free(self.spare_slabs[k])
         free(self.slots)
         free(self.slabs)
         free(self.slab_refs)
+        free(self.slab_capacity)
+        free(self.spare_slabs)
         free(self.row_class)
         free(self.pairs_left)
         if self.lock_ready:
@@ -959,14 +978,37 @@ cdef class KernelRowCache:
         return self.release_slab(self.slab_of(key))
 
     cdef inline void* release_slab(self, intp_t p) noexcept nogil:
-        # Drop one reference to slab p; returns it when that was the last.
+        # Drop one reference to slab p; when that was the last, the slab
+        # becomes a spare, or is returned for the caller to free. Called
+        # with the lock held.
         cdef void* slab
         self.slab_refs[p] -= 1
         if self.slab_refs[p] > 0:
             return NULL
         slab = self.slabs[p]
         self.slabs[p] = NULL
-        return slab
+        return self.keep_spare(slab, self.slab_capacity[p])
+
+    cdef inline void* keep_spare(self, void* slab, intp_t capacity) noexcept nogil:
+        # Keep a slab no block lives in for the next sweep; returns NULL, or
+        # the slab when it cannot be kept (then the caller frees it). Called
+        # with the lock held.
+        if capacity != self.slab_bytes or self.n_spare == self.max_spare:
+            return slab
+        self.spare_slabs[self.n_spare] = slab
+        self.n_spare += 1
+        return NULL
+
+    cdef intp_t largest_slab_bytes(self) noexcept nogil:
+        # The most bytes a pair's slab needs (pairs beyond
+        # SWEEP_SLAB_MAX_BYTES have none).
+        cdef intp_t s, t, n, largest = 0
+        for s in range(self.n_classes):
+            for t in range(s + 1, self.n_classes):
+                n = 2 * self.block_length(s) * self.block_length(t) * self.value_bytes
+                if n <= SWEEP_SLAB_MAX_BYTES and n > largest:
+                    largest = n
+        return largest
 
     cdef void evict_for(self, intp_t n) noexcept nogil:
         # Free least recently used, unpinned blocks until n more values fit.
@@ -1071,7 +1113,9 @@ cdef class KernelRowCache:
         swept block the LRU order evicts leaves the budget's count at once,
         but its memory only with the slab's last block: the budget may then
         be exceeded by what is left of the slabs of the pairs being solved,
-        each at most 1/SWEEP_BUDGET_SHARE of it, until they retire.
+        each at most 1/SWEEP_BUDGET_SHARE of it, until they retire. A slab
+        whose blocks have all left is kept for the next sweep (at most one
+        per thread, see ``spare_slabs``) instead of being freed.
         """
         cdef intp_t s0 = self.index.block_start[cls_s], n_s = self.block_length(cls_s)
         cdef intp_t t0 = self.index.block_start[cls_t], n_t = self.block_length(cls_t)
@@ -1084,13 +1128,18 @@ cdef class KernelRowCache:
         # Large pairs keep a malloc per block: a slab beyond glibc's mmap
         # threshold would be fresh pages for every pair (bench_scale at 50k
         # documents: 100 MB slabs, 4.8 M page faults instead of 0.27 M).
-        cdef bint in_slab = 2 * n_s * n_t * self.value_bytes <= SWEEP_SLAB_MAX_BYTES
-        cdef bint ok = True, worth
+        cdef intp_t need = 2 * n_s * n_t * self.value_bytes
+        cdef intp_t capacity = max(need, self.slab_bytes)
+        cdef bint in_slab = need <= SWEEP_SLAB_MAX_BYTES
+        cdef bint ok = True, worth, allocated = False
         cdef timespec started, finished
         lock_acquire(&self.lock)
         worth = (self.sweep_enabled and self.cross_values > 0
                  and 2 * self.cross_values_used >= self.cross_values
                  and 2 * n_s * n_t <= self.budget // SWEEP_BUDGET_SHARE)
+        if worth and in_slab and capacity == self.slab_bytes and self.n_spare > 0:
+            self.n_spare -= 1
+            slab = <char*> self.spare_slabs[self.n_spare]
         lock_release(&self.lock)
         if not worth:
             return 0
@@ -1098,9 +1147,9 @@ cdef class KernelRowCache:
         blocks_s = <void**> calloc(n_s, sizeof(void*))
         blocks_t = <void**> calloc(n_t, sizeof(void*))
         ok = blocks_s != NULL and blocks_t != NULL
-        if ok and in_slab:
-            slab = <char*> malloc(2 * n_s * n_t * self.value_bytes)
-            ok = slab != NULL
+        if ok and in_slab and slab == NULL:
+            slab = <char*> malloc(capacity)
+            ok = allocated = slab != NULL
         # In a slab: the blocks (h, s) first, then the blocks (g, t).
         while ok and n_filled < n_t:
             blocks_t[n_filled] = ((slab + n_filled * n_s * self.value_bytes) if in_slab
@@ -1139,7 +1188,12 @@ cdef class KernelRowCache:
                     free(blocks_s[k])
                 for h in range(n_filled):
                     free(blocks_t[h])
-            free(slab)
+            if slab != NULL:
+                lock_acquire(&self.lock)
+                self.slab_allocations += allocated
+                spent = self.keep_spare(slab, capacity)
+                lock_release(&self.lock)
+                free(spent)
             free(blocks_s)
             free(blocks_t)
             return 0
@@ -1148,9 +1202,11 @@ cdef class KernelRowCache:
                                  + 1e-9 * (finished.tv_nsec - started.tv_nsec))
         # The sweep's own reference keeps the slab while its blocks go in
         # (an insert may evict one that went in before).
+        self.slab_allocations += allocated
         if in_slab:
             self.slabs[p] = slab
             self.slab_refs[p] = 1
+            self.slab_capacity[p] = capacity
         # Stored unpinned: the solver pins the rows it asks for.
         for k in range(n_s):
             self.insert((s0 + k) * nc + cls_t, blocks_s[k], n_t, False, in_slab)
@@ -1390,6 +1446,10 @@ cdef class KernelRowCache:
             n += self.slabs[p] != NULL
         lock_release(&self.lock)
         return n
+
+    def slab_counts(self):
+        """(slabs allocated so far, spare slabs kept now, most spares kept)."""
+        return int(self.slab_allocations), int(self.n_spare), int(self.max_spare)
 
     def stats(self):
         """Counters: blocks requested, computed, distinct; values computed,

@@ -890,7 +890,8 @@ def test_swept_blocks_share_a_slab_that_lives_until_its_last_block_leaves(cache_
     pairs beyond SWEEP_SLAB_MAX_BYTES, one per block). With a budget that
     sweeps every pair but must evict swept blocks (which are then
     recomputed), the model is the one a large cache gives, bit for bit,
-    and no slab outlives the fit's pairs. (Fits like this one ran under
+    no slab outlives the fit's pairs, and a retired pair's slab is reused
+    by the next sweep rather than freed. (Fits like this one ran under
     AddressSanitizer while this was written: no invalid access.)"""
     from kgeo import _solver
 
@@ -907,6 +908,9 @@ def test_swept_blocks_share_a_slab_that_lives_until_its_last_block_leaves(cache_
         budget_mb = (16 * largest ** 2 + 64) * value_bytes / 2**20
         big = large_cache.stats()
         assert large_cache.live_slabs() == 0
+        # A retired pair's slab serves the next sweep: one thread allocates
+        # one, and keeps it as its spare.
+        assert large_cache.slab_counts() == ((1, 1, 1) if slab else (0, 0, 1))
         for n_jobs in (1, 2):
             small, small_cache = fit_keeping_cache(X, y, kernel="ngd", n_jobs=n_jobs,
                                                    cache_dtype=cache_dtype,
@@ -920,6 +924,10 @@ def test_swept_blocks_share_a_slab_that_lives_until_its_last_block_leaves(cache_
             assert tight["values_computed"] > big["values_computed"]  # evicted, recomputed
             assert_identical(small, large)
             assert small_cache.live_slabs() == 0
+            # Never more slabs than threads sweeping at once, all kept.
+            allocated, spare, max_spare = small_cache.slab_counts()
+            assert max_spare == n_jobs
+            assert (1 <= allocated <= n_jobs and spare == allocated) if slab else allocated == 0
     finally:
         _solver._sweep_slab_max_bytes(limit)
 
