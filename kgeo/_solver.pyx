@@ -1000,14 +1000,16 @@ cdef class KernelRowCache:
         return NULL
 
     cdef intp_t largest_slab_bytes(self) noexcept nogil:
-        # The most bytes a pair's slab needs (pairs beyond
-        # SWEEP_SLAB_MAX_BYTES have none).
+        # The most bytes the slab of a pair sweep_cross may sweep needs
+        # (pairs beyond SWEEP_SLAB_MAX_BYTES have none, pairs beyond the
+        # budget's share are not swept).
         cdef intp_t s, t, n, largest = 0
         for s in range(self.n_classes):
             for t in range(s + 1, self.n_classes):
-                n = 2 * self.block_length(s) * self.block_length(t) * self.value_bytes
-                if n <= SWEEP_SLAB_MAX_BYTES and n > largest:
-                    largest = n
+                n = 2 * self.block_length(s) * self.block_length(t)
+                if (n <= self.budget // SWEEP_BUDGET_SHARE
+                        and n * self.value_bytes <= SWEEP_SLAB_MAX_BYTES):
+                    largest = max(largest, n * self.value_bytes)
         return largest
 
     cdef void evict_for(self, intp_t n) noexcept nogil:
