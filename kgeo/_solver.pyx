@@ -839,10 +839,11 @@ cdef class KernelRowCache:
     cdef intp_t* slab_refs        # per slab: its blocks in the cache, + 1 while sweeping
     cdef intp_t* slab_capacity    # per slab: the bytes allocated
     # A slab whose last block left is kept for the next sweep, up to one per
-    # thread, rather than freed: a pair's slab (5.75 MB on 20 Newsgroups)
-    # freed and allocated again came back as fresh pages, whose first-touch
-    # faults (about 10,000 in a first NGD fit) the sweep paid. Spare slabs
-    # all have slab_bytes, the largest slab a pair of this cache needs.
+    # thread, rather than freed: a pair's slab (5.75 MB on 20 Newsgroups),
+    # freed and allocated again, can come back from malloc as fresh pages (a
+    # new mapping, or heap pages glibc gave back), faulted in once more by
+    # the sweep. Spare slabs all have slab_bytes, the largest slab a pair of
+    # this cache may need.
     cdef void** spare_slabs
     cdef intp_t n_spare, max_spare, slab_bytes
     cdef readonly int64_t slab_allocations
