@@ -837,7 +837,6 @@ cdef class KernelRowCache:
     # leaves the cache: one malloc and free per pair instead of n_s + n_t.
     cdef void** slabs
     cdef intp_t* slab_refs        # per slab: its blocks in the cache, + 1 while sweeping
-    cdef intp_t* slab_capacity    # per slab: the bytes allocated
     # A slab whose last block left is kept for the next sweep, up to one per
     # thread, rather than freed: a pair's slab (5.75 MB on 20 Newsgroups),
     # freed and allocated again, can come back from malloc as fresh pages (a
@@ -891,15 +890,12 @@ cdef class KernelRowCache:
         self.pairs_left = <intp_t*> malloc(max(self.n_classes, 1) * sizeof(intp_t))
         self.slabs = <void**> calloc(max(self.n_classes * self.n_classes, 1), sizeof(void*))
         self.slab_refs = <intp_t*> calloc(max(self.n_classes * self.n_classes, 1), sizeof(intp_t))
-        self.slab_capacity = <intp_t*> calloc(max(self.n_classes * self.n_classes, 1),
-                                              sizeof(intp_t))
         self.max_spare = max(1, n_threads)
         self.spare_slabs = <void**> calloc(self.max_spare, sizeof(void*))
         self.row_class = <int32_t*> malloc(max(self.n_rows, 1) * sizeof(int32_t))
         self.lock_ready = lock_init(&self.lock) == 0
         if (self.slots == NULL or self.pairs_left == NULL or self.slabs == NULL
-                or self.slab_refs == NULL or self.slab_capacity == NULL
-                or self.spare_slabs == NULL or self.row_class == NULL or not self.lock_ready):
+                or self.slab_refs == NULL or self.spare_slabs == NULL or self.row_class == NULL or not self.lock_ready):
             raise MemoryError("could not allocate the kernel row cache index")
         for c in range(self.n_classes):
             for g in range(index.block_start[c], index.block_start[c + 1]):
@@ -938,7 +934,6 @@ cdef class KernelRowCache:
         free(self.slots)
         free(self.slabs)
         free(self.slab_refs)
-        free(self.slab_capacity)
         free(self.spare_slabs)
         free(self.row_class)
         free(self.pairs_left)
@@ -988,7 +983,13 @@ cdef class KernelRowCache:
             return NULL
         slab = self.slabs[p]
         self.slabs[p] = NULL
-        return self.keep_spare(slab, self.slab_capacity[p])
+        return self.keep_spare(slab, self.slab_capacity(p // self.n_classes,
+                                                       p % self.n_classes))
+
+    cdef inline intp_t slab_capacity(self, intp_t s, intp_t t) noexcept nogil:
+        # The bytes sweep_cross allocates for the slab of pair (s, t).
+        return max(2 * self.block_length(s) * self.block_length(t) * self.value_bytes,
+                   self.slab_bytes)
 
     cdef inline void* keep_spare(self, void* slab, intp_t capacity) noexcept nogil:
         # Keep a slab no block lives in for the next sweep; returns NULL, or
@@ -1132,7 +1133,7 @@ cdef class KernelRowCache:
         # threshold would be fresh pages for every pair (bench_scale at 50k
         # documents: 100 MB slabs, 4.8 M page faults instead of 0.27 M).
         cdef intp_t need = 2 * n_s * n_t * self.value_bytes
-        cdef intp_t capacity = max(need, self.slab_bytes)
+        cdef intp_t capacity = self.slab_capacity(cls_s, cls_t)
         cdef bint in_slab = need <= SWEEP_SLAB_MAX_BYTES
         cdef bint ok = True, worth, allocated = False
         cdef timespec started, finished
@@ -1209,7 +1210,6 @@ cdef class KernelRowCache:
         if in_slab:
             self.slabs[p] = slab
             self.slab_refs[p] = 1
-            self.slab_capacity[p] = capacity
         # Stored unpinned: the solver pins the rows it asks for.
         for k in range(n_s):
             self.insert((s0 + k) * nc + cls_t, blocks_s[k], n_t, False, in_slab)
