@@ -42,6 +42,7 @@ cdef class Kernel:
                          const float64_t* sq_y, float64_t* out,
                          intp_t n) noexcept nogil
     cdef float64_t at_angle(self, float64_t angle) noexcept nogil
+    cdef float64_t at_gap(self, float64_t gap) noexcept nogil
 
 
 cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,

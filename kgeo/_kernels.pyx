@@ -108,16 +108,41 @@ cdef extern from *:
 
     /* NGD's map in one pass: out[j] = (offset - 2 arccos(c_j)) + shift for
        c_j = dots[j], clipped, and dots[j] kept only where c_j >= near (those
-       get their exact gap later), zeroed elsewhere. */
+       get their exact gap later), zeroed elsewhere. Returns how many it kept. */
     KGEO_VECTOR_CLONES
-    static void kgeo_geodesic_of_dots(double *restrict dots, double *restrict out,
-                                      ptrdiff_t n, double offset, double shift,
-                                      double near) {
+    static ptrdiff_t kgeo_geodesic_of_dots(double *restrict dots, double *restrict out,
+                                           ptrdiff_t n, double offset, double shift,
+                                           double near) {
+        ptrdiff_t kept = 0;
         for (ptrdiff_t j = 0; j < n; j++) {
             double c = dots[j];
             out[j] = (offset - 2.0 * kgeo_angle_from_gap(kgeo_clip_unit(1.0 - c))) + shift;
             dots[j] = c >= near ? c : 0.0;
+            kept += c >= near;
         }
+        return kept;
+    }
+
+    /* NED's map: out[j] = shift - sqrt(|x|^2 + |y_j|^2 - 2 dots[j]) (the
+       squared distance clipped at 0), and dots[j] kept only where that
+       squared distance is within near of |x|^2 + |y_j|^2, i.e. cancelled
+       (those get the rows' difference later), zeroed elsewhere. Returns how
+       many nonzero dots it kept. */
+    KGEO_VECTOR_CLONES
+    static ptrdiff_t kgeo_distance_of_dots(double *restrict dots, double *restrict out,
+                                           const double *restrict sq_y, ptrdiff_t n,
+                                           double sq_x, double shift, double near) {
+        ptrdiff_t kept = 0;
+        for (ptrdiff_t j = 0; j < n; j++) {
+            double dot = dots[j];
+            double d2 = sq_x + sq_y[j] - 2.0 * dot;
+            d2 = d2 > 0.0 ? d2 : 0.0;
+            out[j] = shift - sqrt(d2);
+            int close = (d2 <= near * (sq_x + sq_y[j])) & (dot != 0.0);
+            dots[j] = close ? dot : 0.0;
+            kept += close;
+        }
+        return kept;
     }
 
     /* angles[j] = arccos(c_j) for the coefficients c_j = dots[j], clipped. */
@@ -132,9 +157,14 @@ cdef extern from *:
     float64_t angle_from_gap "kgeo_angle_from_gap"(float64_t h) noexcept nogil
     void angles_of_dots "kgeo_angles_of_dots"(const float64_t* dots, float64_t* angles,
                                               intp_t n) noexcept nogil
-    void geodesic_of_dots "kgeo_geodesic_of_dots"(float64_t* dots, float64_t* out, intp_t n,
-                                                  float64_t offset, float64_t shift,
-                                                  float64_t near) noexcept nogil
+    intp_t geodesic_of_dots "kgeo_geodesic_of_dots"(float64_t* dots, float64_t* out,
+                                                    intp_t n, float64_t offset,
+                                                    float64_t shift,
+                                                    float64_t near) noexcept nogil
+    intp_t distance_of_dots "kgeo_distance_of_dots"(float64_t* dots, float64_t* out,
+                                                    const float64_t* sq_y, intp_t n,
+                                                    float64_t sq_x, float64_t shift,
+                                                    float64_t near) noexcept nogil
     void add_scaled "kgeo_add_scaled"(float64_t* acc, float64_t v, const float64_t* column,
                                       intp_t n) noexcept nogil
 
@@ -161,7 +191,8 @@ cdef intp_t PREFETCH_WORDS = 16
 
 
 # Bhattacharyya coefficients above this get their gap 1 - c from the rows'
-# difference (the arccos error of the rounded gap stays below ~1e-12 under it).
+# difference (the arccos error of the rounded gap stays below ~1e-12 under it);
+# so do NED's squared distances below 1 - NEAR_ONE of |x|^2 + |y|^2.
 cdef float64_t NEAR_ONE = 0.9999
 
 
@@ -412,14 +443,21 @@ cdef class Kernel:
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
                          intp_t n) noexcept nogil:
-        # Overridden by every concrete kernel. Returns 1 when it may have
-        # left entries in dots for exact treatment (the geodesic kernels keep
-        # those with c >= NEAR_ONE there), 0 when dots is all zero again.
+        # Overridden by every concrete kernel. Returns how many (nonzero)
+        # entries it left in dots for exact treatment (the geodesic kernels
+        # keep those with c >= NEAR_ONE there, NED its close pairs), 0 when
+        # dots is all zero again.
         return 0
 
     cdef float64_t at_angle(self, float64_t angle) noexcept nogil:
         # The value at half-angle arccos(c) = angle (geodesic kernels only).
         return 0.0
+
+    cdef float64_t at_gap(self, float64_t gap) noexcept nogil:
+        # The value of a pair map_dots left in dots, from the exact half
+        # squared distance of the two rows (``exact_gap``): through the angle
+        # for the geodesic kernels, whose rows are unit vectors (gap = 1 - c).
+        return self.at_angle(angle_from_gap(clip_unit(gap)))
 
 
 cdef class LinearKernel(Kernel):
@@ -485,14 +523,22 @@ cdef class SigmoidKernel(Kernel):
 
 
 cdef class NegativeEuclideanKernel(Kernel):
+    """``-|x - y|``.
+
+    ``|x|^2 + |y|^2 - 2 <x, y>`` cancels when x and y are close: its rounding,
+    a few ulps of ``|x|^2 + |y|^2``, would be up to ~1e-8 of the distance's
+    scale after the square root. The pairs within ``1 - NEAR_ONE`` of that
+    scale are left in dots and take the distance from the rows' difference,
+    as the geodesic kernels' close pairs do (the same bound: on unit vectors
+    it is ``c >= NEAR_ONE``).
+    """
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
                          intp_t n) noexcept nogil:
-        cdef intp_t j
-        for j in range(n):
-            out[j] = self.shift - sqrt(sq_distance(sq_x, sq_y[j], dots[j]))
-            dots[j] = 0.0
-        return 0
+        return distance_of_dots(dots, out, sq_y, n, sq_x, self.shift, 1.0 - NEAR_ONE)
+
+    cdef float64_t at_gap(self, float64_t gap) noexcept nogil:
+        return self.shift - sqrt(2.0 * gap)
 
 
 cdef class NegativeGeodesicKernel(Kernel):
@@ -512,8 +558,7 @@ cdef class NegativeGeodesicKernel(Kernel):
                          intp_t n) noexcept nogil:
         # One pass: a second one over out and dots took ~1.4 % of the samples of
         # an NGD fit (`perf`).
-        geodesic_of_dots(dots, out, n, self.offset, self.shift, NEAR_ONE)
-        return 1
+        return geodesic_of_dots(dots, out, n, self.offset, self.shift, NEAR_ONE)
 
     cdef float64_t at_angle(self, float64_t angle) noexcept nogil:
         return (self.offset - 2.0 * angle) + self.shift
@@ -546,7 +591,7 @@ cdef class GeodesicExponentialKernel(Kernel):
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
                          intp_t n) noexcept nogil:
-        cdef intp_t j
+        cdef intp_t j, kept = 0
         cdef float64_t log_scale = self.log_scale, inv_t = self.inv_t, shift = self.shift, c
         cdef float64_t near = NEAR_ONE
         angles_of_dots(dots, out, n)
@@ -554,7 +599,8 @@ cdef class GeodesicExponentialKernel(Kernel):
             out[j] = exp(log_scale - out[j] * inv_t) + shift
             c = dots[j]
             dots[j] = c if c >= near else 0.0
-        return 1
+            kept += c >= near
+        return kept
 
     cdef float64_t at_angle(self, float64_t angle) noexcept nogil:
         return exp(self.log_scale - angle * self.inv_t) + self.shift
@@ -573,7 +619,7 @@ cdef class DiffusionKernel(Kernel):
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
                          intp_t n) noexcept nogil:
-        cdef intp_t j
+        cdef intp_t j, kept = 0
         cdef float64_t log_scale = self.log_scale, inv_t = self.inv_t, shift = self.shift, a, c
         cdef float64_t near = NEAR_ONE
         angles_of_dots(dots, out, n)
@@ -582,7 +628,8 @@ cdef class DiffusionKernel(Kernel):
             out[j] = exp(log_scale - a * a * inv_t) + shift
             c = dots[j]
             dots[j] = c if c >= near else 0.0
-        return 1
+            kept += c >= near
+        return kept
 
     cdef float64_t at_angle(self, float64_t angle) noexcept nogil:
         return exp(self.log_scale - angle * angle * self.inv_t) + self.shift
@@ -625,10 +672,12 @@ cdef inline void accumulate_dots(RowSet X, intp_t i, PostingIndex Y,
 
 
 cdef float64_t exact_gap(RowSet X, intp_t i, RowSet Y, intp_t j) noexcept nogil:
-    """1 - sum_w sqrt(p_w q_w) as half the squared distance of the square roots.
+    """Half the squared distance of two rows, ``|x_i - y_j|^2 / 2``.
 
-    Summed over the union of the two rows' words (a merge of sorted indices),
-    it is exact to rounding of the small terms, 0 for identical rows.
+    For the geodesic kernels' rows, the square roots of the simplex points,
+    this is ``1 - sum_w sqrt(p_w q_w)``. Summed over the union of the two
+    rows' words (a merge of sorted indices), it is exact to rounding of the
+    small terms, 0 for identical rows.
     """
     cdef intp_t p = X.indptr[i], p_end = X.indptr[i + 1]
     cdef intp_t q = Y.indptr[j], q_end = Y.indptr[j + 1]
@@ -664,18 +713,21 @@ cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,
     """
     cdef intp_t start = Y.block_start[block]
     cdef intp_t n = Y.block_start[block + 1] - start
-    cdef intp_t j
+    cdef intp_t j, left
     accumulate_dots(X, i, Y, block, acc)
-    if kernel.map_dots(acc, X.sq_norms[i], &Y.rows.sq_norms[start], out, n):
-        # A geodesic kernel left the pairs with c >= NEAR_ONE in acc: there
-        # the rounding of the dot product (~1e-16 per shared word) would be
-        # arccos noise of ~1e-8, so close pairs (duplicates, the diagonal)
-        # take their gap 1 - c from the difference of the rows instead.
-        for j in range(n):
-            if acc[j] != 0.0:
-                out[j] = kernel.at_angle(angle_from_gap(clip_unit(
-                    exact_gap(X, i, Y.rows, start + j))))
-                acc[j] = 0.0
+    left = kernel.map_dots(acc, X.sq_norms[i], &Y.rows.sq_norms[start], out, n)
+    # A geodesic kernel left the pairs with c >= NEAR_ONE in acc, NED its
+    # close pairs: there the rounding of the dot product (~1e-16 per shared
+    # word) would be arccos or square-root noise of ~1e-8, so close pairs
+    # (duplicates, the diagonal) take their gap from the difference of the
+    # rows instead. Most blocks have none, and are not scanned.
+    j = 0
+    while left > 0:
+        if acc[j] != 0.0:
+            out[j] = kernel.at_gap(exact_gap(X, i, Y.rows, start + j))
+            acc[j] = 0.0
+            left -= 1
+        j += 1
 
 
 cdef float64_t kernel_self(Kernel kernel, RowSet X, intp_t i) noexcept nogil:

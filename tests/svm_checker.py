@@ -20,9 +20,10 @@ verified from Definition 2 of Zhang, Chen & Lee directly:
 
 Tolerances. The reference kernel is accurate to a few ulps (distances near
 the diagonal are recomputed from differences, never by cancellation), while
-kgeo's own kernel values carry the rounding of its formulas: ``arccos`` of a
-Bhattacharyya coefficient within ``~1e-16`` of 1 is off by up to ``~1e-7``,
-and so is ``sqrt`` of a cancelled squared distance. :func:`reference_kernel`
+the formulas kgeo evaluates carry rounding: ``arccos`` of a Bhattacharyya
+coefficient within ``~1e-16`` of 1 is off by up to ``~1e-7``, and so is
+``sqrt`` of a cancelled squared distance (kgeo recomputes such close pairs
+from the rows' difference, so the bound below is conservative there). :func:`reference_kernel`
 therefore returns with every value a bound ``E_ij`` of kgeo's error on it (the
 kernel's sensitivity to a perturbation of its inner product or squared
 distance by ``DOT_EPS`` relative); each check gets the slack this bound

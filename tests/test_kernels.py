@@ -18,6 +18,11 @@ Tolerances, and why:
   Bhattacharyya coefficient at 1e-12, which shows that only arccos is lossy.
 - ned: 1e-7 absolute (``sqrt`` of ``|x|^2 + |y|^2 - 2<x, y>``, which cancels
   near the diagonal), and its square at 1e-12 relative to ``|x|^2 + |y|^2``.
+
+These are what the formulas allow in general. Near-duplicate rows, where the
+cancellation happens, kgeo recomputes from the rows' difference:
+``test_close_pairs_are_exact_to_a_few_ulps`` holds NED and NGD there to 1e-12
+relative.
 """
 
 import re
@@ -47,6 +52,7 @@ PARAMS = {
 }
 
 TIGHT = dict(rtol=1e-12, atol=1e-15)
+EPS = np.finfo(np.float64).eps
 ARCCOS_ATOL = 1e-7
 
 
@@ -710,6 +716,31 @@ def test_large_but_representable_rows_are_exact():
     scale = 1e150
     np.testing.assert_allclose(kgeo.pairwise_kernels(X * scale, kernel="ned"),
                                kgeo.pairwise_kernels(X, kernel="ned") * scale, rtol=1e-14)
+
+
+@pytest.mark.parametrize("kernel, signed", [("ned", False), ("ned", True), ("ngd", False)])
+def test_close_pairs_are_exact_to_a_few_ulps(kernel, signed):
+    """Near-duplicate documents: ``|x|^2 + |y|^2 - 2 <x, y>`` (for NGD,
+    ``1 - c``) cancels there down to its rounding, which the square root (the
+    arccos) turns into ~1e-8 of the scale. kgeo takes such pairs from the
+    rows' difference instead: NED, whose rows are the data, is then exact to
+    a few ulps of the distance itself, even at 1e-12; NGD's rows are the
+    rounded ``sqrt(x / sum(x))``, whose last bits bound it to a few ulps of
+    the sphere's scale, 1."""
+    rng = np.random.default_rng(11)
+    X = rng.poisson(0.5, (12, 400)).astype(float)
+    X[:, 0] += 1.0  # no empty row
+    if signed:
+        X *= rng.choice([-1.0, 1.0], X.shape)
+    Y = X.copy()
+    # Row r of Y: row r of X with one count moved by 1e-12 ... 1e-1 of itself.
+    for r, exponent in enumerate(np.linspace(-12, -1, X.shape[0])):
+        Y[r, 0] *= 1.0 + 10.0 ** exponent
+    K = kgeo.pairwise_kernels(sp.csr_matrix(X), sp.csr_matrix(Y), kernel=kernel)
+    ref = ref_kernel(kernel, X, Y)
+    # All pairs: the close ones (the diagonal) and the far ones.
+    np.testing.assert_allclose(K, ref, rtol=1e-12, atol=0 if kernel == "ned" else 4 * EPS)
+    assert np.all(np.diag(K) < 0.0)
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")
