@@ -79,7 +79,8 @@ class SVM(EstimatorMixin):
     shift : float, default=0.0
         Constant added to the kernel. By Proposition 3 of Zhang, Chen & Lee
         (2005) it changes nothing but rounding: ``ngd`` and ``ngd+pi`` give
-        the same SVM.
+        the same SVM (where rounding tips one of SMO's last steps, two
+        solutions within ``tol``).
     gamma : {"scale", "auto"} or float, default="scale"
         For ``poly``, ``rbf`` and ``sigmoid``: ``"scale"`` is
         ``1 / (n_features * X.var())``, ``"auto"`` is ``1 / n_features``.
@@ -156,7 +157,14 @@ class SVM(EstimatorMixin):
     dual_coef_ : ndarray of shape (n_classes - 1, n_SV)
         ``alpha_i y_i`` in libsvm's one-vs-one layout.
     intercept_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
-        ``b*`` of each class pair.
+        ``b*`` of each class pair: the mean over its free support vectors
+        (``0 < alpha < C``), or, when it has none, the midpoint of the
+        interval the KKT conditions allow (libsvm's rules). A dual variable
+        within a relative 1e-14 of a bound is put on it; libsvm may instead
+        keep one a few ulps below C and count it as free, and then reports
+        one end of that interval: in such pairs (small C with
+        ``class_weight="balanced"``, say) ``sklearn.svm.SVC``'s intercept and
+        predictions can differ from kgeo's.
     dual_objective_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
         ``sum(alpha) - 1/2 alpha'Q alpha`` of each class pair at the solution.
     n_iter_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
