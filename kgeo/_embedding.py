@@ -109,28 +109,47 @@ class MultinomialEmbedding(EstimatorMixin):
         if self.norm is not None:
             lengths = np.diff(X.indptr)
             nonempty = lengths > 0
-            norms = self._row_norms(X.data, X.indptr, nonempty)
-            # Rows whose sum overflows (or whose squares underflow) are
-            # normalised again after dividing by their largest entry: the
-            # same point in exact arithmetic, without the lost range. Other
-            # rows keep the plain quotient's bits.
-            lost = nonempty & ~((norms > 0) & np.isfinite(norms))
+            sums = self._row_sums(X.data, X.indptr, nonempty)
+            lost = nonempty & self._out_of_range(sums)
             if np.any(lost):
+                # Such rows are normalised again after dividing by their
+                # largest entry: the same point in exact arithmetic, with the
+                # sum in [1, n_terms], far from both ends of the range. Other
+                # rows keep the plain quotient's bits.
                 row_max = np.zeros(X.shape[0])
                 row_max[nonempty] = np.maximum.reduceat(X.data, X.indptr[:-1][nonempty])
                 scale = np.where(lost, row_max, 1.0)
                 X.data /= np.repeat(scale, lengths)
-                norms[lost] = self._row_norms(X.data, X.indptr, nonempty)[lost]
+                sums[lost] = self._row_sums(X.data, X.indptr, nonempty)[lost]
+            norms = sums if self.norm == "l1" else np.sqrt(sums)
             norms[~nonempty] = 1.0
             X.data /= np.repeat(norms, lengths)
         return sp.csr_matrix(X)
 
-    def _row_norms(self, data, indptr, nonempty):
+    def _row_sums(self, data, indptr, nonempty):
+        """Per row, the sum of the values (``l1``) or of their squares (``l2``)."""
         sums = np.zeros(indptr.shape[0] - 1)
         with np.errstate(over="ignore", under="ignore"):  # the caller rescues such rows
             values = data if self.norm == "l1" else data ** 2
             sums[nonempty] = np.add.reduceat(values, indptr[:-1][nonempty])
-        return sums if self.norm == "l1" else np.sqrt(sums)
+        return sums
+
+    def _out_of_range(self, sums):
+        """Where a row's sum from :meth:`_row_sums` has lost range or precision.
+
+        An overflowing sum (inf) is lost for either norm. For ``l2`` a sum of
+        squares below the smallest normal float64 is too: squares of values
+        below about 1.5e-154 are subnormal, with fewer significant bits the
+        smaller they are, or 0 ([3e-162, 4e-162] came out with norm 1.006).
+        Once the sum is normal, a square rounded in the subnormal range is off
+        by at most ``2**-1075``, half an ulp of the sum: no worse than the
+        summation's own rounding. An ``l1`` sum of subnormal values is exact
+        (subnormals are multiples of ``2**-1074``) and each quotient correctly
+        rounded, so only overflow matters there.
+        """
+        if self.norm == "l1":
+            return ~np.isfinite(sums)
+        return ~((sums >= np.finfo(np.float64).tiny) & np.isfinite(sums))
 
     def fit_transform(self, X, y=None):
         """``fit(X).transform(X)``."""

@@ -1001,6 +1001,11 @@ def get_kernel(name, n_features, shift=0.0, **params):
         t = _real(p["t"], "t", name)
         if t <= 0:
             raise ValueError(f"kernel {name!r}: t must be > 0, got {t!r}")
+        if not np.isfinite(1.0 / t):
+            # The kernels read 1 / t: inf would make k(x, x) = exp(-0 * inf), NaN.
+            raise ValueError(
+                f"kernel {name!r}: t must be at least {1.0 / np.finfo(np.float64).max:.3g} "
+                f"(1 / t must be finite in float64), got {t!r}")
         if not isinstance(p["normalize"], (bool, np.bool_)):
             raise ValueError(
                 f"kernel {name!r}: normalize must be True or False, got {p['normalize']!r}")
@@ -1011,7 +1016,7 @@ def get_kernel(name, n_features, shift=0.0, **params):
     elif name == "poly":
         degree = p["degree"]
         if (isinstance(degree, bool) or not isinstance(degree, (int, np.integer, float))
-                or degree != int(degree) or degree < 1):
+                or not np.isfinite(degree) or degree != int(degree) or degree < 1):
             raise ValueError(
                 f"kernel 'poly': degree must be an integer >= 1, got {degree!r}")
         kernel = PolynomialKernel(gamma, coef0, float(degree))

@@ -1,5 +1,6 @@
 """Kernel matrices between sets of documents, and checks of definiteness."""
 
+import math
 import numbers
 import os
 
@@ -33,13 +34,23 @@ def available_threads():
         return os.cpu_count() or 1
 
 
+# Threads per available CPU that n_jobs may ask for: more only share the same
+# cores, and OpenMP aborts the process when it cannot create the threads
+# (n_jobs=50_000 did; 100_000 crashed it).
+_THREADS_PER_CPU = 4
+
+
 def resolve_n_jobs(n_jobs):
-    """Number of threads for ``n_jobs`` (None or -1: all available CPUs)."""
-    if n_jobs is None or n_jobs == -1:
+    """Number of threads for ``n_jobs`` (None or -1: all available CPUs).
+
+    Larger values are capped at ``_THREADS_PER_CPU`` times the CPUs available.
+    """
+    if n_jobs is None or (isinstance(n_jobs, numbers.Integral) and not isinstance(n_jobs, bool)
+                          and n_jobs == -1):
         return available_threads()
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs < 1:
         raise ValueError(f"Invalid n_jobs {n_jobs!r}, must be None, -1 or an integer >= 1")
-    return int(n_jobs)
+    return int(min(n_jobs, _THREADS_PER_CPU * available_threads()))
 
 
 def prepare_rows(kernel, X, *, name="X", kernel_name="", n_threads=1):
@@ -98,8 +109,8 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
     shift : float, default=0.0
         Constant added to every value.
     n_jobs : int, default=None
-        Threads; None or -1 uses every available CPU. The result does not
-        depend on it.
+        Threads; None or -1 uses every available CPU, and more than 4 per
+        available CPU are not started. The result does not depend on it.
     **params
         Kernel parameters: ``gamma``, ``coef0``, ``degree`` (``poly``,
         ``rbf``, ``sigmoid``; ``gamma=None`` means ``1 / n_features``),
@@ -151,6 +162,17 @@ def geodesic_distance(X, Y=None, *, n_jobs=None):
 
 
 def _check_square(K):
+    """``K`` validated and scaled by a power of two; the scale-free tolerance base.
+
+    Returns ``(S, size)``: ``S`` is the symmetric part of ``K * 2**-e``, with
+    ``e`` chosen so that ``max|S_ij|`` lies in ``[0.5, 1)``, and ``size`` that
+    maximum. Scaling first keeps ``K + K.T``, ``K - K.T`` and the means of
+    ``is_conditionally_positive_definite`` finite for entries near the float64
+    limit (``(K + K.T) / 2`` overflows at 9e307), and makes the answers the
+    same for ``2**k * K`` as for ``K``: a power of two multiplies exactly
+    (only entries below ``2**-1022`` times the largest, far under any
+    tolerance, can lose bits).
+    """
     if sp.issparse(K):
         K = K.toarray()
     K = np.asarray(K)
@@ -161,13 +183,30 @@ def _check_square(K):
     K = K.astype(np.float64, copy=False)
     if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] == 0:
         raise ValueError(f"K must be a non-empty square matrix, got shape {K.shape}")
-    if not np.all(np.isfinite(K)):
-        raise ValueError("K contains NaN or infinity")
-    scale = max(1.0, float(np.max(np.abs(K))))
+    n_bad = int(np.count_nonzero(~np.isfinite(K)))
+    if n_bad:
+        raise ValueError(f"K contains NaN or infinity ({n_bad} of {K.size} entries); "
+                         f"definiteness needs finite entries")
+    largest = float(np.max(np.abs(K)))
+    if largest == 0.0:
+        return K, 0.0
+    # ldexp, not K / 2**e: 2**e itself overflows for the subnormal largest
+    # entries (e < -1022), while ldexp scales without an intermediate.
+    exponent = int(np.frexp(largest)[1])
+    K = np.ldexp(K, -exponent)
+    size = float(np.max(np.abs(K)))
     asym = float(np.max(np.abs(K - K.T)))
-    if asym > 1e-10 * scale:
-        raise ValueError(f"K must be symmetric; max |K - K.T| = {asym:.3g}")
-    return (K + K.T) / 2
+    # Relative to the largest entry, so that scaling K does not change whether
+    # the same rounding-level asymmetry is accepted.
+    if asym > 1e-10 * size:
+        try:
+            shown = f"{math.ldexp(asym, exponent):.3g}"
+        except OverflowError:  # K[i, j] - K[j, i] itself exceeds float64
+            shown = "above the float64 maximum"
+        raise ValueError(
+            f"K must be symmetric; max |K - K.T| = {shown} ({asym / size:.3g} of "
+            f"max |K|), more than 1e-10 of max |K|")
+    return (K + K.T) / 2, size
 
 
 def _check_tol(tol):
@@ -177,8 +216,11 @@ def _check_tol(tol):
         raise ValueError(f"tol must be finite and >= 0, got {tol!r}")
 
 
-def _passes(eigenvalues, tol):
-    scale = max(1.0, float(np.max(np.abs(eigenvalues))))
+def _passes(eigenvalues, tol, size):
+    # Rounding in eigvalsh (and in the centring of the cpd check) is relative
+    # to the matrix's scale, so the allowance is too: no floor of 1, which made
+    # the answer for a matrix of small entries differ from its rescaled copy's.
+    scale = max(size, float(np.max(np.abs(eigenvalues))))
     return bool(eigenvalues[0] >= -tol * scale)
 
 
@@ -190,16 +232,18 @@ def is_positive_definite(K, tol=1e-8):
     K : array-like or sparse matrix of shape (n, n)
         Symmetric (to 1e-10 relative), real.
     tol : float, default=1e-8
-        The smallest eigenvalue may be as low as ``-tol * max(1, max|eig|)``,
-        for rounding.
+        The smallest eigenvalue may be as low as ``-tol * max|eig|``, for
+        rounding. The allowance is relative to the matrix's scale: ``K`` and
+        ``c * K`` (``c > 0``) get the same answer, up to the rounding of the
+        product (exactly for powers of two).
 
     Returns
     -------
     bool
     """
     _check_tol(tol)
-    K = _check_square(K)
-    return _passes(np.linalg.eigvalsh(K), tol)
+    K, size = _check_square(K)
+    return _passes(np.linalg.eigvalsh(K), tol, size)
 
 
 def is_conditionally_positive_definite(K, tol=1e-8):
@@ -212,15 +256,21 @@ def is_conditionally_positive_definite(K, tol=1e-8):
     ----------
     K : array-like or sparse matrix of shape (n, n)
     tol : float, default=1e-8
-        As for :func:`is_positive_definite`.
+        The smallest eigenvalue of ``P K P`` may be as low as
+        ``-tol * max(max|K_ij|, max|eig(P K P)|)``, for rounding: the centring
+        rounds relative to the entries of ``K``, which can be much larger than
+        ``P K P`` (a constant added to ``K``). As for
+        :func:`is_positive_definite`, ``K`` and ``c * K`` get the same answer.
 
     Returns
     -------
     bool
     """
     _check_tol(tol)
-    K = _check_square(K)
+    K, size = _check_square(K)
+    # K is scaled to entries below 1 in magnitude, so neither these sums nor
+    # the means overflow.
     # P K P without forming P: subtract row and column means, add the grand mean.
     row_mean = K.mean(axis=1, keepdims=True)
     centred = K - row_mean - row_mean.T + K.mean()
-    return _passes(np.linalg.eigvalsh((centred + centred.T) / 2), tol)
+    return _passes(np.linalg.eigvalsh((centred + centred.T) / 2), tol, size)

@@ -735,6 +735,15 @@ cdef float64_t TIE = 1e-9
 # there it would be a free variable (and a support vector) in one run and
 # not in another.
 cdef float64_t SNAP = 1e-14
+# A tol below float64's resolution of the gradient cannot be met: SMO's
+# steps then change nothing (STATUS_STALLED) or, with G's rounding, cycle with
+# a gap that no longer falls. The gap counts as stuck when it is within
+# STUCK_GAP of the gradient's magnitude and its smallest value has not
+# fallen for STUCK_STEPS_PER_VARIABLE * l (at least STUCK_STEPS_MIN)
+# iterations; any tol that float64 resolves stops the pair well before.
+cdef float64_t STUCK_GAP = 1e-10
+cdef intp_t STUCK_STEPS_PER_VARIABLE = 10
+cdef intp_t STUCK_STEPS_MIN = 10000
 # Iterations between two shrinking passes (libsvm: min(l, 1000)).
 cdef intp_t SHRINK_EVERY = 1000
 # shrinking="auto" waits this many times l iterations before its first pass.
@@ -2004,6 +2013,10 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
     cdef int status = STATUS_CONVERGED
     cdef float64_t old_ai, old_aj, dai, daj, yi, yj, Kij
     cdef float64_t Gmax, Gmax2
+    # The smallest gap so far, and when it was reached (see STUCK_GAP).
+    cdef float64_t least_gap = INFINITY
+    cdef int64_t least_gap_at = 0
+    cdef int64_t stuck_after = max(STUCK_STEPS_PER_VARIABLE * P.l, STUCK_STEPS_MIN)
     # Gmax, Gmax2 (and P.up_blocks) describe the current state: they come
     # from the gradient update that made it.
     cdef bint maxima_known = False
@@ -2027,6 +2040,13 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
                 maxima_known = False
         if not maxima_known:
             violation_maxima(P, &Gmax, &Gmax2)
+        if Gmax + Gmax2 < least_gap:
+            least_gap = Gmax + Gmax2
+            least_gap_at = it
+        elif (it - least_gap_at > stuck_after
+              and Gmax + Gmax2 <= STUCK_GAP * max(fabs(Gmax), fabs(Gmax2))):
+            status = STATUS_STALLED
+            break
         # On 0, row i stays pinned in ri.
         if select_working_set(cache, P, tol, Gmax, Gmax2, maxima_known, &i, &j, &ri):
             # Optimal on the active set: check again on all variables.

@@ -31,10 +31,14 @@ from ._kernels import (
 from ._pairwise import prepare_rows, resolve_n_jobs, single_block
 from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp_threads,
                       one_vs_one_coefficients, solve_pair)
-from ._validation import check_labels, check_matrix, check_on_simplex, check_positive
+from ._validation import (check_labels, check_matrix, check_on_simplex, check_positive,
+                          checked_accuracy)
 from .exceptions import ConvergenceWarning, sklearn_compatible
 
 __all__ = ["SVM"]
+
+# max_iter above this (the solver counts in int64) means no limit in practice.
+_MAX_ITER_CAP = np.iinfo(np.int64).max
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +58,33 @@ def _progress(iterable, total, enabled, desc):
     except ImportError:
         return iterable
     return tqdm(iterable, total=total, desc=desc, leave=False)
+
+
+def _scale_gamma(X):
+    """``1 / (n_features * X.var())`` over all entries of the CSR X (1 if X is constant).
+
+    In units of the largest entry, so that neither the squares nor the result
+    leave float64's range unnoticed, and in two passes (the mean first): the
+    one-pass ``E[x^2] - E[x]^2`` cancels for data far from 0 (rows of 1e8 + noise
+    had 0.03 where the variance gives 0.12).
+    """
+    n = X.shape[0] * X.shape[1]
+    top = float(np.max(np.abs(X.data))) if X.nnz else 0.0
+    if top == 0.0:
+        return 1.0
+    unit = X.data / top
+    mean = unit.sum() / n
+    # The implicit zeros each add mean^2.
+    var_unit = (np.sum((unit - mean) ** 2) + (n - X.nnz) * mean ** 2) / n
+    if not var_unit > 0:
+        return 1.0
+    with np.errstate(over="ignore", under="ignore"):
+        gamma = (1.0 / top) / top / (X.shape[1] * var_unit)
+    if not (np.isfinite(gamma) and gamma > 0):
+        raise ValueError(
+            f"gamma='scale' (1 / (n_features * X.var())) is {float(gamma)!r} in float64: X's "
+            f"variance is {var_unit:.3g} * {top:.3g}^2; rescale X, or pass gamma as a number")
+    return gamma
 
 
 class SVM(EstimatorMixin):
@@ -139,7 +170,8 @@ class SVM(EstimatorMixin):
     decision_function_shape : {"ovr", "ovo"}, default="ovr"
         Shape of ``decision_function`` for more than two classes.
     n_jobs : int, default=None
-        Threads (None or -1: all CPUs): class pairs are solved in parallel
+        Threads (None or -1: all CPUs; at most 4 per CPU are started, more
+        would only share the same cores): class pairs are solved in parallel
         in ``fit`` (sharing one row cache; the model does not depend on the
         number of threads), and the kernel rows of ``predict`` and
         ``decision_function`` are computed in parallel.
@@ -229,7 +261,8 @@ class SVM(EstimatorMixin):
         if (isinstance(self.max_iter, bool) or not isinstance(self.max_iter, numbers.Integral)
                 or (self.max_iter < 0 and self.max_iter != -1)):
             raise ValueError(f"max_iter must be -1 (no limit) or an integer >= 0, got {self.max_iter!r}")
-        if self.decision_function_shape not in ("ovr", "ovo"):
+        if not (isinstance(self.decision_function_shape, str)
+                and self.decision_function_shape in ("ovr", "ovo")):
             raise ValueError(
                 f"decision_function_shape must be 'ovr' or 'ovo', got "
                 f"{self.decision_function_shape!r}")
@@ -281,24 +314,7 @@ class SVM(EstimatorMixin):
             if self.gamma == "auto":
                 return 1.0 / X.shape[1]
             if self.gamma == "scale":
-                n = X.shape[0] * X.shape[1]
-                with np.errstate(over="ignore", invalid="ignore"):
-                    mean = X.data.sum() / n
-                    var = (X.data ** 2).sum() / n - mean ** 2
-                if np.isfinite(var):
-                    return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
-                # Sums beyond float64's range: the same variance in units of
-                # the largest entry (such X is refused by the kernel anyway
-                # when a row's own norm overflows).
-                top = float(np.max(np.abs(X.data)))
-                unit = X.data / top
-                var_unit = (unit ** 2).sum() / n - (unit.sum() / n) ** 2
-                gamma = (1.0 / top) / top / (X.shape[1] * var_unit) if var_unit > 0 else 1.0
-                if not gamma > 0:
-                    raise ValueError(
-                        f"gamma='scale' (1 / (n_features * X.var())) underflows float64: "
-                        f"X has values up to {top:.3g}; scale X down")
-                return gamma
+                return _scale_gamma(X)
             raise ValueError(f"gamma must be 'scale', 'auto' or a float > 0, got {self.gamma!r}")
         if self.gamma is None:
             # pairwise_kernels reads None as 1 / n_features; SVC (and this
@@ -347,6 +363,18 @@ class SVM(EstimatorMixin):
         -------
         self : SVM
         """
+        # A fit that fails (bad input found late, Ctrl-C) leaves the model as
+        # it was: attributes of a new fit next to an old one's would predict
+        # with one fit's coefficients and the other's classes.
+        before = self.__dict__.copy()
+        try:
+            return self._fit(X, y)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    def _fit(self, X, y):
         started = time.perf_counter()
         self._check_params()
         # Possibly X's own arrays (when already canonical CSR): only read below.
@@ -359,6 +387,14 @@ class SVM(EstimatorMixin):
                 f"({classes.tolist()[0]!r}) in {X_checked.shape[0]} sample(s)")
         self.classes_ = classes
         class_weight = self._class_weights(counts)
+        with np.errstate(over="ignore", under="ignore"):
+            box = self.C * class_weight
+        if not np.all(np.isfinite(box) & (box > 0)):
+            bad = int(np.flatnonzero(~(np.isfinite(box) & (box > 0)))[0])
+            raise ValueError(
+                f"C * class_weight must be a finite float64 > 0 for every class, got "
+                f"{self.C!r} * {float(class_weight[bad])!r} = {float(box[bad])!r} for class "
+                f"{classes[bad].item()!r}")
         n_classes = classes.shape[0]
 
         kernel_args = self._kernel_arguments(X_checked)
@@ -403,7 +439,8 @@ class SVM(EstimatorMixin):
             warnings.warn(
                 f"SMO stopped before tol={self.tol} for {len(stalled)} of {n_pairs} class "
                 f"pair(s), first {stalled[0]}: its steps no longer change the dual variables "
-                f"in float64, so tol is below what this problem can resolve; use a larger tol",
+                f"in float64, or its gap, down to the gradient's rounding, no longer falls; "
+                f"tol is below what this problem can resolve; use a larger tol",
                 sklearn_compatible(ConvergenceWarning), stacklevel=2)
         if unconverged:
             warnings.warn(
@@ -443,7 +480,8 @@ class SVM(EstimatorMixin):
             solution = solve_pair(cache, s, t, self.C * class_weight[s],
                                   self.C * class_weight[t], float(self.tol),
                                   self.shrinking if isinstance(self.shrinking, str)
-                                  else bool(self.shrinking), int(self.max_iter))
+                                  else bool(self.shrinking),
+                                  min(int(self.max_iter), _MAX_ITER_CAP))
             if self.verbose >= 2:
                 alpha, _, iters, objective, _ = solution
                 logger.info("pair (%r, %r): %d iterations, %d SV, objective %.6g",
@@ -549,7 +587,8 @@ class SVM(EstimatorMixin):
         name = None
         if isinstance(dtype, str):
             name = dtype
-        elif isinstance(dtype, np.dtype) or dtype in (np.float32, np.float64):
+        elif isinstance(dtype, np.dtype) or (isinstance(dtype, type)
+                                              and dtype in (np.float32, np.float64)):
             name = np.dtype(dtype).name
         if name not in ("float64", "float32"):
             raise ValueError(
@@ -706,7 +745,7 @@ class SVM(EstimatorMixin):
         -------
         score : float
         """
-        return float(np.mean(self.predict(X) == np.asarray(y)))
+        return checked_accuracy(y, self.predict(X))
 
     # ------------------------------------------------------------------
     # persistence and scikit-learn integration

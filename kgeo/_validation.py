@@ -225,7 +225,14 @@ def check_labels(y, n_samples):
     """
     if y is None:
         raise ValueError("This classifier requires y to be passed, but the target y is None")
-    y = np.asarray(y)
+    given = y
+    y = np.asarray(given)
+    if y.dtype.kind in "US" and not isinstance(given, np.ndarray):
+        # NumPy turns a list mixing strings with other values into strings
+        # ([0, 'a', nan] -> ['0', 'a', 'nan']): check the values as given.
+        as_given = np.asarray(given, dtype=object)
+        if as_given.shape == y.shape and not all(isinstance(v, str) for v in as_given.flat):
+            y = as_given
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn(
             "A column-vector y was passed when a 1d array was expected. Please "
@@ -262,6 +269,34 @@ def check_labels(y, n_samples):
             raise ValueError(
                 f"Unknown label type: y mixes label types {sorted(k.__name__ for k in kinds)}")
     return y
+
+
+def _label_kind(labels):
+    """'string', 'number' or 'other' (with the types' names) for an array of labels."""
+    if labels.dtype.kind in "US":
+        return "string"
+    if labels.dtype.kind in "biuf":
+        return "number"
+    kinds = {"string" if isinstance(v, str) else "number" if isinstance(v, numbers.Number)
+             else type(v).__name__ for v in labels.flat}
+    return kinds.pop() if len(kinds) == 1 else " and ".join(sorted(kinds))
+
+
+def checked_accuracy(y_true, y_pred):
+    """Share of ``y_pred`` equal to ``y_true``, after checking ``y_true``.
+
+    ``y_true`` must be labels like the ones the model was fitted on: one per
+    prediction (a column vector is flattened, with the warning ``fit`` gives),
+    of the same kind (strings or numbers) as ``y_pred``, which would otherwise
+    compare unequal everywhere and score 0 without a word.
+    """
+    y_true = check_labels(y_true, y_pred.shape[0])
+    true_kind, pred_kind = _label_kind(y_true), _label_kind(y_pred)
+    if true_kind != pred_kind:
+        raise ValueError(
+            f"y holds {true_kind} labels, but the model predicts {pred_kind} labels "
+            f"(its classes_); they would never compare equal")
+    return float(np.mean(y_pred == y_true))
 
 
 def check_positive(value, name, *, allow_zero=False):

@@ -59,7 +59,7 @@ from ._embedding import MultinomialEmbedding
 from ._kernels import KERNELS
 from ._pairwise import resolve_n_jobs
 from ._svm import SVM
-from ._validation import check_positive
+from ._validation import check_positive, checked_accuracy
 from ._version import __version__
 from .datasets import (
     DatasetNotFoundError,
@@ -388,7 +388,7 @@ def evaluate_cell(split, representation, normalization, kernel, C=1.0, n_jobs=No
     C = check_positive(C, "C")
     X_train, X_test = _Embeddings(split)(representation, normalization)
     outcome = _fit_predict(kernel, C, X_train, split.y_train, X_test, n_jobs)
-    return 100.0 * float(np.mean(outcome.predictions == split.y_test)), outcome.predictions
+    return 100.0 * checked_accuracy(split.y_test, outcome.predictions), outcome.predictions
 
 
 class _Embeddings:
@@ -585,7 +585,7 @@ def _run_cells(dataset, splits, embeddings, cells, C, n_jobs, bar):
         for split, embed in zip(splits, embeddings):
             X_train, X_test = embed(representation, normalization)
             outcome = _fit_predict(kernel, C, X_train, split.y_train, X_test, n_jobs)
-            accuracy = 100.0 * float(np.mean(outcome.predictions == split.y_test))
+            accuracy = 100.0 * checked_accuracy(split.y_test, outcome.predictions)
             outcomes.append((accuracy, outcome))
             where = f" {split.name}" if len(splits) > 1 else ""
             empty = (f", {outcome.n_empty_test} empty test document(s) predicted from b*"

@@ -14,6 +14,7 @@ which system is better and are ignored by both tests.
 Only NumPy and SciPy are used.
 """
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,6 +88,67 @@ class McNemarResult:
     method: str
 
 
+def _element_kind(value):
+    """The kind of one label held in an object array, in dtype.kind letters.
+
+    Real numbers (bool and NumPy scalars included) compare equal across
+    types, so they are one kind ``"n"``, like the dtypes ``b``, ``i``, ``u``
+    and ``f``; ``str`` and ``bytes`` never equal each other or a number.
+    Anything else (tuples, enums, ...) is ``"other"``: its own ``__eq__``
+    decides among such labels, but mixed with strings or numbers it is a
+    mistake.
+    """
+    if isinstance(value, str):  # np.str_ is a str
+        return "U"
+    if isinstance(value, bytes):  # and np.bytes_ a bytes
+        return "S"
+    if isinstance(value, (numbers.Real, np.bool_)):  # NumPy registers its scalars
+        return "n"
+    if isinstance(value, numbers.Complex):
+        return "c"
+    if isinstance(value, numbers.Number):  # decimal.Decimal
+        return "n"
+    return "other"
+
+
+_KIND_NAMES = {"n": "numbers", "c": "complex numbers", "U": "str", "S": "bytes",
+               "other": "other objects"}
+
+
+def _label_kinds(name, arr):
+    """The set of label kinds in ``arr``; missing labels (None, NaN) raise."""
+    if arr.dtype.kind != "O":
+        if arr.dtype.kind == "f" and np.isnan(arr).any():
+            raise ValueError(f"{name} contains {int(np.isnan(arr).sum())} NaN label(s); every "
+                             f"document needs a label")
+        return {"n" if arr.dtype.kind in "biuf" else arr.dtype.kind}
+    # An object array says nothing about its elements: ["a", "b"] against
+    # [0, 1] compared unequal everywhere and gave n = 0, P = 1.
+    kinds = set()
+    n_missing = 0
+    for value in arr:
+        if value is None:
+            n_missing += 1
+            continue
+        kind = _element_kind(value)
+        # NaN (float, np.float64, Decimal) is the one number unequal to itself.
+        if kind in ("n", "c") and value != value:
+            n_missing += 1
+            continue
+        kinds.add(kind)
+    if n_missing:
+        raise ValueError(f"{name} contains {n_missing} missing label(s) (None or NaN); every "
+                         f"document needs a label")
+    return kinds
+
+
+def _describe(name, arr, kinds):
+    if arr.dtype.kind != "O":
+        return f"{name}: {arr.dtype}"
+    shown = [kind_name for kind, kind_name in _KIND_NAMES.items() if kind in kinds]
+    return f"{name}: object ({', '.join(shown)})"
+
+
 def _correctness(y_true, pred_a, pred_b):
     """Per-document correctness of A and B, as two boolean arrays."""
     arrays = []
@@ -98,9 +160,6 @@ def _correctness(y_true, pred_a, pred_b):
         arr = np.asarray(values)
         if arr.ndim != 1:
             raise ValueError(f"{name} must be 1D (one label per document), got shape {arr.shape}")
-        if arr.dtype.kind == "f" and np.isnan(arr).any():
-            raise ValueError(f"{name} contains {int(np.isnan(arr).sum())} NaN label(s); every "
-                             f"document needs a label")
         arrays.append(arr)
     y_true, pred_a, pred_b = arrays
     if not (y_true.shape[0] == pred_a.shape[0] == pred_b.shape[0]):
@@ -110,13 +169,19 @@ def _correctness(y_true, pred_a, pred_b):
     if y_true.shape[0] == 0:
         raise ValueError("y_true, pred_a and pred_b are empty; the tests need documents")
     # Labels of different kinds (strings against numbers) never compare equal:
-    # every document would count as wrong for both systems, silently.
-    kinds = {"n" if a.dtype.kind in "biuf" else a.dtype.kind for a in arrays
-             if a.dtype.kind != "O"}
-    if len(kinds) > 1:
+    # every document would count as wrong for both systems, silently. Object
+    # arrays are judged by their elements, like sklearn's "Mix of label input
+    # types": a mix inside one array is refused too.
+    names = ("y_true", "pred_a", "pred_b")
+    kinds = [_label_kinds(name, arr) for name, arr in zip(names, arrays)]
+    if len(set().union(*kinds)) > 1:
+        if all(arr.dtype.kind != "O" for arr in arrays):
+            got = f"dtypes {y_true.dtype}, {pred_a.dtype} and {pred_b.dtype}"
+        else:
+            got = "; ".join(_describe(n, a, k) for n, a, k in zip(names, arrays, kinds))
         raise TypeError(
-            f"y_true, pred_a and pred_b must hold labels of one kind, got dtypes "
-            f"{y_true.dtype}, {pred_a.dtype} and {pred_b.dtype}")
+            f"y_true, pred_a and pred_b must hold labels of one kind, got {got}; labels of "
+            f"different kinds (numbers, str, bytes) never compare equal")
     return pred_a == y_true, pred_b == y_true
 
 

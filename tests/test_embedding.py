@@ -277,3 +277,87 @@ def test_tfidf_weights_overflowing_are_refused():
     with pytest.raises(ValueError, match=r"X has counts up to 1.7e\+308, whose TF-IDF weights "
                                          r"\(idf up to 1.1\) overflow float64"):
         kgeo.MultinomialEmbedding(weighting="tfidf").fit_transform(X)
+
+
+# --------------------------------------------------------------------------
+# Rows at the ends of the float64 range
+# --------------------------------------------------------------------------
+
+EPS = np.finfo(np.float64).eps
+
+
+def _exactly_rescaled(row):
+    """``row`` times the power of two that puts its largest value in [0.5, 1).
+
+    Exact (for values not far below the largest), so the rescaled row is the
+    same point of the simplex or the sphere, computed where nothing rounds
+    out of range: the reference for rows near either end of the range.
+    """
+    return np.ldexp(row, -int(np.frexp(np.max(row))[1]))
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+@pytest.mark.parametrize("row", [
+    [3e-162, 4e-162],            # squares subnormal: came out as [0.6036, 0.8048], norm 1.006
+    [1e-160, 1e-170],            # norm 1.0000056
+    [1e-155, 2e-156, 0.0, 7e-157],
+    [1.4e-154, 1e-154],          # sum of squares just below the smallest normal
+    [2.0 ** -1000, 2.0 ** -1001, 2.0 ** -1010],
+    [5e-324, 5e-324, 1e-323],    # subnormal values; their squares are 0
+], ids=["3-4e-162", "1e-160-1e-170", "1e-155-mix", "edge-1.4e-154", "2^-1000", "subnormal"])
+def test_l2_rows_with_subnormal_squares_have_unit_norm(row):
+    # The rescue used to run only when the norm was exactly 0 or not finite;
+    # a subnormal sum of squares has lost bits and gave rows off the sphere.
+    X = np.array([row])
+    Z = kgeo.MultinomialEmbedding(norm="l2").fit_transform(X).toarray()
+    assert abs(np.sqrt(np.sum(Z[0] ** 2)) - 1.0) <= 4 * EPS
+    reference = ref_embedding(X, _exactly_rescaled(X), "tf", "l2")
+    np.testing.assert_allclose(Z, reference, rtol=4 * EPS, atol=0)
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+@pytest.mark.parametrize("row", [
+    [1e-320, 3e-320, 5e-324],    # subnormal sum: exact, quotients correctly rounded
+    [3e-162, 4e-162],
+    [1e308, 1e308, 1e308],       # the sum overflows
+    [1.7e308, 1e-300],
+], ids=["subnormal", "3-4e-162", "overflow", "overflow-wide"])
+def test_l1_rows_at_the_ends_of_the_range_sum_to_one(row):
+    # The L1 analogue: only an overflowing sum loses anything (a sum of
+    # subnormals is exact), and that row is rescued.
+    X = np.array([row])
+    Z = kgeo.MultinomialEmbedding(norm="l1").fit_transform(X).toarray()
+    assert abs(np.sum(Z[0]) - 1.0) <= 4 * EPS
+    reference = ref_embedding(X, _exactly_rescaled(X), "tf", "l1")
+    np.testing.assert_allclose(Z, reference, rtol=4 * EPS, atol=0)
+
+
+@pytest.mark.parametrize("norm", ["l1", "l2"])
+def test_ordinary_rows_keep_the_plain_quotients_bits(norm, random_count_csr):
+    # The rescue of extreme rows must not touch the others: those keep exactly
+    # the plain formula x / sum(x) or x / sqrt(sum(x**2)), summed in CSR order,
+    # with extreme rows (subnormal squares, overflowing sums) in the same matrix.
+    # TF only: TF-IDF weights of 1e308 would overflow (and are refused).
+    X = random_count_csr(40, 25).toarray()
+    X[::3] *= np.random.default_rng(1).uniform(0.01, 100.0, size=(X[::3].shape[0], 1))
+    X[5] = 0.0
+    X[5, [1, 4]] = [3e-162, 4e-162]
+    X[11] = 0.0
+    X[11, [2, 7, 9]] = 1e308
+    Z = kgeo.MultinomialEmbedding(norm=norm).fit_transform(X)
+    W = sp.csr_matrix(X)
+    starts = W.indptr[:-1]
+    with np.errstate(over="ignore", under="ignore"):
+        values = W.data if norm == "l1" else W.data ** 2
+        sums = np.add.reduceat(values, starts)
+    size = sums if norm == "l1" else np.sqrt(sums)
+    plain = sp.csr_matrix((W.data / np.repeat(size, np.diff(W.indptr)), W.indices, W.indptr),
+                          shape=W.shape).toarray()
+    ordinary = np.ones(X.shape[0], dtype=bool)
+    ordinary[[5, 11]] = False
+    assert np.count_nonzero(W[ordinary].getnnz(axis=1)) == ordinary.sum()  # no empty rows
+    assert np.array_equal(Z.toarray()[ordinary], plain[ordinary])
+    # ... and the extreme rows are on the simplex or the sphere.
+    lengths = np.abs(Z.toarray()).sum(axis=1) if norm == "l1" else np.linalg.norm(
+        Z.toarray(), axis=1)
+    np.testing.assert_allclose(lengths, 1.0, rtol=0, atol=8 * EPS)

@@ -404,3 +404,93 @@ def test_definiteness_check_accepts_sparse(check):
 def test_tiny_asymmetry_from_rounding_is_accepted():
     K = np.array([[2.0, 1.0], [1.0 + 1e-14, 2.0]])
     assert kgeo.is_positive_definite(K)
+
+
+def _spectrum(eigenvalues, seed=0):
+    """A symmetric matrix with the given eigenvalues.
+
+    The eigenvector of the last eigenvalue is (1, -1, 0, ...) / sqrt(2), which
+    sums to 0: a negative last eigenvalue makes the matrix neither pd nor cpd.
+    The others are random.
+    """
+    A = np.random.default_rng(seed).standard_normal((len(eigenvalues),) * 2)
+    A[:, -1] = 0.0
+    A[:2, -1] = [1.0, -1.0]
+    Q, _ = np.linalg.qr(A[:, ::-1])
+    Q = Q[:, ::-1]
+    K = Q @ np.diag(eigenvalues) @ Q.T
+    return (K + K.T) / 2
+
+
+# (matrix, pd, cpd) at unit scale: the reference for every rescaled copy.
+_X_LINE = np.array([0.0, 0.3, 1.0, 2.5, 4.0, 7.0])
+SCALE_CASES = {
+    "identity": (np.eye(4), True, True),
+    "minus_distance": (-np.abs(_X_LINE[:, None] - _X_LINE[None, :]) / 7.0, False, True),
+    "indefinite": (np.array([[1.0, 2.0], [2.0, 1.0]]) / 2.0, False, False),
+    # Smallest eigenvalue -1e-3 of the largest: far outside tol = 1e-8 at any
+    # scale. The old floor of 1 in the allowance (-tol * max(1, max|eig|))
+    # accepted it once K was scaled below 1e-5.
+    "relative_negative": (_spectrum([1.0, 0.5, 0.1, -1e-3]), False, False),
+    "pd_spectrum": (_spectrum([1.0, 0.5, 0.1, 1e-3]), True, True),
+}
+
+
+@pytest.mark.parametrize("scale", [9e307 / 1.0, 1.7e308 / 2.0, 1e150, 1e-6, 1e-150, 1e-300,
+                                   2.0 ** -1060])
+@pytest.mark.parametrize("case", list(SCALE_CASES))
+def test_answers_do_not_depend_on_the_matrix_scale(case, scale):
+    # Definiteness is invariant under K -> c K (c > 0); the answers at unit
+    # scale are the reference. Entries near the float64 maximum used to
+    # overflow in (K + K.T) / 2 and in the cpd check's means (eye * 9e307:
+    # pd False; minus a distance * 1.7e308: LinAlgError), small ones met an
+    # absolute allowance.
+    K, pd, cpd = SCALE_CASES[case]
+    assert kgeo.is_positive_definite(K) is pd
+    assert kgeo.is_conditionally_positive_definite(K) is cpd
+    scaled = K * scale
+    with np.errstate(over="raise", invalid="raise"):  # and no overflow on the way
+        assert kgeo.is_positive_definite(scaled) is pd
+        assert kgeo.is_conditionally_positive_definite(scaled) is cpd
+
+
+def test_entries_at_the_float64_limit():
+    # The review's cases: eye * 9e307 is pd; minus a distance with entries up
+    # to the float64 maximum is cpd, as it is after scaling by 1e-300.
+    assert kgeo.is_positive_definite(np.eye(2) * 9e307) is True
+    D = np.abs(_X_LINE[:, None] - _X_LINE[None, :]) / 7.0 * np.finfo(np.float64).max
+    assert kgeo.is_conditionally_positive_definite(-D) is True
+    assert kgeo.is_conditionally_positive_definite(-D * 1e-300) is True
+    assert kgeo.is_positive_definite(-D) is False
+
+
+@given(K=hnp.arrays(np.float64, st.tuples(st.integers(1, 6)).map(lambda s: s * 2),
+                    elements=st.one_of(st.just(0.0), st.floats(1e-3, 1e3),
+                                       st.floats(-1e3, -1e-3))),
+       k=st.integers(-1000, 1000), shift=st.floats(-5.0, 5.0))
+def test_power_of_two_scaling_gives_identical_answers(K, k, shift):
+    # 2**k * K is K with its exponents moved (every entry stays normal here),
+    # and the checks normalise by a power of two: the same matrix reaches
+    # eigvalsh, so the answers agree exactly, right at the tolerance too.
+    K = (K + K.T) / 2 + shift * np.eye(K.shape[0])
+    scaled = np.ldexp(K, k)
+    for check in CHECKS:
+        assert check(scaled) is check(K)
+        assert check(scaled, tol=0) is check(K, tol=0)
+
+
+@pytest.mark.parametrize("check", CHECKS)
+@pytest.mark.parametrize("scale", [1e-20, 1.0, 1e300])
+def test_asymmetry_is_judged_relative_to_the_entries(check, scale):
+    # 10% asymmetry is refused at any scale (at 1e-20 it used to pass the
+    # absolute 1e-10 bound); rounding-level asymmetry is accepted at any scale.
+    with pytest.raises(ValueError, match=r"symmetric; max \|K - K.T\| = .* \(0.1 of max \|K\|\)"):
+        check(np.array([[1.0, 0.5], [0.4, 1.0]]) * scale)
+    assert check(np.array([[2.0, 1.0], [1.0 + 1e-14, 2.0]]) * scale) is True
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_asymmetry_beyond_float64_is_reported(check):
+    # K - K.T overflows; the check must still refuse it, with a finite message.
+    with pytest.raises(ValueError, match=r"max \|K - K.T\| = above the float64 maximum \(2 of"):
+        check(np.array([[1.0, 9e307], [-9e307, 1.0]]))

@@ -126,8 +126,8 @@ def with_zero_rows(*rows):
     return Z
 
 
-def fitted(**params):
-    return kgeo.SVM(**params).fit(X, y)
+def fitted(X_scale=1.0, **params):
+    return kgeo.SVM(**params).fit(X * X_scale, y)
 
 
 def csr_with_column(column):
@@ -297,6 +297,37 @@ BAD_INPUTS = [
     ("predict-csr-index-out-of-range", "fitted().predict(csr_with_column(7))", ValueError,
      r"X is not a valid CSR sparse matrix: indices range over \[0, 7\]"),
     # parameters that would silently change the model
+    # found by an adversarial review (2026-11-22): each gave a silent wrong
+    # result, NaN, or an error that did not name the input
+    ("labels-list-nan", "kgeo.SVM().fit(X, ['a', 'a', float('nan'), 'b', 'b', 'b'])",
+     ValueError, r"missing label \(nan\)"),
+    ("labels-list-int-and-str", "kgeo.SVM().fit(X, [0, 1, 0, 1, 0, '1'])", ValueError,
+     r"mixes label types \['int', 'str'\]"),
+    ("score-y-none", "fitted().score(X, None)", ValueError, r"requires y to be passed"),
+    ("score-y-length", "fitted().score(X, y[:4])", ValueError, r"X has 6, y has 4"),
+    ("score-y-strings", "fitted().score(X, y.astype(str))", ValueError,
+     r"y holds string labels, but the model predicts number labels"),
+    ("t-below-float64", "fitted(kernel='diffusion', t=1e-310)", ValueError,
+     r"kernel 'diffusion': t must be at least 5.56e-309 \(1 / t must be finite"),
+    ("t-below-float64-pairwise", "kgeo.pairwise_kernels(X, kernel='ngd_exp', t=1e-310)",
+     ValueError, r"kernel 'ngd_exp': t must be at least"),
+    ("degree-inf", "fitted(kernel='poly', degree=float('inf'))", ValueError,
+     r"degree must be an integer >= 1, got inf"),
+    ("degree-nan-pairwise", "kgeo.pairwise_kernels(X, kernel='poly', degree=float('nan'))",
+     ValueError, r"degree must be an integer >= 1, got nan"),
+    ("C-times-weight-underflows", "fitted(C=5e-324, class_weight={0: 0.4})", ValueError,
+     r"C \* class_weight must be a finite float64 > 0 for every class, got 5e-324 \* 0.4 = "
+     r"0.0 for class 0"),
+    ("C-times-weight-overflows", "fitted(C=1e200, class_weight={1: 1e200})", ValueError,
+     r"= inf for class 1"),
+    ("gamma-scale-overflows", "fitted(kernel='rbf', X_scale=1e-155)", ValueError,
+     r"gamma='scale' \(1 / \(n_features \* X.var\(\)\)\) is inf in float64"),
+    ("n_jobs-float", "fitted(n_jobs=-1.0)", ValueError, r"Invalid n_jobs -1.0"),
+    ("n_jobs-array", "fitted(n_jobs=np.array([1, 2]))", ValueError, r"Invalid n_jobs array"),
+    ("decision-shape-array", "fitted(decision_function_shape=np.array(['ovr']))", ValueError,
+     r"decision_function_shape must be 'ovr' or 'ovo', got array"),
+    ("cache-dtype-array", "fitted(cache_dtype=np.array([1.0]))", ValueError,
+     r"cache_dtype must be 'float64' or 'float32', got array"),
     ("gamma-none", "fitted(kernel='rbf', gamma=None)", ValueError,
      r"gamma must be 'scale', 'auto' or a float > 0, got None"),
     ("shift-swamps-kernel", "fitted(shift=1e300)", ValueError,
@@ -317,6 +348,10 @@ ACCEPTED_INPUTS = [
     ("unsorted-indices", "same_model_as_float64_csr(csr_with_unsorted_indices())"),
     ("duplicate-indices", "same_model_as_float64_csr(coo_with_duplicates())"),
     ("cache-size-too-small", "same_model_as_float64_csr(X, cache_size=1e-9)"),
+    # more threads than OpenMP can create crashed the interpreter; capped now
+    ("n_jobs-huge", "same_model_as_float64_csr(X, n_jobs=100_000)"),
+    ("n_jobs-beyond-int64", "same_model_as_float64_csr(X, n_jobs=2**70)"),
+    ("max_iter-beyond-int64", "same_model_as_float64_csr(X, max_iter=10**30)"),
 ]
 
 
@@ -570,6 +605,26 @@ def test_shift_check_reads_the_kernel_scale_of_every_row():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         kgeo.SVM(kernel="linear", shift=1e5, max_iter=2000).fit(X, y)
+
+
+@pytest.mark.parametrize("kernel, bad_refit", [
+    # each refit is refused at a different stage of fit, all after classes_
+    ("ngd", lambda model, X: model.fit(np.vstack([-X[:1], X[1:]]), [0, 1] * 3)),  # simplex
+    ("ngd", lambda model, X: model.fit(X, [0, 1] * 3)),  # class_weight names class 2
+    ("linear", lambda model, X: model.fit(X * 1e200, [0, 1] * 3)),  # |x|^2 overflows
+], ids=["negative-entry", "class-weight-label", "overflowing-rows"])
+def test_a_failed_refit_leaves_the_fitted_model_as_it_was(kernel, bad_refit):
+    """classes_ was set before checks that can still fail: a refit on bad
+    input then left the old coefficients with the new classes, and predict
+    answered with labels of the wrong fit."""
+    X = _namespace()["X"]
+    y3 = np.array([0, 1, 2, 0, 1, 2])
+    model = kgeo.SVM(kernel=kernel, class_weight={0: 1.0, 1: 1.0, 2: 2.0}).fit(X, y3)
+    untouched = copy.deepcopy(model)
+    with pytest.raises(ValueError):
+        bad_refit(model, X)
+    assert_bit_identical(model, untouched)
+    assert np.array_equal(model.predict(X), untouched.predict(X))
 
 
 def test_huge_C_on_inseparable_classes_stops_at_max_iter(tmp_path):

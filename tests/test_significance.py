@@ -176,3 +176,66 @@ def test_inputs_that_would_give_a_meaningless_p_value(test, args, error, match):
 def test_str_against_bytes_labels_refused():
     with pytest.raises(TypeError, match="labels of one kind"):
         mcnemar_test(["a", "b"], [b"a", b"b"], [b"a", b"a"])
+
+
+# Object arrays: their dtype says nothing about the labels, so the elements are
+# checked. Every public function goes through the same guard.
+PUBLIC_TESTS = [discordant_counts, micro_sign_test, mcnemar_test]
+
+
+def _objects(values):
+    out = np.empty(len(values), dtype=object)
+    out[:] = values  # element by element: tuples stay tuples
+    return out
+
+
+@pytest.mark.parametrize("test", PUBLIC_TESTS)
+@pytest.mark.parametrize("args, match", [
+    # The review's case: it returned n = 0, P = 1.0.
+    ((_objects(["a", "b", "a"]), [0, 1, 0], [1, 0, 1]),
+     r"labels of one kind, got y_true: object \(str\); pred_a: int64; pred_b: int64"),
+    ((np.array(["a", "b", "a"]), _objects([0, 1, 0]), _objects([1.0, 0.0, 1.0])),
+     r"got y_true: <U1; pred_a: object \(numbers\); pred_b: object \(numbers\)"),
+    ((_objects(["a", "b", "a"]), _objects([b"a", b"b", b"a"]), ["a", "b", "a"]),
+     r"pred_a: object \(bytes\)"),
+    ((_objects(["a", 1, "a"]), _objects(["a", 1, "a"]), _objects(["a", 1, "b"])),
+     r"y_true: object \(numbers, str\)"),  # a mix inside one array, as sklearn refuses
+    ((_objects([(0, 1), (1, 0)]), [0, 1], [0, 1]),
+     r"y_true: object \(other objects\); pred_a: int64"),
+], ids=["str-vs-int", "U-vs-object-numbers", "str-vs-bytes", "mixed-within", "tuples-vs-int"])
+def test_object_arrays_of_other_label_kinds_refused(test, args, match):
+    with pytest.raises(TypeError, match=match):
+        test(*args)
+
+
+@pytest.mark.parametrize("test", PUBLIC_TESTS)
+@pytest.mark.parametrize("args, match", [
+    ((_objects([None, 1, 0]), [0, 1, 0], [1, 0, 1]), r"y_true contains 1 missing label\(s\)"),
+    (([0, 1, 0], [0, 1, 0], _objects([np.nan, 1, float("nan")])),
+     r"pred_b contains 2 missing label\(s\) \(None or NaN\); every document needs a label"),
+    ((["a", "b", "a"], _objects(["a", None, "a"]), ["a", "b", "b"]),
+     r"pred_a contains 1 missing label\(s\)"),
+    ((_objects([np.float64("nan"), 1.0]), [1, 0], [1, 1]), r"y_true contains 1 missing"),
+], ids=["none", "nan-in-pred", "none-among-str", "np-nan"])
+def test_missing_labels_in_object_arrays_refused(test, args, match):
+    # None never equals a label and NaN not even itself: the document would
+    # silently count as wrong (both None: as right) instead of being reported.
+    with pytest.raises(ValueError, match=match):
+        test(*args)
+
+
+@pytest.mark.parametrize("test", PUBLIC_TESTS)
+def test_object_arrays_of_one_kind_match_typed_arrays(test):
+    # Refusing mixes must not refuse what compares correctly: object arrays of
+    # one kind give exactly the typed arrays' result.
+    y, a, b = _predictions(n_both=6, n_only_a=5, n_only_b=2, n_neither=3)
+    reference = test(y, a, b)
+    # Numbers of different Python and NumPy types still compare by value.
+    mixed_numbers = _objects([float(v) if i % 3 == 0 else np.int64(v) if i % 3 == 1 else int(v)
+                              for i, v in enumerate(y)])
+    assert test(mixed_numbers, _objects(list(a)), b) == reference
+    letters = np.array(list("xyz"))
+    assert test(_objects(list(letters[y])), letters[a], _objects(list(letters[b]))) == reference
+    pairs = [(0, "x"), (1, "y"), (2, "z")]
+    assert test(_objects([pairs[v] for v in y]), _objects([pairs[v] for v in a]),
+                _objects([pairs[v] for v in b])) == reference

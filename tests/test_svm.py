@@ -28,6 +28,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import kgeo
+from kgeo.exceptions import DataConversionWarning
 
 # The checker is a plain module beside this file (tests/ is no package, and
 # --import-mode=importlib keeps it off sys.path).
@@ -1411,6 +1412,54 @@ def test_small_tol_is_met():
     for tol in (1e-10, 1e-12):
         model = kgeo.SVM(kernel="rbf", gamma=0.1, C=10.0, tol=tol).fit(X, y)
         ck.check_svm(model, X, y, tol=tol)
+
+
+def test_tol_below_float64_resolution_stops_with_a_warning():
+    """tol=1e-16 is below the rounding of a gradient of magnitude ~1: SMO's
+    steps can then cycle with a gap that no longer falls (NGD, NED and RBF
+    ran forever here). Each fit now ends soon, met by an exact gap of 0 or
+    stopped with the warning that tol cannot be resolved, with the model a
+    resolvable tol gives."""
+    rng = np.random.default_rng(0)
+    X = rng.poisson(1.0, (40, 8)).astype(float)
+    X[:, 0] += 1
+    y = np.array([0, 1] * 20)
+    stuck = 0
+    for kernel in ("ngd", "rbf", "ned"):
+        resolvable = kgeo.SVM(kernel=kernel, tol=1e-12).fit(X, y)
+        for tol in (1e-16, 1e-300):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                # max_iter only turns a regression into a failure, not a hang.
+                model = kgeo.SVM(kernel=kernel, tol=tol, max_iter=10**6).fit(X, y)
+            messages = [str(w.message) for w in caught]
+            assert not any("max_iter" in m for m in messages), (kernel, tol, messages)
+            assert model.n_iter_[0] < 10**5
+            stuck += any("tol is below what this problem can resolve" in m for m in messages)
+            np.testing.assert_allclose(model.decision_function(X),
+                                       resolvable.decision_function(X), rtol=0, atol=1e-9)
+            ck.check_svm(model, X, y, tol=1e-12)
+    assert stuck >= 3  # the path this test is about was taken
+
+
+def test_scale_gamma_is_the_variance_of_data_far_from_zero():
+    # E[x^2] - E[x]^2 cancels for data at 1e8: it gave gamma 0.03 here, the
+    # variance 0.12.
+    X = 1e8 + np.random.default_rng(1).normal(size=(40, 8))
+    model = kgeo.SVM(kernel="rbf").fit(X, [0, 1] * 20)
+    # float64 holds 1e8 + noise to ~1e-8 of the noise: the reference's own rounding.
+    np.testing.assert_allclose(model._kernel_args["gamma"], 1.0 / (8 * X.var()), rtol=1e-8)
+
+
+def test_score_checks_y_like_fit():
+    X, y = ck.make_count_data(np.random.default_rng(2), 40, 6, 3)
+    model = kgeo.SVM(kernel="ngd").fit(X, y)
+    expected = np.mean(model.predict(X) == y)
+    assert model.score(X, y) == expected
+    assert model.score(X, list(y)) == expected
+    # A column vector broadcast against the predictions to a 40 x 40 matrix.
+    with pytest.warns(DataConversionWarning, match="column-vector y"):
+        assert model.score(X, y[:, None]) == expected
 
 
 def test_prediction_chunks_change_nothing(rng, monkeypatch):
