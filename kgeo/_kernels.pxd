@@ -38,6 +38,7 @@ cdef class Kernel:
     cdef readonly bint on_simplex         # rows are mapped to sqrt(x / sum(x)) first
     cdef readonly bint geodesic           # a function of the angle arccos(<x, y>)
     cdef readonly float64_t shift         # constant added to every value
+    cdef readonly bint overflowed         # some value came out beyond float64 (see poly)
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
                          intp_t n) noexcept nogil

@@ -439,6 +439,7 @@ cdef class Kernel:
         self.shift = 0.0
         self.on_simplex = False
         self.geodesic = False
+        self.overflowed = False
 
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
@@ -472,6 +473,14 @@ cdef class LinearKernel(Kernel):
 
 
 cdef class PolynomialKernel(Kernel):
+    """``(gamma <x, y> + coef0)^degree``.
+
+    The one kernel whose values can overflow float64 when every row's
+    squared norm is finite (which ``prepare_rows`` checks): the others are
+    bounded by the norms (linear, NED), by 1 (RBF, sigmoid, the geodesic
+    kernels) or by their diagonal (the heat kernels). An overflow sets
+    ``overflowed``, which the callers turn into a ValueError.
+    """
     cdef float64_t gamma, coef0, degree
 
     def __init__(self, float64_t gamma, float64_t coef0, float64_t degree):
@@ -483,9 +492,17 @@ cdef class PolynomialKernel(Kernel):
                          const float64_t* sq_y, float64_t* out,
                          intp_t n) noexcept nogil:
         cdef intp_t j
+        cdef float64_t value
+        cdef bint overflow = False
         for j in range(n):
-            out[j] = pow(self.gamma * dots[j] + self.coef0, self.degree) + self.shift
+            value = pow(self.gamma * dots[j] + self.coef0, self.degree) + self.shift
+            out[j] = value
+            # inf - inf is NaN: a test without a branch.
+            overflow |= (value - value) != 0
             dots[j] = 0.0
+        if overflow:
+            # Threads only ever set it: which one writes first does not matter.
+            self.overflowed = True
         return 0
 
 

@@ -133,7 +133,18 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
                 f"X and Y must have the same number of features: X has "
                 f"{X.shape[1]}, Y has {Y.shape[1]}")
         rows_y = prepare_rows(k, Y, name="Y", kernel_name=kernel, n_threads=n_threads)
-    return kernel_matrix(k, rows_x, single_block(rows_y), n_threads)
+    K = kernel_matrix(k, rows_x, single_block(rows_y), n_threads)
+    if k.overflowed:
+        raise ValueError(overflow_message(kernel, params, "X" if Y is None else "X and Y"))
+    return K
+
+
+def overflow_message(kernel, params, where):
+    """Why a kernel matrix cannot be computed: some value beyond float64."""
+    return (f"kernel {kernel!r} overflows float64 on some pair of rows of {where}: a value "
+            f"of (gamma <x, y> + coef0)^degree is beyond {np.finfo(np.float64).max:.3g} "
+            f"(parameters {params}); use a smaller degree, gamma or |coef0|, or scale the "
+            f"rows down")
 
 
 def geodesic_distance(X, Y=None, *, n_jobs=None):

@@ -1683,6 +1683,11 @@ cdef int check_signals(KernelRowCache cache, Pair* P) except -1 nogil:
     if cache.stop_requested:
         with gil:
             raise KeyboardInterrupt("fit interrupted")
+    if cache.kernel.overflowed:
+        # inf in the rows would end in NaN gradients or a solution of
+        # nothing; the caller names the kernel and its parameters.
+        with gil:
+            raise FloatingPointError("a kernel value overflowed float64")
     return 0
 
 

@@ -28,7 +28,7 @@ from ._kernels import (
     kernel_weighted_sums,
     take_rows,
 )
-from ._pairwise import prepare_rows, resolve_n_jobs, single_block
+from ._pairwise import overflow_message, prepare_rows, resolve_n_jobs, single_block
 from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp_threads,
                       one_vs_one_coefficients, solve_pair)
 from ._validation import (check_labels, check_matrix, check_on_simplex, check_positive,
@@ -425,7 +425,20 @@ class SVM(EstimatorMixin):
 
         n_pairs = n_classes * (n_classes - 1) // 2
         pairs = [(s, t) for s in range(n_classes) for t in range(s + 1, n_classes)]
-        solutions = self._solve_pairs(cache, pairs, class_weight)
+        try:
+            solutions = self._solve_pairs(cache, pairs, class_weight)
+        except FloatingPointError as error:
+            if kernel.overflowed:
+                raise ValueError(overflow_message(self.kernel, kernel_args, "X")) from error
+            # Finite kernel values, yet the solver's gradients or objectives
+            # left float64 (their squares, times C): the values are too large.
+            raise ValueError(
+                f"SMO's arithmetic leaves float64's range on this problem ({error}): the "
+                f"values of kernel {self.kernel!r} (parameters {kernel_args}) are too large "
+                f"in magnitude for C={self.C!r}; scale the kernel down (gamma, coef0, or X)"
+            ) from error
+        if kernel.overflowed:
+            raise ValueError(overflow_message(self.kernel, kernel_args, "X"))
         alphas = [solution[0] for solution in solutions]
         intercepts = np.array([solution[1] for solution in solutions])
         n_iter = np.array([solution[2] for solution in solutions], dtype=np.int64)

@@ -112,6 +112,9 @@ import kgeo
 X = np.array([[3., 0., 1.], [2., 1., 0.], [0., 2., 3.],
               [1., 3., 4.], [1., 1., 1.], [0., 4., 1.]])
 y = np.array([0, 0, 0, 1, 1, 1])
+# Signed rows whose kernel values with poly(gamma=1e103, coef0=-1e103) are
+# finite on the diagonal (gamma |x|^2 + coef0 ~ 0) and huge off it.
+SIGNED = np.array([[1., 0.], [-1., 0.], [1., .1], [-1., -.1]])
 
 
 def with_value(value, i=1, j=1):
@@ -322,6 +325,16 @@ BAD_INPUTS = [
      r"= inf for class 1"),
     ("gamma-scale-overflows", "fitted(kernel='rbf', X_scale=1e-155)", ValueError,
      r"gamma='scale' \(1 / \(n_features \* X.var\(\)\)\) is inf in float64"),
+    ("poly-overflows-off-the-diagonal",
+     "kgeo.SVM(kernel='poly', gamma=1e103, coef0=-1e103).fit(SIGNED, [0, 1, 0, 1])",
+     ValueError, r"kernel 'poly' overflows float64 on some pair of rows of X: a value of "
+                 r"\(gamma <x, y> \+ coef0\)\^degree is beyond 1.8e\+308"),
+    ("poly-overflows-pairwise", "kgeo.pairwise_kernels(X, kernel='poly', degree=1000)",
+     ValueError, r"kernel 'poly' overflows float64 on some pair of rows of X"),
+    ("poly-overflows-in-smo",
+     "kgeo.SVM(kernel='poly', gamma=1e103, coef0=-1e103, degree=2).fit(SIGNED, [0, 1, 0, 1])",
+     ValueError, r"SMO's arithmetic leaves float64's range on this problem .* too large in "
+                 r"magnitude for C=1.0"),
     ("n_jobs-float", "fitted(n_jobs=-1.0)", ValueError, r"Invalid n_jobs -1.0"),
     ("n_jobs-array", "fitted(n_jobs=np.array([1, 2]))", ValueError, r"Invalid n_jobs array"),
     ("decision-shape-array", "fitted(decision_function_shape=np.array(['ovr']))", ValueError,
