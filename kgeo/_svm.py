@@ -60,6 +60,26 @@ def _progress(iterable, total, enabled, desc):
     return tqdm(iterable, total=total, desc=desc, leave=False)
 
 
+def _used_columns_only(X, n_blocks):
+    """X without the columns no row uses, when they would dominate the posting index.
+
+    ``PostingIndex`` keeps 16 bytes per column for each of its ``n_blocks``
+    blocks (the classes), against about 12 per stored value: hashed features
+    (``2**20`` columns and more, few of them used) would cost gigabytes there
+    (10 classes of 40 documents over 1e7 columns peaked at 1.5 GB). The
+    columns keep their order, so every kernel value keeps its bits; the
+    kernel itself was built for all the columns (gamma="auto", the heat
+    kernels' normalisation).
+    """
+    if n_blocks * X.shape[1] * 16 <= 4 * 12 * max(X.nnz, 1):
+        return X  # the tables are not what costs (20 Newsgroups: 0.9x the postings)
+    used = np.zeros(X.shape[1], dtype=bool)
+    used[X.indices] = True
+    kept = np.flatnonzero(used)  # no table of all the columns beyond this mask
+    return sp.csr_matrix((X.data, np.searchsorted(kept, X.indices).astype(X.indices.dtype),
+                          X.indptr), shape=(X.shape[0], kept.shape[0]))
+
+
 def _scale_gamma(X):
     """``1 / (n_features * X.var())`` over all entries of the CSR X (1 if X is constant).
 
@@ -408,8 +428,9 @@ class SVM(EstimatorMixin):
         # Corpora read folder by folder often come sorted: no copy then.
         in_order = bool(np.all(y_index[1:] >= y_index[:-1]))
         n_threads = resolve_n_jobs(self.n_jobs)
-        rows = prepare_rows(kernel, X_checked if in_order else X_checked[order], name="X",
-                            kernel_name=self.kernel, n_threads=n_threads)
+        X_sorted = _used_columns_only(X_checked if in_order else X_checked[order], n_classes)
+        rows = prepare_rows(kernel, X_sorted, name="X", kernel_name=self.kernel,
+                            n_threads=n_threads)
         diagonal = kernel_diagonal(kernel, rows)
         if not np.all(np.isfinite(diagonal)):
             bad = np.sort(order[~np.isfinite(diagonal)])

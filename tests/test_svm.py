@@ -1451,6 +1451,35 @@ def test_scale_gamma_is_the_variance_of_data_far_from_zero():
     np.testing.assert_allclose(model._kernel_args["gamma"], 1.0 / (8 * X.var()), rtol=1e-8)
 
 
+def test_unused_columns_cost_no_memory_and_no_bit():
+    """Hashed features: 2**22 columns, 30 used per document. The posting
+    index kept 16 bytes per column and class (640 MB here); fit drops the
+    unused columns first, and the model is the one of the used columns."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    n, n_features = 400, 1 << 22
+    columns = rng.integers(0, n_features, (n, 30)).ravel()
+    X = sp.csr_matrix((rng.integers(1, 5, n * 30).astype(float),
+                       (np.repeat(np.arange(n), 30), columns)), shape=(n, n_features))
+    y = rng.integers(0, 10, n)
+    tracemalloc.start()
+    try:
+        model = kgeo.SVM(kernel="ngd").fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 * 2**20
+    assert model.support_vectors_.shape[1] == n_features
+    used = np.unique(X.indices)
+    compact = kgeo.SVM(kernel="ngd").fit(X[:, used], y)
+    assert np.array_equal(model.dual_coef_, compact.dual_coef_)
+    assert np.array_equal(model.intercept_, compact.intercept_)
+    assert np.array_equal(model.decision_function(X), compact.decision_function(X[:, used]))
+    # gamma="auto" still counts every column.
+    assert kgeo.SVM(kernel="rbf", gamma="auto").fit(X, y)._kernel_args["gamma"] == 2.0 ** -22
+
+
 def test_score_checks_y_like_fit():
     X, y = ck.make_count_data(np.random.default_rng(2), 40, 6, 3)
     model = kgeo.SVM(kernel="ngd").fit(X, y)
