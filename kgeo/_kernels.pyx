@@ -192,7 +192,7 @@ cdef intp_t PREFETCH_WORDS = 16
 
 # Bhattacharyya coefficients above this get their gap 1 - c from the rows'
 # difference (the arccos error of the rounded gap stays below ~1e-12 under it);
-# so do NED's squared distances below 1 - NEAR_ONE of |x|^2 + |y|^2.
+# so do NED's and RBF's squared distances below 1 - NEAR_ONE of |x|^2 + |y|^2.
 cdef float64_t NEAR_ONE = 0.9999
 
 
@@ -446,8 +446,8 @@ cdef class Kernel:
                          intp_t n) noexcept nogil:
         # Overridden by every concrete kernel. Returns how many (nonzero)
         # entries it left in dots for exact treatment (the geodesic kernels
-        # keep those with c >= NEAR_ONE there, NED its close pairs), 0 when
-        # dots is all zero again.
+        # keep those with c >= NEAR_ONE there, NED and RBF their close
+        # pairs), 0 when dots is all zero again.
         return 0
 
     cdef float64_t at_angle(self, float64_t angle) noexcept nogil:
@@ -507,6 +507,13 @@ cdef class PolynomialKernel(Kernel):
 
 
 cdef class RBFKernel(Kernel):
+    """``exp(-gamma |x - y|^2)``.
+
+    Close pairs take their squared distance from the rows' difference, as
+    NED's do: for rows far from the origin (data around 1e8, say) the
+    cancelled ``|x|^2 + |y|^2 - 2 <x, y>`` is off by ~1e-16 of the squared
+    norms, which ``gamma`` can make any size.
+    """
     cdef float64_t gamma
 
     def __init__(self, float64_t gamma):
@@ -515,11 +522,19 @@ cdef class RBFKernel(Kernel):
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
                          intp_t n) noexcept nogil:
-        cdef intp_t j
+        cdef intp_t j, kept = 0
+        cdef float64_t dot, d2, near = 1.0 - NEAR_ONE
         for j in range(n):
-            out[j] = exp(-self.gamma * sq_distance(sq_x, sq_y[j], dots[j])) + self.shift
-            dots[j] = 0.0
-        return 0
+            dot = dots[j]
+            d2 = sq_distance(sq_x, sq_y[j], dot)
+            out[j] = exp(-self.gamma * d2) + self.shift
+            dot = dot if d2 <= near * (sq_x + sq_y[j]) else 0.0
+            dots[j] = dot
+            kept += dot != 0.0
+        return kept
+
+    cdef float64_t at_gap(self, float64_t gap) noexcept nogil:
+        return exp(-self.gamma * (2.0 * gap)) + self.shift
 
 
 cdef class SigmoidKernel(Kernel):

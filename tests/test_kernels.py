@@ -21,8 +21,8 @@ Tolerances, and why:
 
 These are what the formulas allow in general. Near-duplicate rows, where the
 cancellation happens, kgeo recomputes from the rows' difference:
-``test_close_pairs_are_exact_to_a_few_ulps`` holds NED and NGD there to 1e-12
-relative.
+``test_close_pairs_are_exact_to_a_few_ulps`` holds NED, RBF and NGD there to
+1e-12 relative.
 """
 
 import re
@@ -718,13 +718,14 @@ def test_large_but_representable_rows_are_exact():
                                kgeo.pairwise_kernels(X, kernel="ned") * scale, rtol=1e-14)
 
 
-@pytest.mark.parametrize("kernel, signed", [("ned", False), ("ned", True), ("ngd", False)])
+@pytest.mark.parametrize("kernel, signed", [("ned", False), ("ned", True), ("rbf", False),
+                                            ("rbf", True), ("ngd", False)])
 def test_close_pairs_are_exact_to_a_few_ulps(kernel, signed):
     """Near-duplicate documents: ``|x|^2 + |y|^2 - 2 <x, y>`` (for NGD,
     ``1 - c``) cancels there down to its rounding, which the square root (the
     arccos) turns into ~1e-8 of the scale. kgeo takes such pairs from the
-    rows' difference instead: NED, whose rows are the data, is then exact to
-    a few ulps of the distance itself, even at 1e-12; NGD's rows are the
+    rows' difference instead: NED and RBF, whose rows are the data, are then
+    exact to a few ulps, even at a distance of 1e-12; NGD's rows are the
     rounded ``sqrt(x / sum(x))``, whose last bits bound it to a few ulps of
     the sphere's scale, 1."""
     rng = np.random.default_rng(11)
@@ -739,8 +740,21 @@ def test_close_pairs_are_exact_to_a_few_ulps(kernel, signed):
     K = kgeo.pairwise_kernels(sp.csr_matrix(X), sp.csr_matrix(Y), kernel=kernel)
     ref = ref_kernel(kernel, X, Y)
     # All pairs: the close ones (the diagonal) and the far ones.
-    np.testing.assert_allclose(K, ref, rtol=1e-12, atol=0 if kernel == "ned" else 4 * EPS)
-    assert np.all(np.diag(K) < 0.0)
+    np.testing.assert_allclose(K, ref, rtol=1e-12, atol=4 * EPS if kernel == "ngd" else 0)
+    if kernel != "rbf":  # exp(-gamma d^2) of the closest pairs rounds to 1
+        assert np.all(np.diag(K) < 0.0)
+
+
+@pytest.mark.parametrize("kernel", ["ned", "rbf"])
+def test_distances_of_rows_far_from_the_origin_are_exact(kernel):
+    """Rows around 1e8: |x|^2 + |y|^2 - 2 <x, y> cancels ~16 digits, which
+    left RBF off by up to 0.97 (sklearn's euclidean route has the same
+    limit); every pair is close against the norms and takes the difference."""
+    X = 1e8 + np.random.default_rng(1).normal(size=(30, 8))
+    K = kgeo.pairwise_kernels(X, kernel=kernel, gamma=0.12) if kernel == "rbf" else \
+        kgeo.pairwise_kernels(X, kernel=kernel)
+    ref = ref_kernel(kernel, X, X, gamma=0.12)
+    np.testing.assert_allclose(K, ref, rtol=1e-12, atol=0)
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")
