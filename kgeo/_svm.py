@@ -66,7 +66,7 @@ def _used_columns_only(X, n_blocks):
     ``PostingIndex`` keeps 16 bytes per column for each of its ``n_blocks``
     blocks (the classes), against about 12 per stored value: hashed features
     (``2**20`` columns and more, few of them used) would cost gigabytes there
-    (10 classes of 40 documents over 1e7 columns peaked at 1.5 GB). The
+    (400 documents of 10 classes over 2**22 columns: 640 MB). The
     columns keep their order, so every kernel value keeps its bits; the
     kernel itself was built for all the columns (gamma="auto", the heat
     kernels' normalisation).
@@ -475,13 +475,13 @@ class SVM(EstimatorMixin):
                 f"pair(s), first {stalled[0]}: its steps no longer change the dual variables "
                 f"in float64, or its gap, down to the gradient's rounding, no longer falls; "
                 f"tol is below what this problem can resolve; use a larger tol",
-                sklearn_compatible(ConvergenceWarning), stacklevel=2)
+                sklearn_compatible(ConvergenceWarning), stacklevel=3)
         if unconverged:
             warnings.warn(
                 f"SMO reached max_iter={self.max_iter} before tol={self.tol} for "
                 f"{len(unconverged)} of {n_pairs} class pair(s), first {unconverged[0]}; "
                 f"increase max_iter (-1 for no limit) or tol",
-                sklearn_compatible(ConvergenceWarning), stacklevel=2)
+                sklearn_compatible(ConvergenceWarning), stacklevel=3)
 
         self._set_support(X, X_checked, order, class_start, alphas, pairs)
         self.intercept_ = intercepts
@@ -613,7 +613,7 @@ class SVM(EstimatorMixin):
                 f"shift={self.shift!r} is {shift / scale:.3g} times the kernel's magnitude "
                 f"({scale:.3g}): K + shift keeps only about {kept} of the 53 bits of K, and "
                 f"the model differs from the unshifted one by that rounding",
-                UserWarning, stacklevel=3)
+                UserWarning, stacklevel=4)
 
     def _cache_single(self):
         """Whether ``cache_dtype`` asks for float32 storage (else float64)."""
@@ -640,7 +640,7 @@ class SVM(EstimatorMixin):
             warnings.warn(
                 f"cache_size={self.cache_size} MB is below the minimum of two kernel "
                 f"rows of the largest class pair ({minimum / (1 << 20):.3g} MB); using "
-                f"the minimum", UserWarning, stacklevel=3)
+                f"the minimum", UserWarning, stacklevel=4)
             return minimum
         return requested
 

@@ -237,7 +237,7 @@ def check_labels(y, n_samples):
         warnings.warn(
             "A column-vector y was passed when a 1d array was expected. Please "
             "change the shape of y to (n_samples,), for example using ravel().",
-            sklearn_compatible(DataConversionWarning), stacklevel=3)
+            sklearn_compatible(DataConversionWarning), stacklevel=4)
         y = y.ravel()
     if y.ndim != 1:
         raise ValueError(f"y must be 1D (one label per sample), got shape {y.shape}")
