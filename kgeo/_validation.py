@@ -271,15 +271,38 @@ def check_labels(y, n_samples):
     return y
 
 
-def _label_kind(labels):
-    """'string', 'number' or 'other' (with the types' names) for an array of labels."""
-    if labels.dtype.kind in "US":
-        return "string"
-    if labels.dtype.kind in "biuf":
-        return "number"
-    kinds = {"string" if isinstance(v, str) else "number" if isinstance(v, numbers.Number)
-             else type(v).__name__ for v in labels.flat}
-    return kinds.pop() if len(kinds) == 1 else " and ".join(sorted(kinds))
+def element_kind(value):
+    """The kind of one label held in an object array, in dtype.kind letters.
+
+    Real numbers (bool and NumPy scalars included) compare equal across
+    types, so they are one kind ``"n"``, like the dtypes ``b``, ``i``, ``u``
+    and ``f``; ``str`` and ``bytes`` never equal each other or a number.
+    Anything else (tuples, enums, ...) is ``"other"``: its own ``__eq__``
+    decides among such labels, but mixed with strings or numbers it is a
+    mistake.
+    """
+    if isinstance(value, str):  # np.str_ is a str
+        return "U"
+    if isinstance(value, bytes):  # and np.bytes_ a bytes
+        return "S"
+    if isinstance(value, (numbers.Real, np.bool_)):  # NumPy registers its scalars
+        return "n"
+    if isinstance(value, numbers.Complex):
+        return "c"
+    if isinstance(value, numbers.Number):  # decimal.Decimal
+        return "n"
+    return "other"
+
+
+KIND_NAMES = {"n": "numbers", "c": "complex numbers", "U": "str", "S": "bytes",
+              "other": "other objects"}
+
+
+def _kinds_of(labels):
+    """The label kinds (``element_kind``'s letters) an array holds."""
+    if labels.dtype.kind != "O":
+        return {"n" if labels.dtype.kind in "biuf" else labels.dtype.kind}
+    return {element_kind(v) for v in labels.flat}
 
 
 def checked_accuracy(y_true, y_pred):
@@ -291,11 +314,13 @@ def checked_accuracy(y_true, y_pred):
     compare unequal everywhere and score 0 without a word.
     """
     y_true = check_labels(y_true, y_pred.shape[0])
-    true_kind, pred_kind = _label_kind(y_true), _label_kind(y_pred)
-    if true_kind != pred_kind:
+    true_kinds, pred_kinds = _kinds_of(y_true), _kinds_of(y_pred)
+    if true_kinds != pred_kinds:
+        def named(kinds):
+            return " and ".join(KIND_NAMES.get(kind, kind) for kind in sorted(kinds))
         raise ValueError(
-            f"y holds {true_kind} labels, but the model predicts {pred_kind} labels "
-            f"(its classes_); they would never compare equal")
+            f"y holds {named(true_kinds)} as labels, but the model predicts "
+            f"{named(pred_kinds)} (its classes_); they would never compare equal")
     return float(np.mean(y_pred == y_true))
 
 

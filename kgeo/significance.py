@@ -14,11 +14,12 @@ which system is better and are ignored by both tests.
 Only NumPy and SciPy are used.
 """
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
+
+from ._validation import KIND_NAMES, element_kind
 
 __all__ = [
     "McNemarResult",
@@ -88,33 +89,6 @@ class McNemarResult:
     method: str
 
 
-def _element_kind(value):
-    """The kind of one label held in an object array, in dtype.kind letters.
-
-    Real numbers (bool and NumPy scalars included) compare equal across
-    types, so they are one kind ``"n"``, like the dtypes ``b``, ``i``, ``u``
-    and ``f``; ``str`` and ``bytes`` never equal each other or a number.
-    Anything else (tuples, enums, ...) is ``"other"``: its own ``__eq__``
-    decides among such labels, but mixed with strings or numbers it is a
-    mistake.
-    """
-    if isinstance(value, str):  # np.str_ is a str
-        return "U"
-    if isinstance(value, bytes):  # and np.bytes_ a bytes
-        return "S"
-    if isinstance(value, (numbers.Real, np.bool_)):  # NumPy registers its scalars
-        return "n"
-    if isinstance(value, numbers.Complex):
-        return "c"
-    if isinstance(value, numbers.Number):  # decimal.Decimal
-        return "n"
-    return "other"
-
-
-_KIND_NAMES = {"n": "numbers", "c": "complex numbers", "U": "str", "S": "bytes",
-               "other": "other objects"}
-
-
 def _label_kinds(name, arr):
     """The set of label kinds in ``arr``; missing labels (None, NaN) raise."""
     if arr.dtype.kind != "O":
@@ -130,7 +104,7 @@ def _label_kinds(name, arr):
         if value is None:
             n_missing += 1
             continue
-        kind = _element_kind(value)
+        kind = element_kind(value)
         # NaN (float, np.float64, Decimal) is the one number unequal to itself.
         if kind in ("n", "c") and value != value:
             n_missing += 1
@@ -145,7 +119,7 @@ def _label_kinds(name, arr):
 def _describe(name, arr, kinds):
     if arr.dtype.kind != "O":
         return f"{name}: {arr.dtype}"
-    shown = [kind_name for kind, kind_name in _KIND_NAMES.items() if kind in kinds]
+    shown = [kind_name for kind, kind_name in KIND_NAMES.items() if kind in kinds]
     return f"{name}: object ({', '.join(shown)})"
 
 

@@ -299,7 +299,6 @@ BAD_INPUTS = [
      r"X is not a valid CSR sparse matrix: indptr has shape \(3,\), expected \(7,\)"),
     ("predict-csr-index-out-of-range", "fitted().predict(csr_with_column(7))", ValueError,
      r"X is not a valid CSR sparse matrix: indices range over \[0, 7\]"),
-    # parameters that would silently change the model
     # found by an adversarial review (2026-11-22): each gave a silent wrong
     # result, NaN, or an error that did not name the input
     ("labels-list-nan", "kgeo.SVM().fit(X, ['a', 'a', float('nan'), 'b', 'b', 'b'])",
@@ -309,7 +308,7 @@ BAD_INPUTS = [
     ("score-y-none", "fitted().score(X, None)", ValueError, r"requires y to be passed"),
     ("score-y-length", "fitted().score(X, y[:4])", ValueError, r"X has 6, y has 4"),
     ("score-y-strings", "fitted().score(X, y.astype(str))", ValueError,
-     r"y holds string labels, but the model predicts number labels"),
+     r"y holds str as labels, but the model predicts numbers \(its classes_\)"),
     ("t-below-float64", "fitted(kernel='diffusion', t=1e-310)", ValueError,
      r"kernel 'diffusion': t must be at least 5.56e-309 \(1 / t must be finite"),
     ("t-below-float64-pairwise", "kgeo.pairwise_kernels(X, kernel='ngd_exp', t=1e-310)",
@@ -341,6 +340,7 @@ BAD_INPUTS = [
      r"decision_function_shape must be 'ovr' or 'ovo', got array"),
     ("cache-dtype-array", "fitted(cache_dtype=np.array([1.0]))", ValueError,
      r"cache_dtype must be 'float64' or 'float32', got array"),
+    # parameters that would silently change the model
     ("gamma-none", "fitted(kernel='rbf', gamma=None)", ValueError,
      r"gamma must be 'scale', 'auto' or a float > 0, got None"),
     ("shift-swamps-kernel", "fitted(shift=1e300)", ValueError,
