@@ -928,7 +928,8 @@ def topics_to_indicator(topics, category_names=None, sparse=True, dtype=np.int8)
     Raises
     ------
     ValueError
-        If a document has a label missing from ``category_names``.
+        If a document has a label missing from ``category_names``, or
+        ``category_names`` repeats a name.
     """
     if isinstance(topics, str):
         raise TypeError("topics must be a sequence of label lists, got a single str")
@@ -946,6 +947,12 @@ def topics_to_indicator(topics, category_names=None, sparse=True, dtype=np.int8)
     if category_names is None:
         category_names = sorted({t for labels in topics for t in labels})
     category_names = list(category_names)
+    repeated = sorted({c for c in category_names if category_names.count(c) > 1})
+    if repeated:
+        # The later column would get every document of the name, the earlier
+        # one none: a column silently empty.
+        raise ValueError(f"category_names must not repeat a name, got {repeated} more than "
+                         f"once")
     index = {c: j for j, c in enumerate(category_names)}
     rows, cols = [], []
     for i, labels in enumerate(topics):

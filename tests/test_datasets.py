@@ -528,6 +528,9 @@ def test_topics_to_indicator():
     np.testing.assert_array_equal(dense, [[1.0, 0.0]])
     with pytest.raises(ValueError, match="document 0 has label 'z'"):
         topics_to_indicator([["z"]], ["x"])
+    # A repeated name left its first column empty.
+    with pytest.raises(ValueError, match=r"category_names must not repeat a name, got \['x'\]"):
+        topics_to_indicator([["x"]], ["x", "y", "x"])
 
 
 # ---------------------------------------------------------------------------
