@@ -744,11 +744,15 @@ class SVM(EstimatorMixin):
             ``decision_function_shape="ovr"`` or (n_samples, n_pairs) with
             ``"ovo"`` (positive for the first class of the pair).
         """
+        shape = self.decision_function_shape
+        if not (isinstance(shape, str) and shape in ("ovr", "ovo")):
+            # set after fit (set_params): fit's check never saw it.
+            raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo', got {shape!r}")
         dec, noise = self._pairwise_decision(X)
         n_classes = self.classes_.shape[0]
         if n_classes == 2:
             return -dec[:, 0] + 0.0  # + 0.0: no negative zeros
-        if self.decision_function_shape == "ovo":
+        if shape == "ovo":
             return dec
         return _ovr_from_pairs(dec, noise, n_classes)
 

@@ -338,6 +338,9 @@ BAD_INPUTS = [
     ("n_jobs-array", "fitted(n_jobs=np.array([1, 2]))", ValueError, r"Invalid n_jobs array"),
     ("decision-shape-array", "fitted(decision_function_shape=np.array(['ovr']))", ValueError,
      r"decision_function_shape must be 'ovr' or 'ovo', got array"),
+    ("decision-shape-set-after-fit",
+     "fitted().set_params(decision_function_shape='ovx').decision_function(X)", ValueError,
+     r"decision_function_shape must be 'ovr' or 'ovo', got 'ovx'"),
     ("cache-dtype-array", "fitted(cache_dtype=np.array([1.0]))", ValueError,
      r"cache_dtype must be 'float64' or 'float32', got array"),
     # parameters that would silently change the model
