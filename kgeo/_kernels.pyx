@@ -1048,7 +1048,8 @@ def get_kernel(name, n_features, shift=0.0, **params):
     elif name == "poly":
         degree = p["degree"]
         if (isinstance(degree, bool) or not isinstance(degree, (int, np.integer, float))
-                or not np.isfinite(degree) or degree != int(degree) or degree < 1):
+                or (isinstance(degree, float) and not np.isfinite(degree))
+                or degree != int(degree) or degree < 1):
             raise ValueError(
                 f"kernel 'poly': degree must be an integer >= 1, got {degree!r}")
         kernel = PolynomialKernel(gamma, coef0, float(degree))

@@ -7,6 +7,7 @@ Attribute names and sign conventions follow ``sklearn.svm.SVC``.
 
 import itertools
 import logging
+import math
 import numbers
 import queue
 import threading
@@ -58,6 +59,12 @@ def _progress(iterable, total, enabled, desc):
     except ImportError:
         return iterable
     return tqdm(iterable, total=total, desc=desc, leave=False)
+
+
+def _label(value):
+    """A class label as a Python object for messages (classes_ may hold NumPy
+    scalars, or plain str and bytes in an object array)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _used_columns_only(X, n_blocks):
@@ -310,7 +317,8 @@ class SVM(EstimatorMixin):
             raise ValueError(f"coef0 must be a finite real number, got {self.coef0!r}")
         if "degree" not in used and (isinstance(self.degree, bool)
                                      or not isinstance(self.degree, numbers.Real)
-                                     or not np.isfinite(self.degree)
+                                     or (isinstance(self.degree, float)
+                                         and not math.isfinite(self.degree))
                                      or self.degree != int(self.degree) or self.degree < 1):
             raise ValueError(f"degree must be an integer >= 1, got {self.degree!r}")
         if "t" not in used:
@@ -390,8 +398,7 @@ class SVM(EstimatorMixin):
         try:
             return self._fit(X, y)
         except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(before)
+            self.__dict__ = before  # one assignment: no window without parameters
             raise
 
     def _fit(self, X, y):
@@ -414,7 +421,7 @@ class SVM(EstimatorMixin):
             raise ValueError(
                 f"C * class_weight must be a finite float64 > 0 for every class, got "
                 f"{self.C!r} * {float(class_weight[bad])!r} = {float(box[bad])!r} for class "
-                f"{classes[bad].item()!r}")
+                f"{_label(classes[bad])!r}")
         n_classes = classes.shape[0]
 
         kernel_args = self._kernel_arguments(X_checked)
@@ -464,10 +471,10 @@ class SVM(EstimatorMixin):
         intercepts = np.array([solution[1] for solution in solutions])
         n_iter = np.array([solution[2] for solution in solutions], dtype=np.int64)
         objectives = np.array([solution[3] for solution in solutions])
-        unconverged = [(classes[s].item(), classes[t].item())
+        unconverged = [(_label(classes[s]), _label(classes[t]))
                        for (s, t), solution in zip(pairs, solutions)
                        if solution[4] == MAX_ITER_REACHED]
-        stalled = [(classes[s].item(), classes[t].item())
+        stalled = [(_label(classes[s]), _label(classes[t]))
                    for (s, t), solution in zip(pairs, solutions) if solution[4] == STALLED]
         if stalled:
             warnings.warn(

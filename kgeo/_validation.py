@@ -231,7 +231,7 @@ def check_labels(y, n_samples):
         # NumPy turns a list mixing strings with other values into strings
         # ([0, 'a', nan] -> ['0', 'a', 'nan']): check the values as given.
         as_given = np.asarray(given, dtype=object)
-        if as_given.shape == y.shape and not all(isinstance(v, str) for v in as_given.flat):
+        if as_given.shape == y.shape and len({type(v) for v in as_given.flat}) > 1:
             y = as_given
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn(

@@ -16,6 +16,7 @@ messages holding stray non-UTF-8 bytes load unchanged.
 """
 
 import bz2
+import collections
 import gzip
 import hashlib
 import http.client
@@ -947,7 +948,7 @@ def topics_to_indicator(topics, category_names=None, sparse=True, dtype=np.int8)
     if category_names is None:
         category_names = sorted({t for labels in topics for t in labels})
     category_names = list(category_names)
-    repeated = sorted({c for c in category_names if category_names.count(c) > 1})
+    repeated = sorted(c for c, n in collections.Counter(category_names).items() if n > 1)
     if repeated:
         # The later column would get every document of the name, the earlier
         # one none: a column silently empty.

@@ -21,8 +21,8 @@ Tolerances, and why:
 
 These are what the formulas allow in general. Near-duplicate rows, where the
 cancellation happens, kgeo recomputes from the rows' difference:
-``test_close_pairs_are_exact_to_a_few_ulps`` holds NED, RBF and NGD there to
-1e-12 relative.
+``test_close_pairs_are_exact_to_a_few_ulps`` holds NED and NGD there to 1e-12
+relative, ``test_distances_of_rows_far_from_the_origin_are_exact`` NED and RBF.
 """
 
 import re
@@ -718,14 +718,16 @@ def test_large_but_representable_rows_are_exact():
                                kgeo.pairwise_kernels(X, kernel="ned") * scale, rtol=1e-14)
 
 
-@pytest.mark.parametrize("kernel, signed", [("ned", False), ("ned", True), ("rbf", False),
-                                            ("rbf", True), ("ngd", False)])
+# RBF is not here: for close pairs exp(-gamma d^2) is near 1, and the
+# cancellation's error, gamma * eps * |x|^2, stays far below 1e-12 on counts
+# (the test after this one is RBF's).
+@pytest.mark.parametrize("kernel, signed", [("ned", False), ("ned", True), ("ngd", False)])
 def test_close_pairs_are_exact_to_a_few_ulps(kernel, signed):
     """Near-duplicate documents: ``|x|^2 + |y|^2 - 2 <x, y>`` (for NGD,
     ``1 - c``) cancels there down to its rounding, which the square root (the
     arccos) turns into ~1e-8 of the scale. kgeo takes such pairs from the
-    rows' difference instead: NED and RBF, whose rows are the data, are then
-    exact to a few ulps, even at a distance of 1e-12; NGD's rows are the
+    rows' difference instead: NED, whose rows are the data, is then exact to
+    a few ulps, even at a distance of 1e-12; NGD's rows are the
     rounded ``sqrt(x / sum(x))``, whose last bits bound it to a few ulps of
     the sphere's scale, 1."""
     rng = np.random.default_rng(11)
@@ -741,8 +743,7 @@ def test_close_pairs_are_exact_to_a_few_ulps(kernel, signed):
     ref = ref_kernel(kernel, X, Y)
     # All pairs: the close ones (the diagonal) and the far ones.
     np.testing.assert_allclose(K, ref, rtol=1e-12, atol=4 * EPS if kernel == "ngd" else 0)
-    if kernel != "rbf":  # exp(-gamma d^2) of the closest pairs rounds to 1
-        assert np.all(np.diag(K) < 0.0)
+    assert np.all(np.diag(K) < 0.0)
 
 
 @pytest.mark.parametrize("kernel", ["ned", "rbf"])

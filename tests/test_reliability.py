@@ -334,6 +334,11 @@ BAD_INPUTS = [
      "kgeo.SVM(kernel='poly', gamma=1e103, coef0=-1e103, degree=2).fit(SIGNED, [0, 1, 0, 1])",
      ValueError, r"SMO's arithmetic leaves float64's range on this problem .* too large in "
                  r"magnitude for C=1.0"),
+    ("C-times-weight-object-labels",
+     "kgeo.SVM(C=5e-324, class_weight={'a': 0.4}).fit(X, np.array(list('aaabbb'), dtype=object))",
+     ValueError, r"= 0.0 for class 'a'"),
+    ("degree-huge-int-pairwise", "kgeo.pairwise_kernels(X, kernel='poly', degree=2**70)",
+     ValueError, r"kernel 'poly' overflows float64 on some pair of rows of X"),
     ("n_jobs-float", "fitted(n_jobs=-1.0)", ValueError, r"Invalid n_jobs -1.0"),
     ("n_jobs-array", "fitted(n_jobs=np.array([1, 2]))", ValueError, r"Invalid n_jobs array"),
     ("decision-shape-array", "fitted(decision_function_shape=np.array(['ovr']))", ValueError,
