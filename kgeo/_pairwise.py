@@ -119,6 +119,17 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
     Returns
     -------
     K : ndarray of shape (n_samples_X, n_samples_Y)
+
+    Notes
+    -----
+    ``ned`` and ``rbf`` take a pair whose squared distance is below 1e-4 of
+    ``|x|^2 + |y|^2`` from the difference of the two rows, where
+    ``|x|^2 + |y|^2 - 2 <x, y>`` would have lost its last digits (the
+    geodesic kernels do the same for ``sum sqrt(p q)`` above 0.9999). It is
+    exact, but a merge of the two rows per pair: on data far from the
+    origin every pair is such a pair (2,000 dense rows of 50 features around
+    300: 8-12x slower). Both kernels are translation-invariant: centre such
+    data first.
     """
     n_threads = resolve_n_jobs(n_jobs)
     X = check_matrix(X, name="X")

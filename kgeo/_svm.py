@@ -127,7 +127,10 @@ class SVM(EstimatorMixin):
         ``ned`` (negative Euclidean distance), ``ngd`` (negative geodesic
         distance on the multinomial manifold), ``ngd+pi``, ``ngd_exp``,
         ``bhattacharyya``, ``diffusion``. The manifold kernels L1-normalise
-        each row themselves: pass counts or TF-IDF weights.
+        each row themselves: pass counts or TF-IDF weights. ``ned`` and
+        ``rbf`` compute close pairs exactly from the rows' difference, which
+        on data far from the origin is every pair and 8-12x slower (see
+        ``kgeo.pairwise_kernels``): centre such data first.
     C : float, default=1.0
         Box bound of the dual variables (the penalty of slack). Where the
         kernel cannot separate the classes, SMO (here as in libsvm) needs a
