@@ -752,9 +752,10 @@ cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,
     # close pairs: there the rounding of the dot product (~1e-16 per shared
     # word) would be arccos or square-root noise of ~1e-8, so close pairs
     # (duplicates, the diagonal) take their gap from the difference of the
-    # rows instead. Most blocks have none, and are not scanned.
+    # rows instead. Most blocks have none, and are not scanned (the bound on
+    # j guards against a map that would miscount).
     j = 0
-    while left > 0:
+    while left > 0 and j < n:
         if acc[j] != 0.0:
             out[j] = kernel.at_gap(exact_gap(X, i, Y.rows, start + j))
             acc[j] = 0.0
