@@ -53,6 +53,38 @@ def resolve_n_jobs(n_jobs):
     return int(min(n_jobs, _THREADS_PER_CPU * available_threads()))
 
 
+# Kernels of x - y alone: moving every row by the same vector changes no value.
+_TRANSLATION_INVARIANT = ("ned", "rbf")
+# Share of nonzero entries from which a matrix is centred (see translation_centre).
+_CENTRE_FROM_DENSITY = 0.5
+
+
+def translation_centre(kernel_name, X):
+    """The column means to subtract from X (and from any rows compared with
+    it) before ``ned`` or ``rbf``, or None.
+
+    Rows far from the origin make ``|x|^2 + |y|^2 - 2 <x, y>`` cancel for
+    every pair, and every pair then takes the exact route of close pairs (a
+    merge of the two rows: 8-12x slower on 2,000 dense rows of 50 features
+    around 300). Centring removes the offset and changes no value in exact
+    arithmetic; it is done where X is mostly nonzero anyway, since for
+    sparse X it would fill in the zeros.
+    """
+    if (kernel_name not in _TRANSLATION_INVARIANT or X.shape[0] == 0
+            or X.nnz < _CENTRE_FROM_DENSITY * X.shape[0] * X.shape[1]):
+        return None
+    return np.asarray(X.mean(axis=0)).ravel()
+
+
+def centred(X, centre):
+    """The CSR X moved by ``-centre`` (as is, for None)."""
+    if centre is None:
+        return X
+    dense = X.toarray()
+    dense -= centre
+    return sp.csr_matrix(dense)
+
+
 def prepare_rows(kernel, X, *, name="X", kernel_name="", n_threads=1):
     """Turn a checked CSR matrix into the rows a kernel reads.
 
@@ -128,13 +160,16 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
     geodesic kernels do the same for ``sum sqrt(p q)`` above 0.9999). It is
     exact, but a merge of the two rows per pair: on data far from the
     origin every pair is such a pair (2,000 dense rows of 50 features around
-    300: 8-12x slower). Both kernels are translation-invariant: centre such
-    data first.
+    300: 8-12x slower). Both kernels are translation-invariant, so when X is
+    mostly nonzero both X and Y are first moved by X's column means; sparse
+    data far from the origin are best centred by the caller.
     """
     n_threads = resolve_n_jobs(n_jobs)
     X = check_matrix(X, name="X")
     k = get_kernel(kernel, X.shape[1], shift, **params)
-    rows_x = prepare_rows(k, X, name="X", kernel_name=kernel, n_threads=n_threads)
+    centre = translation_centre(kernel, X)
+    rows_x = prepare_rows(k, centred(X, centre), name="X", kernel_name=kernel,
+                          n_threads=n_threads)
     if Y is None:
         rows_y = rows_x
     else:
@@ -143,7 +178,8 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
             raise ValueError(
                 f"X and Y must have the same number of features: X has "
                 f"{X.shape[1]}, Y has {Y.shape[1]}")
-        rows_y = prepare_rows(k, Y, name="Y", kernel_name=kernel, n_threads=n_threads)
+        rows_y = prepare_rows(k, centred(Y, centre), name="Y", kernel_name=kernel,
+                              n_threads=n_threads)
     K = kernel_matrix(k, rows_x, single_block(rows_y), n_threads)
     if k.overflowed:
         raise ValueError(overflow_message(kernel, params, "X" if Y is None else "X and Y"))

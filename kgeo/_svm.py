@@ -29,7 +29,8 @@ from ._kernels import (
     kernel_weighted_sums,
     take_rows,
 )
-from ._pairwise import overflow_message, prepare_rows, resolve_n_jobs, single_block
+from ._pairwise import (centred, overflow_message, prepare_rows, resolve_n_jobs, single_block,
+                        translation_centre)
 from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp_threads,
                       one_vs_one_coefficients, solve_pair)
 from ._validation import (check_labels, check_matrix, check_on_simplex, check_positive,
@@ -129,8 +130,10 @@ class SVM(EstimatorMixin):
         ``bhattacharyya``, ``diffusion``. The manifold kernels L1-normalise
         each row themselves: pass counts or TF-IDF weights. ``ned`` and
         ``rbf`` compute close pairs exactly from the rows' difference, which
-        on data far from the origin is every pair and 8-12x slower (see
-        ``kgeo.pairwise_kernels``): centre such data first.
+        on data far from the origin is every pair and 8-12x slower: rows
+        mostly nonzero are therefore moved to their mean first (the same
+        kernel values; see ``kgeo.pairwise_kernels``), sparse ones are best
+        centred by the caller.
     C : float, default=1.0
         Box bound of the dual variables (the penalty of slack). Where the
         kernel cannot separate the classes, SMO (here as in libsvm) needs a
@@ -438,7 +441,11 @@ class SVM(EstimatorMixin):
         # Corpora read folder by folder often come sorted: no copy then.
         in_order = bool(np.all(y_index[1:] >= y_index[:-1]))
         n_threads = resolve_n_jobs(self.n_jobs)
-        X_sorted = _used_columns_only(X_checked if in_order else X_checked[order], n_classes)
+        # ned and rbf on dense rows: moved to their mean, as prediction will
+        # move the support vectors and the rows it is given (the same values).
+        centre = translation_centre(self.kernel, X_checked)
+        X_sorted = _used_columns_only(
+            centred(X_checked if in_order else X_checked[order], centre), n_classes)
         rows = prepare_rows(kernel, X_sorted, name="X", kernel_name=self.kernel,
                             n_threads=n_threads)
         diagonal = kernel_diagonal(kernel, rows)
@@ -501,6 +508,7 @@ class SVM(EstimatorMixin):
         self.n_features_in_ = X_checked.shape[1]
         self.shape_fit_ = X_checked.shape
         self._kernel_args = kernel_args  # as fitted (gamma resolved), for prediction
+        self._centre = centre
         self.cache_stats_ = cache.stats()
         self._kgeo_version = __version__
         if n_classes == 2:
@@ -695,8 +703,11 @@ class SVM(EstimatorMixin):
                 f"{self.n_features_in_} features as input")
         kernel = get_kernel(self.kernel, self.n_features_in_, self.shift, **self._kernel_args)
         n_threads = resolve_n_jobs(self.n_jobs)
-        sv_rows = prepare_rows(kernel, check_matrix(self.support_vectors_, name="support_vectors_",
-                                                    min_samples=0),
+        # Models saved before the centring have none.
+        centre = getattr(self, "_centre", None)
+        sv_rows = prepare_rows(kernel, centred(check_matrix(self.support_vectors_,
+                                                            name="support_vectors_",
+                                                            min_samples=0), centre),
                                name="support_vectors_", kernel_name=self.kernel,
                                n_threads=n_threads)
         n_classes = self.classes_.shape[0]
@@ -718,7 +729,7 @@ class SVM(EstimatorMixin):
         chunk = max(1, _PREDICT_CHUNK_VALUES // (n_classes * (n_classes - 1)))
         K_max = 0.0
         for start in range(0, X.shape[0], chunk):
-            rows = prepare_rows(kernel, X[start:start + chunk], name="X",
+            rows = prepare_rows(kernel, centred(X[start:start + chunk], centre), name="X",
                                 kernel_name=self.kernel, n_threads=n_threads)
             share, largest = kernel_weighted_sums(kernel, rows, sv_index, sv_start, coef_t,
                                                   n_threads)
