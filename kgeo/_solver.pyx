@@ -906,7 +906,8 @@ cdef class KernelRowCache:
         self.row_class = <int32_t*> malloc(max(self.n_rows, 1) * sizeof(int32_t))
         self.lock_ready = lock_init(&self.lock) == 0
         if (self.slots == NULL or self.pairs_left == NULL or self.slabs == NULL
-                or self.slab_refs == NULL or self.spare_slabs == NULL or self.row_class == NULL or not self.lock_ready):
+                or self.slab_refs == NULL or self.spare_slabs == NULL
+                or self.row_class == NULL or not self.lock_ready):
             raise MemoryError("could not allocate the kernel row cache index")
         for c in range(self.n_classes):
             for g in range(index.block_start[c], index.block_start[c + 1]):
