@@ -17,12 +17,14 @@ messages holding stray non-UTF-8 bytes load unchanged.
 
 import bz2
 import collections
+import collections.abc
 import gzip
 import hashlib
 import http.client
 import logging
 import lzma
 import os
+import posixpath
 import re
 import tarfile
 import tempfile
@@ -293,9 +295,15 @@ class IRCollection:
 # ---------------------------------------------------------------------------
 
 def _as_path(path, name="path"):
-    if isinstance(path, (str, os.PathLike)):
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a str or os.PathLike, got {type(path).__name__}")
+    if os.fspath(path) in ("", b""):
+        # Path("") is the working directory: whatever lies there would load.
+        raise ValueError(f"{name} must name a file or folder, got an empty path")
+    try:
         return Path(path).expanduser()
-    raise TypeError(f"{name} must be a str or os.PathLike, got {type(path).__name__}")
+    except RuntimeError as exc:  # "~someone" for a user this system does not know
+        raise ValueError(f"{name} {os.fspath(path)!r}: {exc}") from None
 
 
 def _check_choice(value, choices, name):
@@ -370,6 +378,20 @@ def _open_decompressed(archive):
     return open(archive, "rb")
 
 
+def _linked_member(member, kept_names, kept, archive):
+    """The bytes of a hard or symbolic link member, from the member it names."""
+    target = member.linkname
+    if member.issym():
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(member.name), target))
+    if target in kept_names:
+        return kept[kept_names[target]]
+    kind = "hard link" if member.islnk() else "symbolic link"
+    raise ValueError(
+        f"{str(archive)!r}: member {member.name!r} is a {kind} to {member.linkname!r}, "
+        f"which is not a file of the corpus read before it; extract the archive and "
+        f"pass the folder")
+
+
 def _scan_tar(archive, select):
     """Read the members of ``archive`` that ``select`` keeps, in one streaming pass.
 
@@ -381,18 +403,29 @@ def _scan_tar(archive, select):
     second; a damaged or truncated archive is an error, never a shorter corpus.
     """
     kept = {}
+    kept_names = {}  # member name -> key in kept, for links to it
     names = []
     try:
         with _open_decompressed(archive) as raw:
             stream = _TailReader(raw)
             with tarfile.open(fileobj=stream, mode="r|") as tf:
                 for member in tf:
+                    if member.islnk() or member.issym():
+                        # A folder follows links; a tar stream cannot seek
+                        # back to a link's target, so it is taken from the
+                        # members kept so far, or refused.
+                        names.append(member.name)
+                        key = select(member.name)
+                        if key is not None:
+                            kept[key] = _linked_member(member, kept_names, kept, archive)
+                        continue
                     if not member.isfile():
                         continue
                     names.append(member.name)
                     key = select(member.name)
                     if key is not None:
                         kept[key] = tf.extractfile(member).read()
+                        kept_names[member.name] = key
                 end = tf.offset
             if not stream.ends_at(end):
                 raise tarfile.ReadError(
@@ -510,7 +543,8 @@ def load_20newsgroups(path, subset="train"):
                     continue
                 # A group is a class when it holds a message (as in the archive,
                 # where an empty folder leaves no member): an empty folder is not.
-                messages = [e for e in group_dir.iterdir() if e.name.isdigit() and e.is_file()]
+                messages = [e for e in group_dir.iterdir()
+                            if e.name.isascii() and e.name.isdigit() and e.is_file()]
                 if messages:
                     groups.add(group_dir.name)
                 if split not in wanted:
@@ -545,6 +579,9 @@ def load_20newsgroups(path, subset="train"):
 _WEBKB_MEMBER = re.compile(
     r"(?:^|/)(" + "|".join(_WEBKB_CLASSES) + r")/(" + "|".join(_WEBKB_UNIVERSITIES)
     + r")/([^/]+)\Z")
+# A page in a folder of any name, to warn about universities not loaded.
+_WEBKB_OTHER_MEMBER = re.compile(
+    r"(?:^|/)(" + "|".join(_WEBKB_CLASSES) + r")/([^/]+)/[^/]+\Z")
 _WEBKB_ARCHIVE_NAMES = ("webkb-data.gtar.gz", "webkb-data.tar.gz", "webkb-data.tgz")
 
 
@@ -565,10 +602,26 @@ def _locate_webkb(path):
         f"webkb/ subfolder")
 
 
+def _warn_other_universities(where, others):
+    # stacklevel 3: the caller of load_webkb.
+    warnings.warn(
+        f"WebKB: {where} holds folders {others} that are not among the universities "
+        f"{list(_WEBKB_UNIVERSITIES)}; their pages are not loaded", UserWarning, stacklevel=3)
+
+
+def _check_ordered(values, name):
+    # A set's order changes from run to run (string hashing is salted): class
+    # numbers, columns and document order would too.
+    if isinstance(values, collections.abc.Set):
+        raise TypeError(f"{name} must be an ordered sequence such as a list, got a "
+                        f"{type(values).__name__}, whose order changes from run to run")
+
+
 def _check_webkb_classes(classes):
     if isinstance(classes, str):
         raise TypeError(
             f"classes must be a sequence of class names, got the single string {classes!r}")
+    _check_ordered(classes, "classes")
     try:
         classes = list(classes)
     except TypeError:
@@ -629,17 +682,22 @@ def load_webkb(path, classes=("student", "faculty", "course", "project")):
             if m is None or m.group(1) not in index:
                 return None
             return m.group(1), m.group(2), m.group(3)
-        raw, _ = _scan_tar(source, select)
+        raw, names = _scan_tar(source, select)
+        others = collections.defaultdict(set)
+        for name in names:
+            m = _WEBKB_OTHER_MEMBER.search(name)
+            if m is not None and m.group(1) in index and m.group(2) not in _WEBKB_UNIVERSITIES:
+                others[m.group(1)].add(m.group(2))
+        for cls in classes:
+            if others[cls]:
+                _warn_other_universities(f"{str(source)!r}: {cls}/", sorted(others[cls]))
     else:
         for cls in classes:
             if (source / cls).is_dir():
                 others = sorted(p.name for p in (source / cls).iterdir()
                                 if p.is_dir() and p.name not in _WEBKB_UNIVERSITIES)
                 if others:
-                    warnings.warn(
-                        f"WebKB: {str(source / cls)!r} holds folders {others} that are not "
-                        f"among the universities {list(_WEBKB_UNIVERSITIES)}; their pages "
-                        f"are not loaded", UserWarning, stacklevel=2)
+                    _warn_other_universities(repr(str(source / cls)), others)
             for univ in _WEBKB_UNIVERSITIES:
                 folder = source / cls / univ
                 if not folder.is_dir():
@@ -683,6 +741,7 @@ _SGML_D = re.compile(r"<D>(.*?)</D>", re.S)
 _SGML_TEXT = re.compile(r"<TEXT\b([^>]*)>(.*?)</TEXT>", re.S)
 _SGML_TITLE = re.compile(r"<TITLE>(.*?)</TITLE>", re.S)
 _SGML_BODY = re.compile(r"<BODY>(.*?)</BODY>", re.S)
+_SGML_INNER = [(tag, re.compile(rf"<{tag}\b")) for tag in ("TOPICS", "TEXT", "TITLE", "BODY")]
 _SGML_TAG = re.compile(r"<[^>]*>")
 _SGML_ENTITY = re.compile(r"&(?:#(\d+)|(lt|gt|amp|quot));")
 _SGML_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
@@ -715,6 +774,13 @@ def _parse_reuters_file(text, filename):
             raise ValueError(
                 f"{filename}: the <REUTERS> element with attributes {attrs} is not closed "
                 f"before the next <REUTERS>")
+        for tag, opened in _SGML_INNER:
+            if len(opened.findall(inner)) != inner.count(f"</{tag}>"):
+                # Unclosed, the element's pattern finds nothing: no topics,
+                # no body, read silently.
+                raise ValueError(
+                    f"{filename}: the <REUTERS> element with attributes {attrs} has "
+                    f"<{tag}> elements not closed by </{tag}>")
         tm = _SGML_TOPICS.search(inner)
         raw_topics = [t.strip() for t in _SGML_D.findall(tm.group(1))] if tm else []
         title = body = ""
@@ -886,6 +952,10 @@ def load_reuters21578(path, subset="train", view="modapte"):
 
     if subset != "all":
         selected = [d for d in selected if d["split"] == subset]
+    if not selected:
+        raise ValueError(
+            f"no Reuters-21578 story of view={view!r} in subset={subset!r} under "
+            f"{str(path)!r}")
     target = None
     if view == "r8":
         index = {c: i for i, c in enumerate(categories)}
@@ -947,7 +1017,14 @@ def topics_to_indicator(topics, category_names=None, sparse=True, dtype=np.int8)
         raise TypeError(f"topic labels must be str, got {bad[0][1]!r} in document {bad[0][0]}")
     if category_names is None:
         category_names = sorted({t for labels in topics for t in labels})
+    elif isinstance(category_names, str) or not hasattr(category_names, "__iter__"):
+        raise TypeError(f"category_names must be a sequence of str or None, got "
+                        f"{category_names!r}")
+    _check_ordered(category_names, "category_names")
     category_names = list(category_names)
+    bad = [c for c in category_names if not isinstance(c, str)]
+    if bad:
+        raise TypeError(f"category_names must hold str, got {bad[0]!r}")
     repeated = sorted(c for c, n in collections.Counter(category_names).items() if n > 1)
     if repeated:
         # The later column would get every document of the name, the earlier
@@ -1160,7 +1237,10 @@ def load_smart(path, name):
         query_ids = original_qids.copy()
 
     relevance = {}
-    for q, doc, grade in _parse_qrels(_decode(files[rel[0]]), rel[1], rel[0]):
+    triples = _parse_qrels(_decode(files[rel[0]]), rel[1], rel[0])
+    if not triples:
+        raise ValueError(f"{rel[0]} holds no relevance judgement")
+    for q, doc, grade in triples:
         relevance.setdefault(q, {})[doc] = grade
     unknown = sorted(set(relevance) - set(query_ids.tolist()))
     if unknown:
@@ -1292,6 +1372,9 @@ def _fetch(data_home, folder, url, default_name, sha256, download_if_missing, ti
     dest = get_data_home(data_home) / folder / name
     if dest.is_file():
         return dest, False
+    if dest.parent.exists() and not dest.parent.is_dir():
+        raise ValueError(f"the cache folder {str(dest.parent)!r} is a file; expected a "
+                         f"folder (or nothing there)")
     if not download_if_missing:
         raise DatasetNotFoundError(f"{str(dest)!r} is not cached and download_if_missing=False")
     _download(url, dest, sha256, timeout)

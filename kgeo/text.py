@@ -7,6 +7,7 @@ follows the choices of its default lexer, read from the libbow sources
 ``wi2dvf.c``, ``words.c``), so that vocabulary sizes and counts are comparable.
 """
 
+import collections.abc
 import numbers
 import re
 from collections import Counter
@@ -232,6 +233,12 @@ class RainbowVectorizer:
         elif stoplist is None:
             stop = frozenset()
         else:
+            if isinstance(stoplist, collections.abc.Iterator):
+                # A generator or other one-shot iterator would be empty from
+                # the second fit (or tokenize) on: stop words back.
+                raise TypeError(
+                    f"stoplist must be a collection of words (a list, set, ...), got a "
+                    f"one-shot iterator ({type(stoplist).__name__})")
             try:
                 words = list(stoplist)
             except TypeError:

@@ -220,6 +220,47 @@ def test_20newsgroups_gzip_checksum_is_verified(tmp_path):
         load_20newsgroups(path)
 
 
+def test_20newsgroups_archive_links_load_as_in_a_folder(tmp_path):
+    # Links used to be skipped in archives (a folder follows them): fewer messages.
+    group = "20news-bydate-train/sci.space"
+    path = tmp_path / "links.tar.gz"
+    with tarfile.open(path, "w:gz") as tf:
+        info = tarfile.TarInfo(f"{group}/1")
+        info.size = 11
+        tf.addfile(info, io.BytesIO(b"From: a\n\nxy"))
+        hard = tarfile.TarInfo(f"{group}/2")
+        hard.type, hard.linkname = tarfile.LNKTYPE, f"{group}/1"
+        tf.addfile(hard)
+        soft = tarfile.TarInfo(f"{group}/3")
+        soft.type, soft.linkname = tarfile.SYMTYPE, "1"
+        tf.addfile(soft)
+    corpus = load_20newsgroups(path)
+    assert corpus.filenames == [f"{group}/{i}" for i in (1, 2, 3)]
+    assert corpus.data[0] == corpus.data[1] == corpus.data[2]
+    dangling = tmp_path / "dangling.tar.gz"
+    with tarfile.open(dangling, "w:gz") as tf:
+        soft = tarfile.TarInfo(f"{group}/4")
+        soft.type, soft.linkname = tarfile.SYMTYPE, "../elsewhere/9"
+        tf.addfile(soft)
+    with pytest.raises(ValueError, match=r"member '20news-bydate-train/sci.space/4' is a "
+                                         r"symbolic link to '../elsewhere/9', which is not a "
+                                         r"file of the corpus read before it"):
+        load_20newsgroups(dangling)
+
+
+def test_20newsgroups_folder_skips_names_of_non_ascii_digits(ng_dir):
+    # int("1\u00b2") used to raise; the archive skips such a member.
+    (ng_dir / "20news-bydate-train" / "sci.space" / "1\u00b2").write_bytes(b"From: x\n\ny")
+    assert len(load_20newsgroups(ng_dir)) == 3
+
+
+def test_paths_empty_or_of_an_unknown_user_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="path must name a file or folder, got an empty path"):
+        load_20newsgroups("")  # would load the working directory
+    with pytest.raises(ValueError, match=r"path '~no_such_user_kgeo/x': "):
+        load_20newsgroups("~no_such_user_kgeo/x")
+
+
 def test_20newsgroups_folder_missing_split(tmp_path):
     _write_tree(tmp_path, {k: v for k, v in NG_FILES.items() if "-train/" in k})
     assert len(load_20newsgroups(tmp_path, subset="train")) == 3
@@ -325,6 +366,15 @@ def test_webkb_folders_of_unknown_universities_are_reported(tmp_path):
     assert len(corpus) == 7
 
 
+def test_webkb_archive_reports_unknown_universities_like_a_folder(tmp_path):
+    files = dict(WEBKB_FILES, **{"webkb/student/mit/http:^^www.mit.edu^~zed^": _page(b"Zed")})
+    archive = _write_tar(tmp_path / "webkb-data.gtar.gz", files)
+    with pytest.warns(UserWarning, match=r"student/ holds folders \['mit'\] that are not "
+                                         r"among the universities"):
+        corpus = load_webkb(archive)
+    assert len(corpus) == 7
+
+
 def test_20newsgroups_empty_group_folder_is_no_class(tmp_path, ng_dir):
     # As in the archive, where an empty folder leaves no member.
     (ng_dir / "20news-bydate-train" / "talk.empty").mkdir()
@@ -340,6 +390,10 @@ def test_webkb_bad_input(webkb_tar, tmp_path):
         load_webkb(webkb_tar, classes=())
     with pytest.raises(TypeError, match="single string 'course'"):
         load_webkb(webkb_tar, classes="course")
+    # A set's order, hence the class numbers, changes with the hash seed.
+    with pytest.raises(TypeError, match="classes must be an ordered sequence such as a list, "
+                                        "got a frozenset"):
+        load_webkb(webkb_tar, classes=frozenset({"course", "student"}))
     with pytest.raises(ValueError, match="does not exist"):
         load_webkb(tmp_path / "missing.gtar.gz")
     with pytest.raises(ValueError, match="no WebKB page of classes"):
@@ -475,6 +529,13 @@ def test_reuters_bad_input(reuters_tar, tmp_path):
     empty = _write_tar(tmp_path / "empty.tar.gz", {"reuters21578/README.txt": b"x"})
     with pytest.raises(ValueError, match=r"no reut2-NNN.sgm file found"):
         load_reuters21578(empty)
+    _write_tree(tmp_path / "train_only", {"reut2-000.sgm": _story(
+        1, "TRAIN", ["earn"], "EARN", "profit").encode()})
+    for view in ("modapte", "r90", "r8"):
+        # Used to return a corpus of no documents and no categories.
+        with pytest.raises(ValueError, match=rf"no Reuters-21578 story of view='{view}' in "
+                                             rf"subset='test'"):
+            load_reuters21578(tmp_path / "train_only", subset="test", view=view)
 
 
 @pytest.mark.parametrize("damage, match", [
@@ -488,7 +549,16 @@ def test_reuters_bad_input(reuters_tar, tmp_path):
      r"reut2-001.sgm: NEWID 3 appears twice \(first in reut2-000.sgm\)"),
     (lambda f: {**f, "reut2-001.sgm": f["reut2-001.sgm"].rstrip(b"\n")[:-len(b"</REUTERS>")]},
      r"reut2-001.sgm: 6 <REUTERS> elements open but 5 are closed by </REUTERS>"),
-], ids=["no-story", "unclosed", "duplicate-newid", "last-unclosed"])
+    # Unclosed inner elements used to read as no topics, a title without its
+    # body, or an empty story.
+    (lambda f: {**f, "reut2-000.sgm": f["reut2-000.sgm"].replace(b"</TOPICS>", b"", 1)},
+     r"reut2-000.sgm: .*'NEWID': '1'.* has <TOPICS> elements not closed by </TOPICS>"),
+    (lambda f: {**f, "reut2-000.sgm": f["reut2-000.sgm"].replace(b"</BODY>", b"", 1)},
+     r"reut2-000.sgm: .*'NEWID': '1'.* has <BODY> elements not closed by </BODY>"),
+    (lambda f: {**f, "reut2-001.sgm": f["reut2-001.sgm"].replace(b"</TEXT>", b"", 1)},
+     r"reut2-001.sgm: .*'NEWID': '7'.* has <TEXT> elements not closed by </TEXT>"),
+], ids=["no-story", "unclosed", "duplicate-newid", "last-unclosed", "unclosed-topics",
+        "unclosed-body", "unclosed-text"])
 def test_reuters_damaged_files_are_refused(tmp_path, damage, match):
     # Each used to load: an empty file list entry, two stories merged into one,
     # a story counted twice.
@@ -516,6 +586,18 @@ def test_reuters_surrogate_references_are_dropped(tmp_path):
 def test_topics_to_indicator_bad_input(topics, match):
     with pytest.raises(TypeError, match=match):
         topics_to_indicator(topics)
+
+
+@pytest.mark.parametrize("names, match", [
+    # "earn" used to give the columns 'e', 'a', 'r', 'n'.
+    ("earn", r"category_names must be a sequence of str or None, got 'earn'"),
+    (5, r"category_names must be a sequence of str or None, got 5"),
+    ([["earn"]], r"category_names must hold str, got \['earn'\]"),
+    ({"earn", "acq"}, r"category_names must be an ordered sequence such as a list, got a set"),
+])
+def test_topics_to_indicator_bad_category_names(names, match):
+    with pytest.raises(TypeError, match=match):
+        topics_to_indicator([["earn"], []], names)
 
 
 def test_topics_to_indicator():
@@ -636,7 +718,9 @@ def test_smart_bad_input(tmp_path):
      r"ADI.REL judges documents \[99\] that ADI.ALL does not define"),
     ({"ADI.ALL": b""}, r"ADI.ALL holds no '.I' record"),
     ({"ADI.QRY": b"\r\n"}, r"ADI.QRY holds no '.I' record"),
-], ids=["malformed-I", "duplicate-I", "unknown-document", "empty-documents", "empty-queries"])
+    ({"ADI.REL": b""}, r"ADI.REL holds no relevance judgement"),
+], ids=["malformed-I", "duplicate-I", "unknown-document", "empty-documents", "empty-queries",
+        "empty-judgements"])
 def test_smart_damaged_files_are_refused(tmp_path, replace, match):
     _write_tree(tmp_path / "adi", dict(ADI_FILES, **replace))
     with pytest.raises(ValueError, match=match):
@@ -808,6 +892,11 @@ def test_fetch_errors(local_server, tmp_path):
     not_a_folder.write_text("x")
     with pytest.raises(ValueError, match=r"data_home must be a folder, but .* is a file"):
         fetch_20newsgroups(data_home=not_a_folder, url=f"{base}/x.tar.gz")
+    # Used to be a bare FileExistsError from mkdir.
+    (tmp_path / "cache2").mkdir()
+    (tmp_path / "cache2" / "20news-bydate").write_text("x")
+    with pytest.raises(ValueError, match=r"the cache folder .*20news-bydate' is a file"):
+        fetch_20newsgroups(data_home=tmp_path / "cache2", url=f"{base}/x.tar.gz", sha256=None)
     # The class names are checked before anything is downloaded.
     with pytest.raises(ValueError, match=r"unknown WebKB classes \['students'\]"):
         fetch_webkb(data_home=cache, url=f"{base}/missing.tar.gz", classes=["students"])

@@ -87,6 +87,14 @@ def test_word_length_limits():
     assert vec.tokenize("a b cd") == ["a", "b", "cd"]
 
 
+def test_one_shot_stoplist_is_refused():
+    # A generator was used up by the first fit: stop words came back in the second.
+    vec = RainbowVectorizer(stoplist=(w for w in ["and", "the"]))
+    with pytest.raises(TypeError, match=r"stoplist must be a collection of words .*, got a "
+                                        r"one-shot iterator \(generator\)"):
+        vec.fit(["apples and the pears"])
+
+
 def test_custom_stoplist_is_lowercased():
     vec = RainbowVectorizer(stoplist=["Banana", "CHERRY"])
     assert vec.tokenize("banana apple Cherry the") == ["apple", "the"]
