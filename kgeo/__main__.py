@@ -135,6 +135,12 @@ def main(argv=None):
     except (ValueError, TypeError, OSError) as error:
         print(f"kgeo {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except MemoryError as error:
+        # e.g. kgeo demo --n-features 1000000000000: NumPy's message names the
+        # array it could not allocate.
+        print(f"kgeo {args.command}: error: not enough memory for these sizes ({error})",
+              file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

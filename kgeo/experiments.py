@@ -182,6 +182,9 @@ class Split:
 
 
 def _check_datasets(dataset):
+    if isinstance(dataset, (bytes, bytearray)):
+        raise TypeError(f"dataset must be a name among {list(DATASETS)} (str) or a sequence "
+                        f"of them, got {type(dataset).__name__}")
     if isinstance(dataset, str):
         names = [dataset]
     else:
@@ -344,6 +347,10 @@ def _fit_predict(kernel, C, X_train, y_train, X_test, n_jobs):
     empty_train = np.diff(X_train.indptr) == 0
     empty_test = np.diff(X_test.indptr) == 0
     started = time.perf_counter()
+    y_train = np.asarray(y_train)
+    if y_train.shape != (X_train.shape[0],):
+        raise ValueError(f"y_train must hold one label per training document "
+                         f"({X_train.shape[0]}), got shape {y_train.shape}")
     model = SVM(kernel=name, C=C, n_jobs=n_jobs)
     if on_simplex and empty_train.any():
         model.fit(X_train[~empty_train], y_train[~empty_train])
@@ -631,7 +638,9 @@ def _significance(dataset, cells, y_true):
                 "mcnemar_b": mcnemar.b, "mcnemar_c": mcnemar.c,
                 "mcnemar_chi2": chi2, "mcnemar_p": mcnemar.pvalue,
                 "mcnemar_method": mcnemar.method,
-                "paper_sign_z": PAPER_SIGN_Z.get((dataset, representation, kernel_b)),
+                # The paper's Z values are for C = 1, as its accuracies.
+                "paper_sign_z": (PAPER_SIGN_Z.get((dataset, representation, kernel_b))
+                                 if b.C == 1 else None),
             })
     return rows
 
@@ -695,8 +704,10 @@ _OUTPUT_NAMES = ("results.csv", "results_by_split.csv", "significance.csv", "c_s
 
 def _prepare_out_dir(out_dir):
     """Create ``out_dir`` and prove it takes the output files, before any training."""
-    if not isinstance(out_dir, (str, os.PathLike)) or str(out_dir) == "":
+    if not isinstance(out_dir, (str, os.PathLike)):
         raise TypeError(f"out_dir must be a path to a folder, got {out_dir!r}")
+    if str(out_dir) == "":
+        raise ValueError("out_dir must be a path to a folder, got an empty path")
     out_dir = Path(out_dir).expanduser()
     if out_dir.exists() and not out_dir.is_dir():
         raise NotADirectoryError(f"out_dir {str(out_dir)!r} exists and is not a directory")

@@ -89,10 +89,17 @@ class McNemarResult:
     method: str
 
 
+def _check_exact(exact):
+    # Not "exact in (None, True, False)": 1 and 0.0 compare equal to True and
+    # False, and an array raises NumPy's own error.
+    if exact is not None and not isinstance(exact, (bool, np.bool_)):
+        raise ValueError(f"exact must be None, True or False, got {exact!r}")
+
+
 def _label_kinds(name, arr):
     """The set of label kinds in ``arr``; missing labels (None, NaN) raise."""
     if arr.dtype.kind != "O":
-        if arr.dtype.kind == "f" and np.isnan(arr).any():
+        if arr.dtype.kind in "fc" and np.isnan(arr).any():
             raise ValueError(f"{name} contains {int(np.isnan(arr).sum())} NaN label(s); every "
                              f"document needs a label")
         return {"n" if arr.dtype.kind in "biuf" else arr.dtype.kind}
@@ -222,8 +229,7 @@ def micro_sign_test(y_true, pred_a, pred_b, *, exact=None):
     >>> r.n, r.k, r.method
     (3, 2, 'binomial')
     """
-    if exact not in (None, True, False):
-        raise ValueError(f"exact must be None, True or False, got {exact!r}")
+    _check_exact(exact)
     b, c = discordant_counts(y_true, pred_a, pred_b)
     n, k = b + c, b
     if n == 0:
@@ -280,8 +286,7 @@ def mcnemar_test(y_true, pred_a, pred_b, *, exact=None):
     >>> r.b, r.c, r.method, r.pvalue == 2 * 0.5 ** 20
     (20, 0, 'binomial', True)
     """
-    if exact not in (None, True, False):
-        raise ValueError(f"exact must be None, True or False, got {exact!r}")
+    _check_exact(exact)
     b, c = discordant_counts(y_true, pred_a, pred_b)
     n = b + c
     use_exact = n < MCNEMAR_EXACT_BELOW if exact is None else exact

@@ -8,6 +8,7 @@ checks a cheap cell against the paper.
 """
 
 import csv
+import dataclasses
 import io
 import os
 import re
@@ -210,6 +211,23 @@ def test_evaluate_cell_needs_a_split():
         evaluate_cell(None, "tf", "l1", "ngd")
 
 
+def test_evaluate_cell_labels_as_a_list_or_too_few(ng_data):
+    # With an empty training document, NGD's path indexed the labels by a mask:
+    # a list raised TypeError, too few labels IndexError.
+    split = load_zhang2005_splits("20ng", ng_data)[0][0]
+    X = split.X_train.tolil()
+    X[0, :] = 0
+    empty_first = dataclasses.replace(split, X_train=X.tocsr(), y_train=list(split.y_train))
+    assert np.diff(empty_first.X_train.indptr)[0] == 0
+    expected, _ = evaluate_cell(dataclasses.replace(empty_first, y_train=split.y_train),
+                                "tf", "l1", "ngd")
+    assert evaluate_cell(empty_first, "tf", "l1", "ngd")[0] == expected
+    short = dataclasses.replace(empty_first, y_train=split.y_train[:-1])
+    with pytest.raises(ValueError, match=r"y_train must hold one label per training document "
+                                         r"\(\d+\), got shape"):
+        evaluate_cell(short, "tf", "l1", "ngd")
+
+
 def test_empty_test_documents_count_for_ngd(webkb_data):
     splits, _ = load_zhang2005_splits("webkb", webkb_data)
     texas = splits[1]
@@ -401,6 +419,14 @@ def test_both_datasets_in_one_run(tmp_path):
 # Arguments and the command line
 # ---------------------------------------------------------------------------
 
+def test_paper_values_are_shown_only_at_its_C(ng_data, tmp_path):
+    # The sign-test Z of the paper (C = 1) used to sit beside Z values measured at any C.
+    run_zhang2005("20ng", ng_data, tmp_path / "out", C=2.0, progress=False)
+    _, rows = _read_csv(tmp_path / "out" / "significance.csv")
+    assert len(rows) == 4 and all(r["paper_sign_z"] == "" for r in rows)
+    assert "not shown" in (tmp_path / "out" / "table.md").read_text()
+
+
 def test_bad_arguments(ng_data, tmp_path):
     with pytest.raises(ValueError, match=r"dataset must be one of \['20ng', 'webkb'\], got 'reuters'"):
         run_zhang2005("reuters", ng_data, tmp_path / "out")
@@ -425,6 +451,11 @@ def test_bad_arguments(ng_data, tmp_path):
         run_zhang2005("20ng", 5, tmp_path / "out")
     with pytest.raises(ValueError, match="data_dir must be a path .*, got ''"):
         run_zhang2005("20ng", "", tmp_path / "out")
+    # bytes used to be read as a sequence of names: "got 50".
+    with pytest.raises(TypeError, match=r"dataset must be a name among .* got bytes"):
+        run_zhang2005(b"20ng", ng_data, tmp_path / "out")
+    with pytest.raises(ValueError, match="out_dir must be a path to a folder, got an empty path"):
+        run_zhang2005("20ng", ng_data, "")
 
 
 @pytest.mark.parametrize("problem", ["second corpus missing", "out_dir unwritable",
@@ -515,6 +546,8 @@ def test_a_damaged_second_corpus_fails_before_any_training(ng_data, monkeypatch)
     ("--n-classes", "1", r"--n-classes must be at least 2, got 1"),
     ("--n-features", "1", r"--n-features must be at least 2, got 1"),
     ("--data", "", r"--data must name the folder holding 20 Newsgroups, got ''"),
+    # Used to end in a MemoryError traceback and exit code 1.
+    ("--n-features", "1000000000000", r"not enough memory for these sizes"),
 ])
 def test_cli_demo_bad_options_name_the_option(option, value, match, capsys):
     assert main(["demo", option, value]) == 2

@@ -152,21 +152,26 @@ def test_bad_input(test):
         test([0, 1, 2], [0, 1], [0, 1, 2])
     with pytest.raises(ValueError, match="must be 1D"):
         test([[0, 1]], [[0, 1]], [[0, 1]])
-    with pytest.raises(ValueError, match="exact must be None, True or False"):
-        test([0], [0], [0], exact="yes")
+    # 1 and 0.0 used to pass as True and False, an array to raise NumPy's error.
+    for exact in ("yes", 1, 0.0, np.array([True, False])):
+        with pytest.raises(ValueError, match="exact must be None, True or False"):
+            test([0], [0], [0], exact=exact)
+    assert test([0], [0], [0], exact=np.bool_(True)).pvalue == 1.0
 
 
 @pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
 @pytest.mark.parametrize("args, error, match", [
     (([], [], []), ValueError, r"y_true, pred_a and pred_b are empty"),
     (([0, np.nan], [0, 1], [0, 1]), ValueError, r"y_true contains 1 NaN label\(s\)"),
+    ((np.array([0, np.nan], dtype=complex), [0, 1], [0, 1]), ValueError,
+     r"y_true contains 1 NaN label\(s\)"),
     ((["a", "b"], [0, 1], [0, 1]), TypeError, r"labels of one kind, got dtypes <U1, int64 and "
                                               r"int64"),
     ((None, [0], [0]), TypeError, r"y_true must be an array-like of labels, one per document, "
                                   r"got NoneType"),
     (([0, 1], (p for p in [0, 1]), [0, 1]), TypeError, r"pred_a must be an array-like .* got "
                                                        r"generator"),
-], ids=["empty", "nan-label", "strings-vs-ints", "none", "generator"])
+], ids=["empty", "nan-label", "complex-nan-label", "strings-vs-ints", "none", "generator"])
 def test_inputs_that_would_give_a_meaningless_p_value(test, args, error, match):
     # Each used to return a P-value (empty: 1.0; strings against ints: n = 0).
     with pytest.raises(error, match=match):
