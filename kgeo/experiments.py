@@ -346,11 +346,11 @@ def _fit_predict(kernel, C, X_train, y_train, X_test, n_jobs):
     on_simplex = KERNELS[name][1]
     empty_train = np.diff(X_train.indptr) == 0
     empty_test = np.diff(X_test.indptr) == 0
-    started = time.perf_counter()
     y_train = np.asarray(y_train)
     if y_train.shape != (X_train.shape[0],):
         raise ValueError(f"y_train must hold one label per training document "
                          f"({X_train.shape[0]}), got shape {y_train.shape}")
+    started = time.perf_counter()
     model = SVM(kernel=name, C=C, n_jobs=n_jobs)
     if on_simplex and empty_train.any():
         model.fit(X_train[~empty_train], y_train[~empty_train])
