@@ -1305,6 +1305,14 @@ def _check_sha256(sha256):
     return sha256.lower()
 
 
+def _file_sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(_DOWNLOAD_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def _download(url, dest, sha256, timeout):
     """Download ``url`` to ``dest`` through a temporary file, checking SHA-256."""
     scheme = urllib.parse.urlsplit(url).scheme
@@ -1371,6 +1379,16 @@ def _fetch(data_home, folder, url, default_name, sha256, download_if_missing, ti
         name = default_name
     dest = get_data_home(data_home) / folder / name
     if dest.is_file():
+        # Downloads are atomic, so a mismatch here means the file was replaced
+        # or came from another address: it is named, not deleted (it may be
+        # the user's only copy). Hashing costs far less than the load after it.
+        if sha256 is not None:
+            got = _file_sha256(dest)
+            if got != sha256:
+                raise ValueError(
+                    f"SHA-256 checksum mismatch for the cached file {str(dest)!r}: expected "
+                    f"{sha256}, got {got}; delete it to download it again, or pass "
+                    f"sha256=None to use it as it is")
         return dest, False
     if dest.parent.exists() and not dest.parent.is_dir():
         raise ValueError(f"the cache folder {str(dest.parent)!r} is a file; expected a "
@@ -1409,9 +1427,9 @@ def fetch_20newsgroups(data_home=None, subset="train", *, url=NEWSGROUPS_URL,
     url : str, default=NEWSGROUPS_URL
         Where to download from (http or https).
     sha256 : str or None, default=NEWSGROUPS_SHA256
-        Expected SHA-256 of the download, checked before the file is kept;
-        None skips the check. The default is the checksum of the canonical
-        archive.
+        Expected SHA-256 of the archive, checked before a download is kept
+        and each time a cached archive is used; None skips the check. The
+        default is the checksum of the canonical archive.
     download_if_missing : bool, default=True
         If False and the archive is not cached, raise instead of downloading.
     timeout : float, default=60.0
@@ -1451,9 +1469,10 @@ def fetch_webkb(data_home=None, classes=("student", "faculty", "course", "projec
     url : str, default=WEBKB_URL
         Where to download from (http or https).
     sha256 : str or None, default=None
-        Expected SHA-256 of the download. None means "verify only if given":
-        kgeo ships no reference checksum for this archive, so pass one to pin
-        the bytes you expect.
+        Expected SHA-256 of the archive, checked before a download is kept
+        and each time a cached archive is used. None means "verify only if
+        given": kgeo ships no reference checksum for this archive, so pass
+        one to pin the bytes you expect.
     download_if_missing : bool, default=True
         If False and the archive is not cached, raise instead of downloading.
     timeout : float, default=60.0

@@ -141,13 +141,15 @@ RAINBOW_OPTIONS = {
               "--prune-vocab-by-occur-count=2"),
 }
 
+# C is last in results.csv and significance.csv: the columns before it keep
+# the places they had before it was added.
 RESULTS_COLUMNS = ("dataset", "representation", "normalization", "kernel", "accuracy",
-                   "seconds", "n_test", "n_empty_test")
+                   "seconds", "n_test", "n_empty_test", "C")
 SPLIT_COLUMNS = ("dataset", "split", "representation", "normalization", "kernel", "C",
                  "accuracy", "seconds", "n_train", "n_test", "n_empty_train", "n_empty_test")
 SIGNIFICANCE_COLUMNS = ("dataset", "representation", "system_a", "system_b", "n", "k",
                         "sign_z", "sign_p", "sign_method", "mcnemar_b", "mcnemar_c",
-                        "mcnemar_chi2", "mcnemar_p", "mcnemar_method", "paper_sign_z")
+                        "mcnemar_chi2", "mcnemar_p", "mcnemar_method", "paper_sign_z", "C")
 SWEEP_COLUMNS_CSV = ("dataset", "representation", "C", "normalization", "kernel", "accuracy",
                      "seconds", "rank")
 
@@ -638,6 +640,7 @@ def _significance(dataset, cells, y_true):
                 "mcnemar_b": mcnemar.b, "mcnemar_c": mcnemar.c,
                 "mcnemar_chi2": chi2, "mcnemar_p": mcnemar.pvalue,
                 "mcnemar_method": mcnemar.method,
+                "C": b.C,
                 # The paper's Z values are for C = 1, as its accuracies.
                 "paper_sign_z": (PAPER_SIGN_Z.get((dataset, representation, kernel_b))
                                  if b.C == 1 else None),
@@ -668,18 +671,21 @@ def _sweep_summary(dataset, sweep_cells, reference_C):
             if cell.dataset == dataset and cell.representation == representation:
                 by_C.setdefault(cell.C, []).append(cell)
         rankings = {C: _ranking(cells) for C, cells in sorted(by_C.items())}
-        reference = rankings[reference_C][0]
+        # Both judgements use the ranks, so that the ranking's tie tolerance
+        # holds for them too: equal means that differ by rounding are a tie,
+        # and a tie listed in another order is not a change.
+        reference = rankings[reference_C][1]
         not_best = []
-        for value, cells in sorted(by_C.items()):
-            ngd = next(c for c in cells if c.kernel == "ngd")
-            if not all(c.accuracy < ngd.accuracy for c in cells if c is not ngd):
+        for value, (_, ranks) in rankings.items():
+            ngd = next(c.system for c in by_C[value] if c.kernel == "ngd")
+            if ranks[ngd] != 1 or sum(rank == 1 for rank in ranks.values()) > 1:
                 not_best.append(value)
         rows.append({
             "dataset": dataset, "representation": representation,
             "reference_C": reference_C,
             "rankings": {C: text for C, (text, _) in rankings.items()},
             "ranks": {C: ranks for C, (_, ranks) in rankings.items()},
-            "ranking_changed": any(text != reference for text, _ in rankings.values()),
+            "ranking_changed": any(ranks != reference for _, ranks in rankings.values()),
             "ngd_best_everywhere": not not_best,
             "ngd_not_best_at": not_best,
         })
@@ -871,6 +877,10 @@ def _fmt_optional(value, spec):
 def write_outputs(results, out_dir, figure=True, progress=False):
     """Write the CSV files, ``table.md`` and (with matplotlib) ``accuracy.png``.
 
+    Output files of an earlier run in ``out_dir`` that this run does not
+    write (``c_sweep.csv``, ``accuracy.png``) are removed; no other file is
+    touched.
+
     Returns
     -------
     files : dict of str to pathlib.Path
@@ -880,7 +890,8 @@ def write_outputs(results, out_dir, figure=True, progress=False):
     files["results"] = out_dir / "results.csv"
     _write_csv(files["results"], RESULTS_COLUMNS, [
         (c.dataset, c.representation, c.normalization, c.kernel, f"{c.accuracy:.2f}",
-         f"{c.seconds:.2f}", sum(c.n_test), sum(c.n_empty_test)) for c in results.cells])
+         f"{c.seconds:.2f}", sum(c.n_test), sum(c.n_empty_test), f"{c.C:g}")
+        for c in results.cells])
     files["results_by_split"] = out_dir / "results_by_split.csv"
     rows = []
     # The sweep's cells at the main C are the table's own cells: list them once.
@@ -896,7 +907,7 @@ def write_outputs(results, out_dir, figure=True, progress=False):
         (r["dataset"], r["representation"], r["system_a"], r["system_b"], r["n"], r["k"],
          f"{r['sign_z']:.3f}", f"{r['sign_p']:.4g}", r["sign_method"], r["mcnemar_b"],
          r["mcnemar_c"], f"{r['mcnemar_chi2']:.3f}", f"{r['mcnemar_p']:.4g}",
-         r["mcnemar_method"], _fmt_optional(r["paper_sign_z"], ".2f"))
+         r["mcnemar_method"], _fmt_optional(r["paper_sign_z"], ".2f"), f"{r['C']:g}")
         for r in results.significance])
     if results.c_sweep is not None:
         files["c_sweep"] = out_dir / "c_sweep.csv"
@@ -918,6 +929,16 @@ def write_outputs(results, out_dir, figure=True, progress=False):
         else:
             _note(progress, f"matplotlib is not installed: skipped {png} "
                             f"(pip install 'kgeo[plot]' to draw it)")
+    # An output of an earlier run into the same folder that this run did not
+    # write (c_sweep.csv without a sweep, accuracy.png without a figure) would
+    # sit beside the new files as if it belonged to them.
+    written = {path.name for path in files.values()}
+    for name in _OUTPUT_NAMES:
+        stale = out_dir / name
+        if name not in written and stale.is_file():
+            stale.unlink()
+            _note(progress, f"removed {stale}, an output of an earlier run that this run "
+                            f"does not write")
     return files
 
 

@@ -858,6 +858,23 @@ def test_fetch_20newsgroups_downloads_verifies_and_caches(local_server, tmp_path
     assert len(again) == 3
 
 
+def test_fetch_checks_a_cached_archive_against_sha256(local_server, tmp_path):
+    # A cached file used to be trusted whatever sha256 said.
+    www, base = local_server
+    archive = _write_tar(www / "20news-bydate.tar.gz", NG_FILES)
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    cache = tmp_path / "cache"
+    cached = cache / "20news-bydate" / "20news-bydate.tar.gz"
+    cached.parent.mkdir(parents=True)
+    _write_tar(cached, {**NG_FILES, "20news-bydate-test/sci.space/99": b"Subject: x\n\ny"})
+    with pytest.raises(ValueError, match=r"checksum mismatch for the cached file .*"
+                                         r"20news-bydate.tar.gz': expected " + digest):
+        fetch_20newsgroups(data_home=cache, url=f"{base}/20news-bydate.tar.gz", sha256=digest)
+    assert cached.is_file()  # named, not deleted
+    assert len(fetch_20newsgroups(data_home=cache, subset="test",
+                                  url=f"{base}/20news-bydate.tar.gz", sha256=None)) == 4
+
+
 def test_fetch_checksum_mismatch_removes_partial_file(local_server, tmp_path):
     www, base = local_server
     _write_tar(www / "20news-bydate.tar.gz", NG_FILES)

@@ -622,3 +622,48 @@ def test_sweep_summary_rankings_ties_and_exceptions():
     assert not tfidf["ranking_changed"] and tfidf["ngd_best_everywhere"]
     assert _describe_sweep(tfidf) == ("ranking changed across C: no; NGD-L1 strictly best "
                                       "at every C")
+
+
+def test_sweep_summary_uses_the_rankings_tie_tolerance():
+    # Two WebKB-like cells whose per-split accuracies are the same numbers in
+    # another order have the same mean, but np.mean can round them one ulp
+    # apart. The ranking calls that a tie; "strictly best" used to say NGD won
+    # by the ulp, and a tie listed in another order counted as a change.
+    from kgeo.experiments import _sweep_summary
+    ngd_splits = [100 * 6 / 12, 100 * 6 / 13, 100 * 10 / 12, 100 * 6 / 12]
+    lin_splits = [100 * 10 / 12, 100 * 6 / 13, 100 * 6 / 12, 100 * 6 / 12]
+    ngd_mean, lin_mean = float(np.mean(ngd_splits)), float(np.mean(lin_splits))
+    assert ngd_mean != lin_mean and abs(ngd_mean - lin_mean) < 1e-12  # the case at hand
+    low, high = min(ngd_mean, lin_mean), max(ngd_mean, lin_mean)
+    cells = []
+    for representation in ("tf", "tfidf"):
+        for C, (ngd, lin) in {1.0: (high, low), 10.0: (low, high)}.items():
+            for (norm, kernel), acc in zip([("l1", "ngd"), ("l2", "lin"), ("l2", "ned")],
+                                           (ngd, lin, 40.0)):
+                cells.append(_fake_cell(representation, norm, kernel, C, acc))
+    row, _ = _sweep_summary("20ng", cells, 1.0)
+    assert row["ranks"][1.0] == row["ranks"][10.0] == {"lin-l2": 1, "ngd-l1": 1, "ned-l2": 3}
+    assert not row["ngd_best_everywhere"] and row["ngd_not_best_at"] == [1.0, 10.0]
+    assert not row["ranking_changed"]
+
+
+def test_results_and_significance_name_their_C(ng_data, tmp_path):
+    run_zhang2005("20ng", ng_data, tmp_path / "out", C=2.0, progress=False, figure=False)
+    header, rows = _read_csv(tmp_path / "out" / "results.csv")
+    assert header[-1] == "C" and {r["C"] for r in rows} == {"2"}
+    header, rows = _read_csv(tmp_path / "out" / "significance.csv")
+    assert header[-1] == "C" and {r["C"] for r in rows} == {"2"}
+
+
+def test_a_reused_out_dir_keeps_only_this_runs_outputs(ng_data, tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "accuracy.png").write_bytes(b"an earlier figure")
+    (out / "c_sweep.csv").write_text("an earlier sweep\n")
+    (out / "notes.txt").write_text("the user's own file\n")
+    results = run_zhang2005("20ng", ng_data, out, progress=True, figure=False)
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [p.name for p in results.files.values()] + ["notes.txt"])
+    assert (out / "notes.txt").read_text() == "the user's own file\n"
+    printed = capsys.readouterr().out
+    assert f"removed {out / 'accuracy.png'}" in printed and "c_sweep.csv" in printed
