@@ -20,6 +20,9 @@ from cython.parallel cimport prange, threadid
 from libc.math cimport INFINITY, exp, fabs, pow, sqrt, tanh
 from libc.string cimport memset
 
+import math
+import numbers
+
 import numpy as np
 
 cdef float64_t PI = 3.14159265358979323846
@@ -1041,8 +1044,9 @@ def get_kernel(name, n_features, shift=0.0, **params):
         kernel = LinearKernel()
     elif name == "poly":
         degree = p["degree"]
-        if (isinstance(degree, bool) or not isinstance(degree, (int, np.integer, float))
-                or (isinstance(degree, float) and not np.isfinite(degree))
+        # Any real number (np.float32(2.0) too) that is a whole number >= 1.
+        if (isinstance(degree, (bool, np.bool_)) or not isinstance(degree, numbers.Real)
+                or not math.isfinite(float(degree))
                 or degree != int(degree) or degree < 1):
             raise ValueError(
                 f"kernel 'poly': degree must be an integer >= 1, got {degree!r}")

@@ -738,11 +738,15 @@ cdef float64_t SNAP = 1e-14
 # A tol below float64's resolution of the gradient cannot be met: SMO's
 # steps then change nothing (STATUS_STALLED) or, with G's rounding, cycle with
 # a gap that no longer falls (1-2 ulps of |G| in the cycles seen: tol=1e-16
-# on NGD, NED). The gap counts as stuck when it is within STUCK_GAP of the
-# gradient's magnitude (hundreds of ulps) on all the variables, and its
-# smallest value has not fallen for STUCK_STEPS_PER_VARIABLE * l (at least
-# STUCK_STEPS_MIN) iterations; any tol that float64 resolves stops the pair
-# well before.
+# on NGD, NED). G_k sums terms K_kj alpha_j, so its rounding is relative to
+# the largest of them, which can dwarf G itself: kernel values of 1e17 (a
+# shift of 1e17, or rows moved far from the origin) whose terms cancel leave
+# G of order 1 with an error of order 10, and the gap cycled there forever at
+# tol=1e-3. The gap counts as stuck when it is within STUCK_GAP of the
+# larger of the gradient's magnitude and max_k |K_kk| sum(alpha) (hundreds
+# of ulps of either) on all the variables, and its smallest value has not
+# fallen for STUCK_STEPS_PER_VARIABLE * l (at least STUCK_STEPS_MIN)
+# iterations; any tol that float64 resolves stops the pair well before.
 cdef float64_t STUCK_GAP = 1e-13
 cdef intp_t STUCK_STEPS_PER_VARIABLE = 10
 cdef intp_t STUCK_STEPS_MIN = 10000
@@ -2025,6 +2029,8 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
     cdef float64_t least_gap = INFINITY
     cdef int64_t least_gap_at = 0
     cdef int64_t stuck_after = max(STUCK_STEPS_PER_VARIABLE * P.l, STUCK_STEPS_MIN)
+    # The scale of G's terms (see STUCK_GAP): max |K_kk| and sum(alpha).
+    cdef float64_t kernel_scale = 0.0, alpha_sum = 0.0
     # Gmax, Gmax2 (and P.up_blocks) describe the current state: they come
     # from the gradient update that made it.
     cdef bint maxima_known = False
@@ -2034,6 +2040,7 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
         P.G[k] = -1.0
         P.G_bar[k] = 0.0
         refresh_masks(P, k)
+        kernel_scale = max(kernel_scale, fabs(P.QD[k]))
     while True:
         if max_iter >= 0 and it >= max_iter:
             status = STATUS_MAX_ITER
@@ -2052,7 +2059,8 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
             least_gap = Gmax + Gmax2
             least_gap_at = it
         elif (it - least_gap_at > stuck_after
-              and Gmax + Gmax2 <= STUCK_GAP * max(fabs(Gmax), fabs(Gmax2))):
+              and Gmax + Gmax2 <= STUCK_GAP * max(fabs(Gmax), fabs(Gmax2),
+                                                  kernel_scale * alpha_sum)):
             if P.active_size == P.l:
                 status = STATUS_STALLED
                 break
@@ -2087,6 +2095,7 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
         update_pair(P, i, j, Kij)
         dai = P.alpha[i] - old_ai
         daj = P.alpha[j] - old_aj
+        alpha_sum += dai + daj
         if dai == 0.0 and daj == 0.0:
             # The step underflowed: the same pair would be chosen forever. The
             # gap left is below what float64 can resolve for this problem.

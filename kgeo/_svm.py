@@ -508,6 +508,9 @@ class SVM(EstimatorMixin):
         self.n_features_in_ = X_checked.shape[1]
         self.shape_fit_ = X_checked.shape
         self._kernel_args = kernel_args  # as fitted (gamma resolved), for prediction
+        # As given (gamma maybe "scale"): prediction refuses a kernel changed since.
+        self._fitted_kernel = {name: getattr(self, name)
+                               for name in ("kernel", "shift", *kernel_params(self.kernel))}
         self._centre = centre
         self.cache_stats_ = cache.stats()
         self._kgeo_version = __version__
@@ -696,6 +699,7 @@ class SVM(EstimatorMixin):
             ``|b| + sum|coef| max|K|``: within it a value is taken as zero.
         """
         check_is_fitted(self, "dual_coef_")
+        self._check_kernel_unchanged()
         X = check_matrix(X, name="X")
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
@@ -750,6 +754,23 @@ class SVM(EstimatorMixin):
                 f"{bad[:10].tolist()}): kernel {self.kernel!r} overflows float64 on them; "
                 f"scale X down")
         return dec, noise
+
+    def _check_kernel_unchanged(self):
+        # The coefficients solve the SVM of the fitted kernel: with another
+        # kernel, shift or kernel parameter set since (set_params), they
+        # would weigh values of a kernel they were never fitted to, silently.
+        fitted = getattr(self, "_fitted_kernel", None)  # None: saved before kgeo kept it
+        for name, value in (fitted or {}).items():
+            now = getattr(self, name)
+            if type(now) is not type(value) and (isinstance(now, str) or isinstance(value, str)):
+                same = False
+            else:
+                same = bool(now == value)
+            if not same:
+                raise ValueError(
+                    f"{name}={now!r}, but this SVM was fitted with {name}={value!r}: its "
+                    f"coefficients belong to the kernel it was fitted with; fit it again "
+                    f"after changing {name}")
 
     def decision_function(self, X):
         """Signed distances to the separating hyperplanes.

@@ -76,6 +76,11 @@ def check_matrix(X, *, name="X", min_samples=1, copy=True):
             # that keeps float()'s own words, which name the offending value.
             try:
                 arr = arr.astype(np.float64)
+            except OverflowError as error:
+                # A Python int beyond float64's largest (2**1024).
+                raise ValueError(
+                    f"{name} holds a number beyond float64's range (about 1.8e308): "
+                    f"{error}") from error
             except (TypeError, ValueError) as error:
                 raise TypeError(
                     f"{name} must hold numbers (bool, int or float): {error}") from error

@@ -195,6 +195,13 @@ BAD_INPUTS = [
     ("nan-coo-two", "kgeo.SVM().fit(sp.coo_matrix(with_value(np.nan, 0, 0) + with_value(np.nan, 2, 2)), y)",
      ValueError, r"X contains 2 NaN or infinity"),
     ("nan-predict", "fitted().predict(with_value(np.nan))", ValueError, r"1 NaN or infinity"),
+    # a Python int beyond float64 (an object array), at fit, predict and in the pairwise route
+    ("int-beyond-float64", "kgeo.SVM().fit([[2**1100, 1], [1, 2]], [0, 1])", ValueError,
+     r"X holds a number beyond float64's range \(about 1.8e308\)"),
+    ("int-beyond-float64-predict", "fitted().predict([[2**1100, 1, 1]])", ValueError,
+     r"X holds a number beyond float64's range"),
+    ("int-beyond-float64-pairwise", "kgeo.pairwise_kernels([[2**1100, 1]])", ValueError,
+     r"beyond float64's range"),
     ("inf-predict-csr", "fitted(kernel='rbf').decision_function(sp.csr_matrix(with_value(np.inf)))",
      ValueError, r"1 NaN or infinity"),
     # negative entries: refused by every manifold kernel, at fit and predict
@@ -265,6 +272,10 @@ BAD_INPUTS = [
      r"degree must be an integer >= 1, got 0"),
     ("degree-fraction", "fitted(kernel='poly', degree=1.5)", ValueError,
      r"degree must be an integer >= 1, got 1\.5"),
+    ("degree-float32-fraction", "fitted(kernel='poly', degree=np.float32(2.5))", ValueError,
+     r"degree must be an integer >= 1, got np.float32\(2.5\)"),
+    ("degree-numpy-bool", "fitted(kernel='poly', degree=np.True_)", ValueError,
+     r"degree must be an integer >= 1, got np.True_"),
     *[(f"gamma-{g}-{k}", f"fitted(kernel={k!r}, gamma={g})", ValueError,
        rf"kernel {re.escape(repr(k))}: gamma must be > 0, got {re.escape(str(float(g)))}")
       for k in ("poly", "rbf", "sigmoid") for g in (0, -1)],
@@ -602,6 +613,28 @@ def test_huge_C_gives_the_hard_margin_solution(tmp_path):
             assert np.array_equal(model.support_, hard.support_), C
             assert np.allclose(model.dual_coef_, hard.dual_coef_, rtol=1e-6), C
     """)
+
+
+def test_kernel_values_far_above_the_gradient_end_the_fit(tmp_path):
+    """Kernel values of ~1e17 whose terms cancel in G (rows moved to 1e8, or
+    a shift of 1e17) leave G of order 1 with a rounding error of order 10:
+    the gap cycled there and fit never returned, with the default
+    max_iter=-1, since the stuck rule judged the gap against |G| alone."""
+    stdout = _assert_child_ok(tmp_path, """
+        rng = np.random.default_rng(0)
+        Z = rng.poisson(2, (60, 8))[:15] + 0.0
+        Z[:, 0] += 1
+        labels = rng.integers(0, 2, 60)[:15]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            far = kgeo.SVM(kernel="linear").fit(Z + 1e8, labels)
+            shifted = kgeo.SVM(kernel="linear", shift=1e17).fit(Z, labels)
+        messages = [str(w.message) for w in caught]
+        assert any("tol is below what this problem can resolve" in m for m in messages)
+        assert any("keeps only about 3 of the 53 bits" in m for m in messages)
+        print(far.n_iter_[0], shifted.n_iter_[0])
+    """, timeout=60)
+    assert all(0 < int(n) < 10**6 for n in stdout.split())
 
 
 def test_a_shift_that_eats_half_the_kernel_warns():

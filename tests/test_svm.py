@@ -1339,6 +1339,49 @@ def test_clone_get_set_params(rng):
         kgeo.SVM().set_params(bogus=1)
 
 
+@pytest.mark.parametrize("kernel, change", [
+    ("ngd", {"kernel": "linear"}),
+    ("ngd", {"shift": 1e17}),
+    ("poly", {"kernel": "ngd"}),  # poly's degree and coef0 then reached ngd
+    ("poly", {"degree": 2}),
+    ("rbf", {"gamma": 0.5}),  # fitted with gamma="scale"
+    ("diffusion", {"t": 0.5}),
+])
+def test_a_kernel_changed_after_fit_is_refused(kernel, change, rng):
+    """Prediction read the current kernel and shift but the fitted kernel
+    parameters: set_params(kernel="linear") after an NGD fit weighed linear
+    kernel values by NGD's coefficients without a word (accuracy 0.77 ->
+    0.58), a changed degree or t was silently ignored."""
+    X, y = ck.make_count_data(rng, 40, 6, 3)
+    if kernel == "poly":
+        X = l2_rows(X)
+    model = kgeo.SVM(kernel=kernel, degree=3).fit(X, y)
+    before = model.decision_function(X)
+    loaded = pickle.loads(pickle.dumps(model))
+    name = next(iter(change))
+    model.set_params(**change)
+    for predict in (model.predict, model.decision_function, lambda X: model.score(X, y)):
+        with pytest.raises(ValueError, match=rf"{name}=.*, but this SVM was fitted with "
+                                             rf"{name}=.*fit it again after changing {name}"):
+            predict(X)
+    # What does not touch the kernel is free to change, and the way back too.
+    model.set_params(**{name: loaded.get_params()[name]}, C=7.0, n_jobs=1)
+    np.testing.assert_array_equal(model.decision_function(X), before)
+    np.testing.assert_array_equal(loaded.decision_function(X), before)
+
+
+def test_a_whole_degree_of_any_real_type_is_accepted(rng):
+    # np.float32(2.0) was refused by poly ("must be an integer >= 1") while
+    # 2.0 and np.float64(2.0) were accepted, and so was np.float32(2.0) by
+    # the kernels that do not read degree.
+    X, y = ck.make_count_data(rng, 30, 5, 2)
+    X = l2_rows(X)
+    reference = kgeo.SVM(kernel="poly", degree=2).fit(X, y).decision_function(X)
+    for degree in (2.0, np.float32(2.0), np.float64(2.0), np.int8(2), np.uint64(2)):
+        model = kgeo.SVM(kernel="poly", degree=degree).fit(X, y)
+        np.testing.assert_array_equal(model.decision_function(X), reference)
+
+
 def test_pickle_round_trip(rng):
     X, y = ck.make_count_data(rng, 40, 6, 3)
     model = kgeo.SVM(kernel="ngd").fit(X, y)
