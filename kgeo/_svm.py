@@ -30,7 +30,7 @@ from ._kernels import (
     take_rows,
 )
 from ._pairwise import (centred, overflow_message, prepare_rows, resolve_n_jobs, single_block,
-                        translation_centre)
+                        translation_centre, used_columns_only)
 from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp_threads,
                       one_vs_one_coefficients, solve_pair)
 from ._validation import (check_labels, check_matrix, check_on_simplex, check_positive,
@@ -448,6 +448,18 @@ class SVM(EstimatorMixin):
             centred(X_checked if in_order else X_checked[order], centre), n_classes)
         rows = prepare_rows(kernel, X_sorted, name="X", kernel_name=self.kernel,
                             n_threads=n_threads)
+        if not kernel.on_simplex and X_sorted.nnz:
+            # Rows of 1e-170 are ordinary numbers, their products are not:
+            # every dot product and squared distance below float64's normal
+            # range lost its bits (0 for all: a model of zeros, or SMO steps
+            # of G / 0 that looked like an overflow).
+            largest = float(np.max(rows.squared_norms))
+            if largest < np.finfo(np.float64).tiny:
+                raise ValueError(
+                    f"kernel {self.kernel!r} underflows float64 on X: the largest squared "
+                    f"L2 norm of a row is {largest:.3g}, below float64's smallest normal "
+                    f"number ({np.finfo(np.float64).tiny:.3g}), so the kernel values lose "
+                    f"their bits; scale X up")
         diagonal = kernel_diagonal(kernel, rows)
         if not np.all(np.isfinite(diagonal)):
             bad = np.sort(order[~np.isfinite(diagonal)])
@@ -614,7 +626,7 @@ class SVM(EstimatorMixin):
         # k(x, x) of every row, and the values among 128 evenly spaced rows
         # (the distance kernels are 0 on the diagonal).
         spaced = np.unique(np.linspace(0, X.shape[0] - 1, 128).astype(np.int64))
-        sample = prepare_rows(unshifted, X[spaced])
+        sample = prepare_rows(unshifted, *used_columns_only(X[spaced]))
         probe = kernel_matrix(unshifted, sample, single_block(sample), 1)
         diagonal = kernel_diagonal(unshifted, prepare_rows(unshifted, X))
         scale = max(float(np.max(np.abs(probe))), float(np.max(np.abs(diagonal))))
@@ -709,11 +721,13 @@ class SVM(EstimatorMixin):
         n_threads = resolve_n_jobs(self.n_jobs)
         # Models saved before the centring have none.
         centre = getattr(self, "_centre", None)
-        sv_rows = prepare_rows(kernel, centred(check_matrix(self.support_vectors_,
-                                                            name="support_vectors_",
-                                                            min_samples=0), centre),
-                               name="support_vectors_", kernel_name=self.kernel,
-                               n_threads=n_threads)
+        support_vectors = centred(check_matrix(self.support_vectors_, name="support_vectors_",
+                                               min_samples=0), centre)
+        if centre is None:  # (centred rows are dense: few columns)
+            # Hashed features: only the columns the SVs or X use (same bits).
+            support_vectors, X = used_columns_only(support_vectors, X)
+        sv_rows = prepare_rows(kernel, support_vectors, name="support_vectors_",
+                               kernel_name=self.kernel, n_threads=n_threads)
         n_classes = self.classes_.shape[0]
         sv_start = np.concatenate([[0], np.cumsum(self.n_support_)]).astype(np.int64)
         sv_index = single_block(sv_rows)

@@ -1382,6 +1382,38 @@ def test_a_whole_degree_of_any_real_type_is_accepted(rng):
         np.testing.assert_array_equal(model.decision_function(X), reference)
 
 
+@pytest.mark.parametrize("kernel, params", [("linear", {}), ("ngd", {}), ("ned", {}),
+                                            ("rbf", {"gamma": 0.5}),
+                                            ("diffusion", {"t": 0.3})])
+def test_predicting_over_only_the_used_columns_keeps_every_bit(kernel, params, rng):
+    # Wide rows (hashed features) are predicted over the columns the support
+    # vectors or the rows use; the same rows with the unused columns cut by
+    # hand give the same decision values, bit for bit, test words unseen in
+    # training included.
+    X, y = ck.make_count_data(rng, 40, 12, 3, density=0.3, sparse=True)
+    T, _ = ck.make_count_data(rng, 15, 12, 3, density=0.3, sparse=True)
+    T = T.tolil()
+    T[:, 11] = 1.0  # a word no training row has
+    T = T.tocsr()
+    X = X[:, :11]
+    X = sp.hstack([X, sp.csr_matrix((40, 1))]).tocsr()
+    width = 2**22
+    spread = rng.choice(width, 12, replace=False)
+    spread.sort()
+
+    def widen(M):
+        M = M.tocoo()
+        return sp.csr_matrix((M.data, (M.row, spread[M.col])), shape=(M.shape[0], width))
+
+    narrow = kgeo.SVM(kernel=kernel, **params).fit(X, y)
+    wide = kgeo.SVM(kernel=kernel, **params).fit(widen(X), y)
+    np.testing.assert_array_equal(wide.dual_coef_, narrow.dual_coef_)
+    np.testing.assert_array_equal(wide.decision_function(widen(T)), narrow.decision_function(T))
+    np.testing.assert_array_equal(kgeo.pairwise_kernels(widen(T), widen(X), kernel=kernel,
+                                                        **params),
+                                  kgeo.pairwise_kernels(T, X, kernel=kernel, **params))
+
+
 def test_pickle_round_trip(rng):
     X, y = ck.make_count_data(rng, 40, 6, 3)
     model = kgeo.SVM(kernel="ngd").fit(X, y)
