@@ -4,7 +4,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._base import EstimatorMixin, check_is_fitted
-from ._validation import check_matrix
+from ._validation import check_matrix, is_one_of
 
 __all__ = ["MultinomialEmbedding"]
 
@@ -39,9 +39,9 @@ class MultinomialEmbedding(EstimatorMixin):
         self.norm = norm
 
     def _check_params(self):
-        if self.weighting not in ("tf", "tfidf"):
+        if not is_one_of(self.weighting, ("tf", "tfidf")):
             raise ValueError(f"weighting must be 'tf' or 'tfidf', got {self.weighting!r}")
-        if self.norm not in ("l1", "l2", None):
+        if not is_one_of(self.norm, ("l1", "l2", None)):
             raise ValueError(f"norm must be 'l1', 'l2' or None, got {self.norm!r}")
 
     @staticmethod

@@ -68,6 +68,24 @@ def _label(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _hashable(value):
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _equal_labels(a, b):
+    """a == b for two labels, False where they do not compare (or compare
+    element-wise)."""
+    try:
+        same = a == b
+        return isinstance(same, (bool, np.bool_)) and bool(same)
+    except (TypeError, ValueError):
+        return False
+
+
 def _used_columns_only(X, n_blocks):
     """X without the columns no row uses, when they would dominate the posting index.
 
@@ -371,11 +389,17 @@ class SVM(EstimatorMixin):
         weights = np.ones(n_classes)
         index = {label: i for i, label in enumerate(self.classes_.tolist())}
         for label, w in cw.items():
-            if label not in index:
+            position = index.get(label) if _hashable(label) else None
+            if position is None:
+                # Keys that equal a class without hashing like its Python form
+                # (np.datetime64 keys; tolist() gives datetime.date).
+                position = next((i for i, c in enumerate(self.classes_)
+                                 if _equal_labels(c, label)), None)
+            if position is None:
                 raise ValueError(
                     f"class_weight has label {label!r}, which is not among the classes "
                     f"{self.classes_.tolist()}")
-            weights[index[label]] = check_positive(w, f"class_weight[{label!r}]")
+            weights[position] = check_positive(w, f"class_weight[{label!r}]")
         return weights
 
     # ------------------------------------------------------------------

@@ -5,6 +5,8 @@ with sorted, duplicate-free int32 indices, finite values, and (for the
 manifold kernels) non-negative rows with some mass.
 """
 
+import decimal
+import math
 import numbers
 import warnings
 
@@ -221,6 +223,38 @@ def check_on_simplex(X, *, name="X", kernel="ngd"):
             f"some mass in every row")
 
 
+def is_one_of(value, choices):
+    """``value in choices`` for a str (or None) value only: an array's
+    ``in`` compares element-wise (NumPy's "truth value ... is ambiguous",
+    or a one-element array that passed for its string)."""
+    return (value is None or isinstance(value, str)) and value in choices
+
+
+def is_missing_label(value):
+    """Whether one label is missing: None, a NaN of any number type
+    (Decimal's signalling one too, without raising), or NaT."""
+    if value is None:
+        return True
+    if isinstance(value, (np.datetime64, np.timedelta64)):
+        return bool(np.isnat(value))
+    if isinstance(value, decimal.Decimal):
+        return value.is_nan()
+    if isinstance(value, numbers.Integral) or not isinstance(value, numbers.Number):
+        return False  # ints beyond float64 included
+    try:
+        return value != value  # NaN, the one number unequal to itself
+    except (TypeError, ValueError, ArithmeticError):
+        return False
+
+
+def _is_infinite_label(value):
+    if isinstance(value, decimal.Decimal):
+        return value.is_infinite()
+    if isinstance(value, (numbers.Integral, numbers.Rational)) or not isinstance(value, numbers.Real):
+        return False  # ints and fractions are finite, however large
+    return not math.isfinite(value)
+
+
 def check_labels(y, n_samples):
     """Validate targets: 1D, finite, discrete, as long as X.
 
@@ -261,10 +295,14 @@ def check_labels(y, n_samples):
             raise ValueError(
                 "Unknown label type: continuous. kgeo.SVM is a classifier and needs "
                 "discrete labels (ints, strings, or floats with integral values)")
+    if y.dtype.kind in "mM" and np.any(np.isnat(y)):
+        raise ValueError(
+            f"y contains {int(np.count_nonzero(np.isnat(y)))} missing label(s) (NaT); labels "
+            f"must be set")
     if y.dtype.kind == "O":
         kinds = {type(v) for v in y}
         for v in y:
-            if v is None or (isinstance(v, numbers.Real) and not np.isfinite(v)):
+            if is_missing_label(v) or _is_infinite_label(v):
                 raise ValueError(f"y contains a missing label ({v!r}); labels must be set")
             if isinstance(v, numbers.Real) and not isinstance(v, numbers.Integral) and v != round(v):
                 raise ValueError(

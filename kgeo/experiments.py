@@ -59,7 +59,7 @@ from ._embedding import MultinomialEmbedding
 from ._kernels import KERNELS
 from ._pairwise import resolve_n_jobs
 from ._svm import SVM
-from ._validation import check_positive, checked_accuracy
+from ._validation import check_positive, checked_accuracy, is_one_of
 from ._version import __version__
 from .datasets import (
     DatasetNotFoundError,
@@ -218,7 +218,7 @@ def _check_data_dir(data_dir):
 
 
 def _check_vocabulary(vocabulary):
-    if vocabulary not in _VOCABULARIES:
+    if not is_one_of(vocabulary, _VOCABULARIES):
         raise ValueError(f"vocabulary must be one of {list(_VOCABULARIES)}, got {vocabulary!r}")
     return vocabulary
 
@@ -390,7 +390,8 @@ def evaluate_cell(split, representation, normalization, kernel, C=1.0, n_jobs=No
     if not isinstance(split, Split):
         raise TypeError(f"split must be a Split (see load_zhang2005_splits), got "
                         f"{type(split).__name__}")
-    if (representation, normalization, kernel) not in CELLS:
+    if not (all(isinstance(v, str) for v in (representation, normalization, kernel))
+            and (representation, normalization, kernel) in CELLS):
         raise ValueError(
             f"(representation, normalization, kernel) must be one of the cells "
             f"{list(CELLS)}, got {(representation, normalization, kernel)}")

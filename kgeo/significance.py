@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from ._validation import KIND_NAMES, element_kind
+from ._validation import KIND_NAMES, element_kind, is_missing_label
 
 __all__ = [
     "McNemarResult",
@@ -102,24 +102,23 @@ def _label_kinds(name, arr):
         if arr.dtype.kind in "fc" and np.isnan(arr).any():
             raise ValueError(f"{name} contains {int(np.isnan(arr).sum())} NaN label(s); every "
                              f"document needs a label")
+        if arr.dtype.kind in "mM" and np.isnat(arr).any():
+            raise ValueError(f"{name} contains {int(np.isnat(arr).sum())} NaT label(s); every "
+                             f"document needs a label")
         return {"n" if arr.dtype.kind in "biuf" else arr.dtype.kind}
     # An object array says nothing about its elements: ["a", "b"] against
     # [0, 1] compared unequal everywhere and gave n = 0, P = 1.
     kinds = set()
     n_missing = 0
     for value in arr:
-        if value is None:
+        # None, NaN of any number type (Decimal's signalling one too), NaT.
+        if is_missing_label(value):
             n_missing += 1
             continue
-        kind = element_kind(value)
-        # NaN (float, np.float64, Decimal) is the one number unequal to itself.
-        if kind in ("n", "c") and value != value:
-            n_missing += 1
-            continue
-        kinds.add(kind)
+        kinds.add(element_kind(value))
     if n_missing:
-        raise ValueError(f"{name} contains {n_missing} missing label(s) (None or NaN); every "
-                         f"document needs a label")
+        raise ValueError(f"{name} contains {n_missing} missing label(s) (None, NaN or NaT); "
+                         f"every document needs a label")
     return kinds
 
 

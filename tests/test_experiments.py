@@ -247,6 +247,9 @@ def test_evaluate_cell_rejects_unknown_cells(ng_data):
     splits, _ = load_zhang2005_splits("20ng", ng_data)
     with pytest.raises(ValueError, match="must be one of the cells"):
         evaluate_cell(splits[0], "tf", "l2", "ngd")
+    # An array compared element-wise: NumPy's "truth value ... is ambiguous".
+    with pytest.raises(ValueError, match="must be one of the cells"):
+        evaluate_cell(splits[0], np.array(["tf", "tfidf"]), "l1", "ngd")
     with pytest.raises(ValueError, match="C must be finite and > 0"):
         evaluate_cell(splits[0], "tf", "l1", "ngd", C=0)
 

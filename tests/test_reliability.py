@@ -105,9 +105,14 @@ def assert_bit_identical(a, b):
 # Shared by the in-process tests and the child process: a tiny count matrix
 # whose labels are already sorted (so row numbers survive the class sort).
 BAD_INPUT_SETUP = """
+from decimal import Decimal
+from fractions import Fraction
+
 import numpy as np
 import scipy.sparse as sp
 import kgeo
+import kgeo.experiments
+import kgeo.significance
 
 X = np.array([[3., 0., 1.], [2., 1., 0.], [0., 2., 3.],
               [1., 3., 4.], [1., 1., 1.], [0., 4., 1.]])
@@ -201,6 +206,28 @@ BAD_INPUTS = [
      r"below float64's smallest normal number \(2.23e-308\).*scale X up"),
     ("underflow-linear-subnormal", "kgeo.SVM(kernel='linear').fit(X * 1e-160, y)", ValueError,
      r"kernel 'linear' underflows float64 on X: the largest squared L2 norm of a row is 2.\de-319"),
+    # missing labels of every kind (NaT was a class; Decimal's NaN leaked InvalidOperation)
+    ("label-nat", "kgeo.SVM().fit(X, np.array(['NaT'] * 3 + ['2021-01-01'] * 3, dtype='datetime64[D]'))",
+     ValueError, r"y contains 3 missing label\(s\) \(NaT\); labels must be set"),
+    ("label-nat-object", "kgeo.SVM().fit(X, np.array([np.datetime64('NaT')] + [np.datetime64('2021-01-01', 'D')] * 5, dtype=object))",
+     ValueError, r"y contains a missing label \(np.datetime64\('NaT'"),
+    ("label-decimal-nan", "kgeo.SVM().fit(X, [Decimal('NaN')] + [Decimal(1)] * 2 + [Decimal(2)] * 3)",
+     ValueError, r"y contains a missing label \(Decimal\('NaN'\)\)"),
+    ("label-decimal-snan", "kgeo.SVM().fit(X, [Decimal('sNaN')] + [Decimal(1)] * 2 + [Decimal(2)] * 3)",
+     ValueError, r"y contains a missing label \(Decimal\('sNaN'\)\)"),
+    ("label-fraction-continuous", "kgeo.SVM().fit(X, [Fraction(1, 2)] * 3 + [Fraction(3, 2)] * 3)",
+     ValueError, r"Unknown label type: continuous"),
+    ("significance-nat", "kgeo.significance.mcnemar_test(*[np.array(['NaT', '2021-01-01'], dtype='datetime64[D]')] * 3)",
+     ValueError, r"y_true contains 1 NaT label\(s\); every document needs a label"),
+    ("significance-decimal-snan", "kgeo.significance.mcnemar_test(np.array([Decimal('sNaN'), Decimal(1)], dtype=object), [1, 1], [1, 1])",
+     ValueError, r"y_true contains 1 missing label\(s\) \(None, NaN or NaT\)"),
+    # parameters given as arrays ('in' compares element-wise)
+    ("embedding-norm-array", "kgeo.MultinomialEmbedding(norm=np.array(['l1', 'l2'])).fit(X)",
+     ValueError, r"norm must be 'l1', 'l2' or None, got array\(\['l1', 'l2'\]"),
+    ("embedding-weighting-one-element-array", "kgeo.MultinomialEmbedding(weighting=np.array(['tf'])).fit(X)",
+     ValueError, r"weighting must be 'tf' or 'tfidf', got array\(\['tf'\]"),
+    ("experiments-vocabulary-array", "kgeo.experiments.run_zhang2005('20ng', '.', vocabulary=np.array(['train', 'all']))",
+     ValueError, r"vocabulary must be one of \['train', 'all'\], got array"),
     # a Python int beyond float64 (an object array), at fit, predict and in the pairwise route
     ("int-beyond-float64", "kgeo.SVM().fit([[2**1100, 1], [1, 2]], [0, 1])", ValueError,
      r"X holds a number beyond float64's range \(about 1.8e308\)"),

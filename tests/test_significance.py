@@ -217,7 +217,7 @@ def test_object_arrays_of_other_label_kinds_refused(test, args, match):
 @pytest.mark.parametrize("args, match", [
     ((_objects([None, 1, 0]), [0, 1, 0], [1, 0, 1]), r"y_true contains 1 missing label\(s\)"),
     (([0, 1, 0], [0, 1, 0], _objects([np.nan, 1, float("nan")])),
-     r"pred_b contains 2 missing label\(s\) \(None or NaN\); every document needs a label"),
+     r"pred_b contains 2 missing label\(s\) \(None, NaN or NaT\); every document needs a label"),
     ((["a", "b", "a"], _objects(["a", None, "a"]), ["a", "b", "b"]),
      r"pred_a contains 1 missing label\(s\)"),
     ((_objects([np.float64("nan"), 1.0]), [1, 0], [1, 1]), r"y_true contains 1 missing"),

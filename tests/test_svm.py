@@ -1414,6 +1414,34 @@ def test_predicting_over_only_the_used_columns_keeps_every_bit(kernel, params, r
                                   kgeo.pairwise_kernels(T, X, kernel=kernel, **params))
 
 
+def test_labels_that_numpy_cannot_test_for_finiteness_are_classes(rng):
+    # np.isfinite raised its own TypeError on Python ints beyond int64 and on
+    # Fractions; both are discrete, sortable labels.
+    from fractions import Fraction
+
+    X, y = ck.make_count_data(rng, 30, 5, 2)
+    reference = kgeo.SVM().fit(X, y)
+    for labels in ([2**64 + int(v) for v in y], [Fraction(int(v) + 1) for v in y]):
+        model = kgeo.SVM().fit(X, labels)
+        assert model.classes_.tolist() == sorted(set(labels))
+        np.testing.assert_array_equal(model.dual_coef_, reference.dual_coef_)
+
+
+def test_class_weight_keys_that_equal_a_class_are_found(rng):
+    # Looked up among classes_.tolist(): datetime64[D] classes became
+    # datetime.date there, and an np.datetime64 key was "not among the
+    # classes [datetime.date(2020, 1, 1), ...]".
+    X, y = ck.make_count_data(rng, 30, 5, 2)
+    days = np.where(y == 0, np.datetime64("2020-01-01", "D"), np.datetime64("2021-01-01", "D"))
+    weighted = kgeo.SVM(class_weight={np.datetime64("2020-01-01"): 3.0}).fit(X, days)
+    np.testing.assert_array_equal(weighted.class_weight_, [3.0, 1.0])
+    by_number = kgeo.SVM(class_weight={0: 3.0}).fit(X, y)
+    np.testing.assert_array_equal(weighted.dual_coef_, by_number.dual_coef_)
+    with pytest.raises(ValueError, match=r"class_weight has label np.datetime64\('2022-01-01'\), "
+                                         r"which is not among the classes"):
+        kgeo.SVM(class_weight={np.datetime64("2022-01-01"): 3.0}).fit(X, days)
+
+
 def test_pickle_round_trip(rng):
     X, y = ck.make_count_data(rng, 40, 6, 3)
     model = kgeo.SVM(kernel="ngd").fit(X, y)
