@@ -76,34 +76,14 @@ def _hashable(value):
     return True
 
 
-def _equal_labels(a, b):
-    """a == b for two labels, False where they do not compare (or compare
-    element-wise)."""
+def _same_value(a, b):
+    """a == b for two labels or parameter values, False where they do not
+    compare (or compare element-wise)."""
     try:
         same = a == b
         return isinstance(same, (bool, np.bool_)) and bool(same)
     except (TypeError, ValueError):
         return False
-
-
-def _used_columns_only(X, n_blocks):
-    """X without the columns no row uses, when they would dominate the posting index.
-
-    ``PostingIndex`` keeps 16 bytes per column for each of its ``n_blocks``
-    blocks (the classes), against about 12 per stored value: hashed features
-    (``2**20`` columns and more, few of them used) would cost gigabytes there
-    (400 documents of 10 classes over 2**22 columns: 640 MB). The
-    columns keep their order, so every kernel value keeps its bits; the
-    kernel itself was built for all the columns (gamma="auto", the heat
-    kernels' normalisation).
-    """
-    if n_blocks * X.shape[1] * 16 <= 4 * 12 * max(X.nnz, 1):
-        return X  # the tables are not what costs (20 Newsgroups: 0.9x the postings)
-    used = np.zeros(X.shape[1], dtype=bool)
-    used[X.indices] = True
-    kept = np.flatnonzero(used)  # no table of all the columns beyond this mask
-    return sp.csr_matrix((X.data, np.searchsorted(kept, X.indices).astype(X.indices.dtype),
-                          X.indptr), shape=(X.shape[0], kept.shape[0]))
 
 
 def _scale_gamma(X):
@@ -394,7 +374,7 @@ class SVM(EstimatorMixin):
                 # Keys that equal a class without hashing like its Python form
                 # (np.datetime64 keys; tolist() gives datetime.date).
                 position = next((i for i, c in enumerate(self.classes_)
-                                 if _equal_labels(c, label)), None)
+                                 if _same_value(c, label)), None)
             if position is None:
                 raise ValueError(
                     f"class_weight has label {label!r}, which is not among the classes "
@@ -468,8 +448,8 @@ class SVM(EstimatorMixin):
         # ned and rbf on dense rows: moved to their mean, as prediction will
         # move the support vectors and the rows it is given (the same values).
         centre = translation_centre(self.kernel, X_checked)
-        X_sorted = _used_columns_only(
-            centred(X_checked if in_order else X_checked[order], centre), n_classes)
+        (X_sorted,) = used_columns_only(
+            centred(X_checked if in_order else X_checked[order], centre), n_blocks=n_classes)
         rows = prepare_rows(kernel, X_sorted, name="X", kernel_name=self.kernel,
                             n_threads=n_threads)
         if not kernel.on_simplex and X_sorted.nnz:
@@ -800,11 +780,7 @@ class SVM(EstimatorMixin):
         fitted = getattr(self, "_fitted_kernel", None)  # None: saved before kgeo kept it
         for name, value in (fitted or {}).items():
             now = getattr(self, name)
-            if type(now) is not type(value) and (isinstance(now, str) or isinstance(value, str)):
-                same = False
-            else:
-                same = bool(now == value)
-            if not same:
+            if not _same_value(now, value):
                 raise ValueError(
                     f"{name}={now!r}, but this SVM was fitted with {name}={value!r}: its "
                     f"coefficients belong to the kernel it was fitted with; fit it again "

@@ -250,7 +250,7 @@ def is_missing_label(value):
 def _is_infinite_label(value):
     if isinstance(value, decimal.Decimal):
         return value.is_infinite()
-    if isinstance(value, (numbers.Integral, numbers.Rational)) or not isinstance(value, numbers.Real):
+    if isinstance(value, numbers.Rational) or not isinstance(value, numbers.Real):
         return False  # ints and fractions are finite, however large
     return not math.isfinite(value)
 
