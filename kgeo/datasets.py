@@ -23,6 +23,7 @@ import hashlib
 import http.client
 import logging
 import lzma
+import numbers
 import os
 import posixpath
 import re
@@ -312,6 +313,18 @@ def _check_choice(value, choices, name):
     return value
 
 
+def _is_file(entry):
+    """Whether a folder entry (``Path`` or ``os.DirEntry``) is a file, links
+    followed; a link to nothing is an error, not a file to skip: the same
+    member in an archive is refused, and skipping it would lose a document."""
+    if entry.is_file():
+        return True
+    if entry.is_symlink() and not os.path.exists(entry):
+        raise ValueError(f"{os.fspath(entry)!r} is a symbolic link to "
+                         f"{os.readlink(entry)!r}, which does not exist")
+    return False
+
+
 def _require_exists(path, what):
     if not path.exists():
         raise DatasetNotFoundError(f"{what}: {str(path)!r} does not exist")
@@ -323,8 +336,8 @@ class _TailReader:
     tarfile's stream mode ends its iteration quietly at the first header it
     cannot parse after the first member: a damaged archive would load as a
     shorter corpus. Reading through this wrapper lets ``_scan_tar`` check,
-    afterwards, that tarfile stopped at an end-of-archive marker (a zero
-    block), and then drain the stream to its end, where gzip, bzip2 and xz
+    afterwards, that tarfile stopped at an end-of-archive marker (two zero
+    blocks), and then drain the stream to its end, where gzip, bzip2 and xz
     verify their checksums.
     """
 
@@ -343,21 +356,28 @@ class _TailReader:
         return data
 
     def ends_at(self, offset):
-        """Whether a zero block starts at ``offset``; then read to the end.
+        """Whether two zero blocks start at ``offset``; then read to the end.
 
-        What follows the marker is padding of the last record, which old tar
-        programs filled with leftovers (the SMART collections' archives do),
-        so only the marker itself is checked, as tar does.
+        tarfile stops at the first zero block, but a lone one is a header
+        zeroed by damage (GNU tar warns "A lone zero block"): the members
+        after it would be lost. The marker is two blocks. What follows it is
+        padding of the last record, which old tar programs filled with
+        leftovers (the SMART collections' archives do), so only the marker
+        itself is checked, as tar does.
         """
+        size = 2 * tarfile.BLOCKSIZE
         start = len(self.recent) - (self.position - offset)
         if start < 0:  # cannot happen: tarfile reads 10 KiB ahead at most
             return False
-        block = self.recent[start:start + tarfile.BLOCKSIZE]
-        if len(block) < tarfile.BLOCKSIZE:  # tarfile hit the end of the data here
-            block += self.raw.read(tarfile.BLOCKSIZE - len(block))
+        marker = self.recent[start:start + size]
+        while len(marker) < size:  # tarfile read no further than this
+            more = self.raw.read(size - len(marker))
+            if not more:
+                break
+            marker += more
         while self.raw.read(1 << 20):
             pass
-        return len(block) == tarfile.BLOCKSIZE and not any(block)
+        return len(marker) == size and not any(marker)
 
 
 def _open_decompressed(archive):
@@ -378,18 +398,40 @@ def _open_decompressed(archive):
     return open(archive, "rb")
 
 
-def _linked_member(member, kept_names, kept, archive):
-    """The bytes of a hard or symbolic link member, from the member it names."""
-    target = member.linkname
+def _link_target(member):
+    """The member name a hard or symbolic link member points at."""
     if member.issym():
-        target = posixpath.normpath(posixpath.join(posixpath.dirname(member.name), target))
-    if target in kept_names:
-        return kept[kept_names[target]]
-    kind = "hard link" if member.islnk() else "symbolic link"
-    raise ValueError(
-        f"{str(archive)!r}: member {member.name!r} is a {kind} to {member.linkname!r}, "
-        f"which is not a file of the corpus read before it; extract the archive and "
-        f"pass the folder")
+        return posixpath.normpath(posixpath.join(posixpath.dirname(member.name),
+                                                 member.linkname))
+    return member.linkname
+
+
+def _stream_tar(archive, on_member):
+    """Call ``on_member(tf, member)`` for each member of ``archive``, in one
+    streaming pass; a damaged or truncated archive raises ValueError."""
+    try:
+        with _open_decompressed(archive) as raw:
+            stream = _TailReader(raw)
+            n_members = 0
+            with tarfile.open(fileobj=stream, mode="r|") as tf:
+                for member in tf:
+                    n_members += 1
+                    on_member(tf, member)
+                end = tf.offset
+            if not stream.ends_at(end):
+                raise tarfile.ReadError(
+                    f"damaged or truncated: no valid member header and no end-of-archive "
+                    f"marker at byte {end} of the tar stream ({n_members} members read)")
+    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError,
+            ValueError) as exc:
+        raise ValueError(
+            f"{str(archive)!r} is not a readable tar archive (gzip, bzip2, xz or "
+            f"plain): {exc}") from exc
+    except OSError as exc:
+        if isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError)):
+            raise
+        # bz2 reports a damaged stream as a bare OSError
+        raise ValueError(f"{str(archive)!r} is not a readable tar archive: {exc}") from exc
 
 
 def _scan_tar(archive, select):
@@ -401,46 +443,63 @@ def _scan_tar(archive, select):
     archive is decompressed once, front to back (tarfile's stream mode), which
     is what makes the 18,846-member 20 Newsgroups archive load in about a
     second; a damaged or truncated archive is an error, never a shorter corpus.
+
+    A wanted link (hard or symbolic) gets the bytes of the file it points
+    at, as a folder would: from the members kept so far, or, when its
+    target was skipped or comes later, from a second pass over the archive
+    that reads only such targets.
     """
     kept = {}
-    kept_names = {}  # member name -> key in kept, for links to it
+    kept_names = {}  # member name -> key in kept
     names = []
-    try:
-        with _open_decompressed(archive) as raw:
-            stream = _TailReader(raw)
-            with tarfile.open(fileobj=stream, mode="r|") as tf:
-                for member in tf:
-                    if member.islnk() or member.issym():
-                        # A folder follows links; a tar stream cannot seek
-                        # back to a link's target, so it is taken from the
-                        # members kept so far, or refused.
-                        names.append(member.name)
-                        key = select(member.name)
-                        if key is not None:
-                            kept[key] = _linked_member(member, kept_names, kept, archive)
-                        continue
-                    if not member.isfile():
-                        continue
-                    names.append(member.name)
-                    key = select(member.name)
-                    if key is not None:
-                        kept[key] = tf.extractfile(member).read()
-                        kept_names[member.name] = key
-                end = tf.offset
-            if not stream.ends_at(end):
-                raise tarfile.ReadError(
-                    f"damaged or truncated: no valid member header and no end-of-archive "
-                    f"marker at byte {end} of the tar stream ({len(names)} members read)")
-    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError,
-            ValueError) as exc:
+    files = set()    # every regular member's name
+    links = {}       # link member name -> the name it points at
+    pending = {}     # key of a wanted link -> the link member
+
+    def on_member(tf, member):
+        if member.islnk() or member.issym():
+            names.append(member.name)
+            links[member.name] = _link_target(member)
+            key = select(member.name)
+            if key is not None:
+                pending[key] = member
+            return
+        if not member.isfile():
+            return
+        names.append(member.name)
+        files.add(member.name)
+        key = select(member.name)
+        if key is not None:
+            kept[key] = tf.extractfile(member).read()
+            kept_names[member.name] = key
+
+    _stream_tar(archive, on_member)
+    if not pending:
+        return kept, names
+
+    def resolve(member):
+        # Follow links to links, as a folder would, to a regular member.
+        name, seen = member.name, set()
+        while name in links and name not in seen:
+            seen.add(name)
+            name = links[name]
+        if name in files:
+            return name
+        kind = "hard link" if member.islnk() else "symbolic link"
         raise ValueError(
-            f"{str(archive)!r} is not a readable tar archive (gzip, bzip2, xz or "
-            f"plain): {exc}") from exc
-    except OSError as exc:
-        if isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError)):
-            raise
-        # bz2 reports a damaged stream as a bare OSError
-        raise ValueError(f"{str(archive)!r} is not a readable tar archive: {exc}") from exc
+            f"{str(archive)!r}: member {member.name!r} is a {kind} to "
+            f"{member.linkname!r}, which is not a regular file of the archive")
+
+    targets = {key: resolve(member) for key, member in pending.items()}
+    missing = {name for name in targets.values() if name not in kept_names}
+    found = {}
+    if missing:
+        def on_target(tf, member):
+            if member.isfile() and member.name in missing:
+                found[member.name] = tf.extractfile(member).read()
+        _stream_tar(archive, on_target)
+    for key, name in targets.items():
+        kept[key] = kept[kept_names[name]] if name in kept_names else found[name]
     return kept, names
 
 
@@ -457,7 +516,7 @@ def _decode(raw):
 # 20 Newsgroups
 # ---------------------------------------------------------------------------
 
-_NG_MEMBER = re.compile(r"(?:^|/)20news-bydate-(train|test)/([^/]+)/(\d+)\Z")
+_NG_MEMBER = re.compile(r"(?:^|/)20news-bydate-(train|test)/([^/]+)/([0-9]+)\Z")
 _NG_ARCHIVE_NAMES = ("20news-bydate.tar.gz", "20news-bydate.tgz", "20news-bydate.tar")
 
 
@@ -544,7 +603,7 @@ def load_20newsgroups(path, subset="train"):
                 # A group is a class when it holds a message (as in the archive,
                 # where an empty folder leaves no member): an empty folder is not.
                 messages = [e for e in group_dir.iterdir()
-                            if e.name.isascii() and e.name.isdigit() and e.is_file()]
+                            if e.name.isascii() and e.name.isdigit() and _is_file(e)]
                 if messages:
                     groups.add(group_dir.name)
                 if split not in wanted:
@@ -705,7 +764,7 @@ def load_webkb(path, classes=("student", "faculty", "course", "project")):
                 # os.scandir keeps names byte-exact (a trailing "\r" included).
                 with os.scandir(folder) as entries:
                     for entry in entries:
-                        if entry.is_file():
+                        if _is_file(entry):
                             raw[(cls, univ, entry.name)] = _read_bytes(entry.path)
 
     if not raw:
@@ -897,7 +956,7 @@ def load_reuters21578(path, subset="train", view="modapte"):
         files, _ = _scan_tar(source, select)
     else:
         files = {p.name: _read_bytes(p) for p in source.glob("reut2-*.sgm")
-                 if _REUTERS_MEMBER.search(p.name) and p.is_file()}
+                 if _REUTERS_MEMBER.search(p.name) and _is_file(p)}
     if not files:
         raise ValueError(
             f"no reut2-NNN.sgm file found in {str(source)!r}; expected the SGML "
@@ -1124,8 +1183,13 @@ def _smart_text(fields):
 
 
 def _parse_qrels(text, fmt, what):
-    """Return a list of (query, doc, grade) triples."""
+    """Return a list of (query, doc, grade) triples.
+
+    A (query, document) pair judged twice alike is kept once; judged twice
+    differently, it is an error: either grade would silently drop the other.
+    """
     triples = []
+    first_seen = {}  # (query, doc) -> (grade, line number)
     for lineno, line in enumerate(text.splitlines(), start=1):
         parts = line.split()
         if not parts:
@@ -1140,6 +1204,14 @@ def _parse_qrels(text, fmt, what):
         except (IndexError, ValueError):
             raise ValueError(f"{what} line {lineno}: cannot read {line.strip()!r} "
                              f"as a {fmt} relevance judgement") from None
+        earlier = first_seen.setdefault((q, doc), (grade, lineno))
+        if earlier[1] != lineno:
+            if earlier[0] != grade:
+                raise ValueError(
+                    f"{what} line {lineno}: query {q} and document {doc} are judged "
+                    f"{grade} here but {earlier[0]} on line {earlier[1]}; expected one "
+                    f"judgement per pair")
+            continue
         triples.append((q, doc, grade))
     return triples
 
@@ -1215,7 +1287,7 @@ def load_smart(path, name):
         files = {}
         for p in source.iterdir():
             canonical = wanted.get(p.name.lower())
-            if canonical is not None and p.is_file():
+            if canonical is not None and _is_file(p):
                 files[canonical] = _read_bytes(p)
     for required in (doc_file, query_file):
         if required not in files:
@@ -1366,10 +1438,11 @@ def _fetch(data_home, folder, url, default_name, sha256, download_if_missing, ti
     if not isinstance(url, str):
         raise TypeError(f"url must be a str, got {type(url).__name__}")
     sha256 = _check_sha256(sha256)
-    if (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
+    if (not isinstance(timeout, numbers.Real) or isinstance(timeout, (bool, np.bool_))
             or not 0 < timeout <= _MAX_TIMEOUT):
         raise ValueError(f"timeout must be a number of seconds in (0, {_MAX_TIMEOUT:g}], "
                          f"got {timeout!r}")
+    timeout = float(timeout)
     if not isinstance(download_if_missing, (bool, np.bool_)):
         raise TypeError(f"download_if_missing must be True or False, got {download_if_missing!r}")
     path = urllib.parse.urlsplit(url).path

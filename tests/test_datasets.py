@@ -207,6 +207,23 @@ def test_20newsgroups_damage_is_an_error_not_a_shorter_corpus(tmp_path, compress
             load_20newsgroups(path, subset="all")
 
 
+@pytest.mark.parametrize("compress", [gzip.compress, bytes], ids=["gz", "plain"])
+def test_20newsgroups_zeroed_header_is_an_error_not_a_shorter_corpus(tmp_path, compress):
+    # tarfile stops at the first zero block; a header zeroed by damage (a
+    # zeroed disk page) used to end the corpus there, without an error.
+    tar = _plain_tar_bytes(NG_FILES)
+    second_header = 512 + 512 * ((len(NG_FILES["20news-bydate-train/sci.space/10"]) + 511) // 512)
+    damaged = bytearray(tar)
+    damaged[second_header:second_header + 512] = bytes(512)
+    path = tmp_path / "zeroed.tar"
+    path.write_bytes(compress(bytes(damaged)))
+    with pytest.raises(ValueError, match=r"damaged or truncated: no valid member header and "
+                                         r"no end-of-archive marker at byte 1024 .*\(1 members"):
+        load_20newsgroups(path, subset="all")
+    path.write_bytes(compress(tar))
+    assert len(load_20newsgroups(path, subset="all")) == len(NG_FILES)
+
+
 def test_20newsgroups_gzip_checksum_is_verified(tmp_path):
     # A flipped byte inside a message's text: the tar headers are intact, so
     # only gzip's CRC-32 (checked once the stream is read to its end) sees it.
@@ -244,8 +261,70 @@ def test_20newsgroups_archive_links_load_as_in_a_folder(tmp_path):
         tf.addfile(soft)
     with pytest.raises(ValueError, match=r"member '20news-bydate-train/sci.space/4' is a "
                                          r"symbolic link to '../elsewhere/9', which is not a "
-                                         r"file of the corpus read before it"):
+                                         r"regular file of the archive"):
         load_20newsgroups(dangling)
+
+
+def test_20newsgroups_archive_links_to_another_subset_or_later_members(tmp_path):
+    # A link whose target the subset does not read (or that comes later in
+    # the archive) was refused as "not a file of the corpus read before it";
+    # the same files in a folder load.
+    members = [
+        ("20news-bydate-train/sci.space/1", b"From: a\n\ntrain text", None),
+        ("20news-bydate-test/sci.space/2", None, (tarfile.LNKTYPE,
+                                                  "20news-bydate-train/sci.space/1")),
+        ("20news-bydate-test/sci.space/3", None, (tarfile.SYMTYPE, "4")),
+        ("20news-bydate-test/sci.space/4", None, (tarfile.SYMTYPE, "5")),
+        ("20news-bydate-test/sci.space/5", b"From: b\n\nlater text", None),
+    ]
+    path = tmp_path / "links.tar"
+    with tarfile.open(path, "w") as tf:
+        for name, content, link in members:
+            info = tarfile.TarInfo(name)
+            if link is None:
+                info.size = len(content)
+                tf.addfile(info, io.BytesIO(content))
+            else:
+                info.type, info.linkname = link
+                tf.addfile(info)
+    test = load_20newsgroups(path, subset="test")
+    assert test.filenames == [f"20news-bydate-test/sci.space/{i}" for i in (2, 3, 4, 5)]
+    assert test.data == ["From: a\n\ntrain text"] + ["From: b\n\nlater text"] * 3
+    everything = load_20newsgroups(path, subset="all")
+    assert everything.data[1:] == test.data
+    with tarfile.open(path) as tf:
+        tf.extractall(tmp_path / "folder", filter="tar")
+    assert load_20newsgroups(tmp_path / "folder", subset="test").data == test.data
+
+
+def test_20newsgroups_archive_and_folder_take_the_same_digits(tmp_path, ng_tar):
+    # The archive's pattern took any Unicode digit ("\u0662", Arabic-Indic
+    # two) where the folder took ASCII digits only: different corpora.
+    files = dict(NG_FILES, **{"20news-bydate-train/sci.space/\u0662": b"From: x\n\ny"})
+    _write_tree(tmp_path / "folder", files)
+    archive = _write_tar(tmp_path / "odd.tar.gz", files)
+    assert (load_20newsgroups(archive).filenames
+            == load_20newsgroups(tmp_path / "folder").filenames
+            == load_20newsgroups(ng_tar).filenames)
+
+
+def test_links_to_nothing_in_folders_are_errors_not_skipped(tmp_path, ng_dir, webkb_dir):
+    # A dangling link in a folder was skipped silently (is_file() is False),
+    # where the same member in an archive is refused: a document lost.
+    link = ng_dir / "20news-bydate-train" / "sci.space" / "11"
+    link.symlink_to("no-such-message")
+    with pytest.raises(ValueError, match=r"sci.space/11' is a symbolic link to "
+                                         r"'no-such-message', which does not exist"):
+        load_20newsgroups(ng_dir)
+    page = next(p for p in sorted(webkb_dir.rglob("*")) if p.is_file())
+    (page.parent / "dangling.html").symlink_to(page.parent / "gone.html")
+    with pytest.raises(ValueError, match=r"dangling.html' is a symbolic link to .*gone.html"):
+        load_webkb(webkb_dir)
+    _write_tree(tmp_path / "adi", ADI_FILES)
+    (tmp_path / "adi" / "ADI.REL").unlink()
+    (tmp_path / "adi" / "ADI.REL").symlink_to("ADI.REL.lost")
+    with pytest.raises(ValueError, match=r"ADI.REL' is a symbolic link to 'ADI.REL.lost'"):
+        load_smart(tmp_path / "adi", "adi")
 
 
 def test_20newsgroups_folder_skips_names_of_non_ascii_digits(ng_dir):
@@ -694,6 +773,15 @@ def test_smart_bad_input(tmp_path):
                          {k: v for k, v in ADI_FILES.items() if k != "ADI.QRY"})
     with pytest.raises(ValueError, match="has no ADI.QRY file"):
         load_smart(partial, "adi")
+    # The same pair judged twice differently: the later grade silently won
+    # (here the relevant (1, 1) vanished from qrels). Twice alike is kept once.
+    conflicting = dict(CRAN_FILES, cranqrel=b"1 1 2\n1 2 3\n1 1 -1\n")
+    _write_tree(tmp_path / "conflict", conflicting)
+    with pytest.raises(ValueError, match=r"cranqrel line 3: query 1 and document 1 are "
+                                         r"judged -1 here but 2 on line 1"):
+        load_smart(tmp_path / "conflict", "cran")
+    _write_tree(tmp_path / "repeated", dict(CRAN_FILES, cranqrel=b"1 1 2\n1 1 2\n"))
+    assert load_smart(tmp_path / "repeated", "cran").relevance == {1: {1: 2}}
     bad_rel = dict(ADI_FILES, **{"ADI.REL": b"1 one 0 0.0\n"})
     _write_tree(tmp_path / "badrel", bad_rel)
     with pytest.raises(ValueError, match=r"ADI.REL line 1: cannot read '1 one 0 0.0'"):
@@ -846,7 +934,8 @@ def test_fetch_20newsgroups_downloads_verifies_and_caches(local_server, tmp_path
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()
     cache = tmp_path / "cache"
     corpus = fetch_20newsgroups(data_home=cache, subset="test",
-                                url=f"{base}/20news-bydate.tar.gz", sha256=digest.upper())
+                                url=f"{base}/20news-bydate.tar.gz", sha256=digest.upper(),
+                                timeout=np.float32(30))  # any real number (refused before)
     assert len(corpus) == 3
     cached = cache / "20news-bydate" / "20news-bydate.tar.gz"
     assert cached.read_bytes() == archive.read_bytes()
@@ -902,6 +991,9 @@ def test_fetch_errors(local_server, tmp_path):
     for timeout in (0, -1, float("nan"), float("inf"), 1e12):
         with pytest.raises(ValueError, match=r"timeout must be a number of seconds in "
                                              r"\(0, 1e\+06\], got"):
+            fetch_20newsgroups(data_home=cache, url=f"{base}/x.tar.gz", timeout=timeout)
+    for timeout in (True, np.bool_(True), "60", None):
+        with pytest.raises(ValueError, match=r"timeout must be a number of seconds in"):
             fetch_20newsgroups(data_home=cache, url=f"{base}/x.tar.gz", timeout=timeout)
     with pytest.raises(TypeError, match="download_if_missing must be True or False, got 'no'"):
         fetch_20newsgroups(data_home=cache, url=f"{base}/x.tar.gz", download_if_missing="no")
