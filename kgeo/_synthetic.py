@@ -1,11 +1,46 @@
 """Synthetic corpora drawn from topic multinomials (the demo's default data)."""
 
 import numbers
+import os
 
 import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["make_topic_corpus"]
+
+
+# Bytes the generator holds at its peak, per vocabulary word (the background
+# distribution, its permutation and cumulative sums), per topic word, and per
+# token (its document, two uniform draws, the topic mask, the word, and the
+# COO and CSR copies of the matrix).
+_BYTES_PER_FEATURE = 32
+_BYTES_PER_TOPIC_WORD = 8
+_BYTES_PER_TOKEN = 80
+
+
+def _physical_memory():
+    """Bytes of RAM, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _check_fits_in_memory(n_documents, n_features, n_classes, words_per_document,
+                          topic_size):
+    # Sizes past the machine used to reach NumPy as they were: an int64
+    # overflow in np.arange (an empty array, then a crash in rng.choice), or
+    # a Python loop over a billion classes that never ends.
+    needed = (_BYTES_PER_FEATURE * int(n_features)
+              + _BYTES_PER_TOPIC_WORD * int(n_classes) * int(topic_size)
+              + _BYTES_PER_TOKEN * int(n_documents) * int(words_per_document))
+    available = _physical_memory()
+    limit = available if available is not None else 2 ** 40
+    if needed > limit:
+        raise ValueError(
+            f"n_documents={n_documents}, n_features={n_features}, n_classes={n_classes} "
+            f"and words_per_document={words_per_document} need about {needed / 2**30:.3g} GiB "
+            f"to generate, more than this machine's {limit / 2**30:.3g} GiB of memory")
 
 
 def make_topic_corpus(n_documents=3000, n_features=5000, n_classes=10, *,
@@ -43,12 +78,15 @@ def make_topic_corpus(n_documents=3000, n_features=5000, n_classes=10, *,
                              ("n_classes", n_classes, 2), ("words_per_document", words_per_document, 1)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    if not 0.0 <= topic_weight <= 1.0:
-        raise ValueError(f"topic_weight must be in [0, 1], got {topic_weight!r}")
+    if (isinstance(topic_weight, (bool, np.bool_)) or not isinstance(topic_weight, numbers.Real)
+            or not 0.0 <= topic_weight <= 1.0):
+        raise ValueError(f"topic_weight must be a number in [0, 1], got {topic_weight!r}")
     if topic_size is None:
         topic_size = max(1, n_features // (2 * n_classes))
-    if not 1 <= topic_size <= n_features:
-        raise ValueError(f"topic_size must be in [1, n_features], got {topic_size!r}")
+    if (isinstance(topic_size, (bool, np.bool_)) or not isinstance(topic_size, numbers.Integral)
+            or not 1 <= topic_size <= n_features):
+        raise ValueError(f"topic_size must be an integer in [1, n_features], got {topic_size!r}")
+    _check_fits_in_memory(n_documents, n_features, n_classes, words_per_document, topic_size)
     rng = np.random.default_rng(random_state)
 
     background = 1.0 / np.arange(1, n_features + 1)

@@ -601,7 +601,7 @@ def _run_cells(dataset, splits, embeddings, cells, C, n_jobs, bar):
             empty = (f", {outcome.n_empty_test} empty test document(s) predicted from b*"
                      if outcome.n_empty_test and KERNELS[KERNEL_NAMES[kernel]][1] else "")
             bar.advance(f"{dataset}{where} {representation.upper()} {normalization.upper()} "
-                        f"{kernel.upper()} C={C:g}: {accuracy:.2f}% "
+                        f"{kernel.upper()} C={_fmt_C(C)}: {accuracy:.2f}% "
                         f"({outcome.seconds:.1f} s{empty})")
         paper = PAPER_ACCURACY[dataset][representation, normalization, kernel] if C == 1 else None
         results.append(CellResult(
@@ -700,7 +700,7 @@ def _describe_sweep(row):
         return text + "NGD-L1 strictly best at every C"
     if len(row["ngd_not_best_at"]) == len(row["rankings"]):
         return text + "NGD-L1 strictly best at no C"
-    where = ", ".join(f"{c:g}" for c in row["ngd_not_best_at"])
+    where = ", ".join(_fmt_C(c) for c in row["ngd_not_best_at"])
     return text + f"NGD-L1 strictly best at every C except {where}"
 
 
@@ -726,10 +726,19 @@ def _prepare_out_dir(out_dir):
     except OSError as exc:
         raise OSError(f"out_dir {str(out_dir)!r} cannot be created or written: {exc}") from exc
     for name in _OUTPUT_NAMES:
-        if (out_dir / name).is_dir():
+        target = out_dir / name
+        if target.is_dir():
             raise IsADirectoryError(
                 f"out_dir {str(out_dir)!r} holds a folder named {name!r}, where an output "
                 f"file goes")
+        # An earlier run's file that cannot be replaced (read-only, or
+        # immutable) would fail the run only after all its training.
+        if (target.is_file() and not target.is_symlink()
+                and not os.access(target, os.W_OK)):
+            raise PermissionError(
+                f"out_dir {str(out_dir)!r} holds {name!r}, an output of an earlier run "
+                f"that cannot be replaced (it is not writable); make it writable, move it, "
+                f"or choose another out_dir")
     return out_dir
 
 
@@ -863,6 +872,13 @@ def _write_csv(path, columns, rows):
         writer.writerows(rows)
 
 
+def _fmt_C(C):
+    """C as short as it reads back exactly: 1, 0.001, 1.0000001 (``:g`` wrote
+    1.0000001 as 1, beside the sweep's own C = 1)."""
+    short = f"{C:g}"
+    return short if float(short) == C else repr(float(C))
+
+
 def _fmt_p(p):
     return f"{p:.3g}" if p >= 1e-3 else f"{p:.2e}"
 
@@ -878,6 +894,8 @@ def _fmt_optional(value, spec):
 def write_outputs(results, out_dir, figure=True, progress=False):
     """Write the CSV files, ``table.md`` and (with matplotlib) ``accuracy.png``.
 
+    The files are written under temporary names and renamed into place once
+    all of them are written, so that a failure leaves the folder as it was.
     Output files of an earlier run in ``out_dir`` that this run does not
     write (``c_sweep.csv``, ``accuracy.png``) are removed; no other file is
     touched.
@@ -888,10 +906,43 @@ def write_outputs(results, out_dir, figure=True, progress=False):
     """
     out_dir = Path(out_dir)
     files = {}
+    # Every file is written beside its final name first and renamed into
+    # place only when all are written: a failure leaves the folder as it was,
+    # never this run's CSV files beside an earlier run's table.
+    staged = {}
+
+    def stage(path):
+        # The suffix stays last: matplotlib takes the format from it.
+        temporary = path.with_name(f".{path.stem}.kgeo-{os.getpid()}.tmp{path.suffix}")
+        staged[path] = temporary
+        return temporary
+
+    try:
+        _stage_outputs(results, out_dir, files, stage, figure, progress)
+        for path in files.values():
+            os.replace(staged[path], path)
+    finally:
+        for temporary in staged.values():  # none left after the renames
+            temporary.unlink(missing_ok=True)
+    # An output of an earlier run into the same folder that this run did not
+    # write (c_sweep.csv without a sweep, accuracy.png without a figure) would
+    # sit beside the new files as if it belonged to them.
+    written = {path.name for path in files.values()}
+    for name in _OUTPUT_NAMES:
+        stale = out_dir / name
+        if name not in written and (stale.is_file() or stale.is_symlink()):
+            stale.unlink()
+            _note(progress, f"removed {stale}, an output of an earlier run that this run "
+                            f"does not write")
+    return files
+
+
+def _stage_outputs(results, out_dir, files, stage, figure, progress):
+    """Write each output to ``stage(its final path)``; fill ``files``."""
     files["results"] = out_dir / "results.csv"
-    _write_csv(files["results"], RESULTS_COLUMNS, [
+    _write_csv(stage(files["results"]), RESULTS_COLUMNS, [
         (c.dataset, c.representation, c.normalization, c.kernel, f"{c.accuracy:.2f}",
-         f"{c.seconds:.2f}", sum(c.n_test), sum(c.n_empty_test), f"{c.C:g}")
+         f"{c.seconds:.2f}", sum(c.n_test), sum(c.n_empty_test), _fmt_C(c.C))
         for c in results.cells])
     files["results_by_split"] = out_dir / "results_by_split.csv"
     rows = []
@@ -900,15 +951,15 @@ def write_outputs(results, out_dir, figure=True, progress=False):
     for c in results.cells + extra:
         for i, split in enumerate(c.split_names):
             rows.append((c.dataset, split, c.representation, c.normalization, c.kernel,
-                         f"{c.C:g}", f"{c.split_accuracy[i]:.2f}", f"{c.split_seconds[i]:.2f}",
+                         _fmt_C(c.C), f"{c.split_accuracy[i]:.2f}", f"{c.split_seconds[i]:.2f}",
                          c.n_train[i], c.n_test[i], c.n_empty_train[i], c.n_empty_test[i]))
-    _write_csv(files["results_by_split"], SPLIT_COLUMNS, rows)
+    _write_csv(stage(files["results_by_split"]), SPLIT_COLUMNS, rows)
     files["significance"] = out_dir / "significance.csv"
-    _write_csv(files["significance"], SIGNIFICANCE_COLUMNS, [
+    _write_csv(stage(files["significance"]), SIGNIFICANCE_COLUMNS, [
         (r["dataset"], r["representation"], r["system_a"], r["system_b"], r["n"], r["k"],
          f"{r['sign_z']:.3f}", f"{r['sign_p']:.4g}", r["sign_method"], r["mcnemar_b"],
          r["mcnemar_c"], f"{r['mcnemar_chi2']:.3f}", f"{r['mcnemar_p']:.4g}",
-         r["mcnemar_method"], _fmt_optional(r["paper_sign_z"], ".2f"), f"{r['C']:g}")
+         r["mcnemar_method"], _fmt_optional(r["paper_sign_z"], ".2f"), _fmt_C(r["C"]))
         for r in results.significance])
     if results.c_sweep is not None:
         files["c_sweep"] = out_dir / "c_sweep.csv"
@@ -917,30 +968,19 @@ def write_outputs(results, out_dir, figure=True, progress=False):
             for C, ranks in row["ranks"].items():
                 for system, rank in ranks.items():
                     rank_of[row["dataset"], row["representation"], C, system] = rank
-        _write_csv(files["c_sweep"], SWEEP_COLUMNS_CSV, [
-            (c.dataset, c.representation, f"{c.C:g}", c.normalization, c.kernel,
+        _write_csv(stage(files["c_sweep"]), SWEEP_COLUMNS_CSV, [
+            (c.dataset, c.representation, _fmt_C(c.C), c.normalization, c.kernel,
              f"{c.accuracy:.2f}", f"{c.seconds:.2f}",
              rank_of[c.dataset, c.representation, c.C, c.system]) for c in results.c_sweep])
     files["table"] = out_dir / "table.md"
-    files["table"].write_text(markdown_report(results), encoding="utf-8")
+    stage(files["table"]).write_text(markdown_report(results), encoding="utf-8")
     if figure:
         png = out_dir / "accuracy.png"
-        if plot_accuracy(results, png):
+        if plot_accuracy(results, stage(png)):
             files["figure"] = png
         else:
             _note(progress, f"matplotlib is not installed: skipped {png} "
                             f"(pip install 'kgeo[plot]' to draw it)")
-    # An output of an earlier run into the same folder that this run did not
-    # write (c_sweep.csv without a sweep, accuracy.png without a figure) would
-    # sit beside the new files as if it belonged to them.
-    written = {path.name for path in files.values()}
-    for name in _OUTPUT_NAMES:
-        stale = out_dir / name
-        if name not in written and stale.is_file():
-            stale.unlink()
-            _note(progress, f"removed {stale}, an output of an earlier run that this run "
-                            f"does not write")
-    return files
 
 
 def _label(representation, normalization, kernel):
@@ -951,7 +991,7 @@ def _label(representation, normalization, kernel):
 def markdown_report(results):
     """The tables of the run as Markdown, ours beside the paper's."""
     lines = ["# Zhang, Chen & Lee (2005) reproduced with kgeo", "",
-             f"kgeo {__version__}; C = {results.C:g}; one-vs-one; vocabulary learnt from "
+             f"kgeo {__version__}; C = {_fmt_C(results.C)}; one-vs-one; vocabulary learnt from "
              f"{'the training documents of each split' if results.vocabulary == 'train' else 'all documents'}; "
              f"IDF = log(m / df) over the training documents. Accuracy in percent; "
              f"difference = ours - paper.", ""]
@@ -1019,7 +1059,7 @@ def markdown_report(results):
                           "| ---: | ---: | ---: | ---: | --- |"]
                 for value in Cs:
                     acc = {c.system: c.accuracy for c in swept if c.C == value}
-                    lines.append(f"| {value:g} | {acc['ngd-l1']:.2f} | {acc['lin-l2']:.2f} | "
+                    lines.append(f"| {_fmt_C(value)} | {acc['ngd-l1']:.2f} | {acc['lin-l2']:.2f} | "
                                  f"{acc['ned-l2']:.2f} | {row['rankings'][value]} |")
                 lines.append("")
         lines.append("")
@@ -1060,7 +1100,7 @@ def plot_accuracy(results, path):
         ax.set_xticklabels([f"{n.upper()} {k.upper()}" for n, k in COLUMNS])
         ax.set_ylabel("accuracy (%)")
         ax.set_ylim(0, 100)
-        ax.set_title(f"{_DATASET_TITLES[dataset]}, C = {results.C:g}")
+        ax.set_title(f"{_DATASET_TITLES[dataset]}, C = {_fmt_C(results.C)}")
         ax.legend(loc="upper left", ncols=3, fontsize="small")
         ax.grid(axis="y", alpha=0.3)
     fig.savefig(path, dpi=120)

@@ -464,7 +464,8 @@ def test_bad_arguments(ng_data, tmp_path):
 
 
 @pytest.mark.parametrize("problem", ["second corpus missing", "out_dir unwritable",
-                                     "output name taken by a folder", "bad n_jobs"])
+                                     "output name taken by a folder", "bad n_jobs",
+                                     "earlier output not replaceable"])
 def test_nothing_is_trained_when_the_run_cannot_finish(ng_data, tmp_path, monkeypatch, problem):
     # These used to surface only after every cell had trained, losing the work.
     trained = []
@@ -480,6 +481,17 @@ def test_nothing_is_trained_when_the_run_cannot_finish(ng_data, tmp_path, monkey
     elif problem == "output name taken by a folder":
         (out / "results.csv").mkdir(parents=True)
         error, match = IsADirectoryError, r"holds a folder named 'results.csv'"
+    elif problem == "earlier output not replaceable":
+        # Read-only or immutable (chattr +i): used to fail the run after all
+        # its training, with this run's CSV files beside the old table.md. The
+        # tests run as root, whom a mode of 0o444 does not stop: ask os.access.
+        out.mkdir()
+        (out / "table.md").write_text("an earlier table\n")
+        real_access = os.access
+        monkeypatch.setattr("kgeo.experiments.os.access", lambda path, mode, **kw: (
+            Path(path).name != "table.md" and real_access(path, mode, **kw)))
+        error, match = PermissionError, (r"holds 'table.md', an output of an earlier run that "
+                                         r"cannot be replaced \(it is not writable\)")
     else:
         kwargs, error, match = {"n_jobs": 0}, ValueError, r"Invalid n_jobs 0"
     with pytest.raises(error, match=match):
@@ -552,7 +564,8 @@ def test_a_damaged_second_corpus_fails_before_any_training(ng_data, monkeypatch)
     ("--n-features", "1", r"--n-features must be at least 2, got 1"),
     ("--data", "", r"--data must name the folder holding 20 Newsgroups, got ''"),
     # Used to end in a MemoryError traceback and exit code 1.
-    ("--n-features", "1000000000000", r"not enough memory for these sizes"),
+    ("--n-features", "1000000000000", r"need about .* GiB to generate, more than this "
+                                      r"machine's .* GiB of memory"),
 ])
 def test_cli_demo_bad_options_name_the_option(option, value, match, capsys):
     assert main(["demo", option, value]) == 2
@@ -656,6 +669,52 @@ def test_results_and_significance_name_their_C(ng_data, tmp_path):
     assert header[-1] == "C" and {r["C"] for r in rows} == {"2"}
     header, rows = _read_csv(tmp_path / "out" / "significance.csv")
     assert header[-1] == "C" and {r["C"] for r in rows} == {"2"}
+
+
+def test_a_failure_while_writing_leaves_the_earlier_outputs(ng_data, tmp_path, monkeypatch):
+    # The files used to be written one after the other in place: a failure
+    # at table.md left this run's CSV files beside an earlier run's table.
+    out = tmp_path / "out"
+    run_zhang2005("20ng", ng_data, out, progress=False, figure=False)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def failing_report(results):
+        raise OSError("disk full")
+
+    monkeypatch.setattr("kgeo.experiments.markdown_report", failing_report)
+    with pytest.raises(OSError, match="disk full"):
+        run_zhang2005("20ng", ng_data, out, C=2.0, progress=False, figure=False)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no temporary left
+
+
+def test_C_is_written_as_it_reads_back(ng_data, tmp_path):
+    # ":g" wrote C = 1.0000001 as 1, the same label as the sweep's own C = 1,
+    # and 1/3 as 0.333333.
+    out = tmp_path / "out"
+    run_zhang2005("20ng", ng_data, out, C=1.0000001, c_sweep=True, progress=False, figure=False)
+    _, rows = _read_csv(out / "results.csv")
+    assert {r["C"] for r in rows} == {"1.0000001"}
+    _, rows = _read_csv(out / "c_sweep.csv")
+    assert sorted({float(r["C"]) for r in rows}) == [0.001, 0.01, 0.1, 1.0, 1.0000001,
+                                                      10.0, 100.0, 1000.0]
+    table = (out / "table.md").read_text()
+    assert "C = 1.0000001;" in table and "| 1.0000001 |" in table and "| 1 |" in table
+    run_zhang2005("20ng", ng_data, out, C=1 / 3, progress=False, figure=False)
+    _, rows = _read_csv(out / "significance.csv")
+    assert {float(r["C"]) for r in rows} == {1 / 3}
+
+
+def test_cli_demo_sizes_beyond_the_machine_are_refused(capsys):
+    # These used to crash the interpreter (np.arange overflowing int64, then
+    # a segmentation fault in rng.choice) or run a Python loop over a
+    # billion classes for hours.
+    for options in (["--n-features", "9223372036854775807"],
+                    ["--n-classes", "1000000000", "--n-documents", "10000000000"]):
+        assert main(["demo", *options]) == 2
+        err = capsys.readouterr().err
+        assert re.search(r"kgeo demo: error: n_documents=\d+, n_features=\d+, n_classes=\d+ "
+                         r"and words_per_document=100 need about .* GiB to generate, more than "
+                         r"this machine's .* GiB of memory", err), err
 
 
 def test_a_reused_out_dir_keeps_only_this_runs_outputs(ng_data, tmp_path, capsys):
