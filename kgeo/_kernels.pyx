@@ -850,8 +850,9 @@ def kernel_weighted_sums(Kernel kernel, RowSet X, PostingIndex Y, segment_start,
     Returns
     -------
     sums : ndarray of shape (X.n_rows, n_segments, n_r)
-    largest : float
-        The largest ``|k(x_i, y_j)|`` met (0.0 when there is none).
+    largest : ndarray of shape (X.n_rows,)
+        Per row of X, the largest ``|k(x_i, y_j)|`` over Y (0.0 when Y is
+        empty): the scale of that row's rounding, whatever the other rows.
     """
     cdef intp_t n_x = X.n_rows
     cdef intp_t n_y = Y.rows.n_rows
@@ -869,7 +870,7 @@ def kernel_weighted_sums(Kernel kernel, RowSet X, PostingIndex Y, segment_start,
     cdef const int64_t[::1] seg = segment_start
     cdef intp_t n_segments = seg.shape[0] - 1
     if n_x == 0 or n_y == 0 or n_r == 0:
-        return np.zeros((n_x, n_segments, n_r), dtype=np.float64), 0.0
+        return np.zeros((n_x, n_segments, n_r), dtype=np.float64), np.zeros(n_x)
     # Zeroed below, each task its own rows, by writing: np.zeros' pages would
     # be mapped to the shared zero page by the first += (a read), and the
     # write after it would cost a TLB shootdown of the other threads' cores
@@ -879,13 +880,13 @@ def kernel_weighted_sums(Kernel kernel, RowSet X, PostingIndex Y, segment_start,
     n_threads = max(1, min(n_threads, n_tasks))
     if n_x * n_y < _PARALLEL_MIN_VALUES:
         n_threads = 1  # see kernel_matrix
-    # Per thread: a zeroed accumulator (kernel_block_row leaves it zeroed),
-    # WEIGHED_ROWS kernel rows, and the largest |k| so far.
+    # Per thread: a zeroed accumulator (kernel_block_row leaves it zeroed)
+    # and WEIGHED_ROWS kernel rows.
     acc_all = np.zeros((n_threads, n_y), dtype=np.float64)
     rows_all = np.empty((n_threads, WEIGHED_ROWS * n_y), dtype=np.float64)
-    largest_all = np.zeros(n_threads, dtype=np.float64)
+    largest_out = np.empty(n_x, dtype=np.float64)
     cdef float64_t[:, ::1] acc = acc_all, krows = rows_all
-    cdef float64_t[::1] largest = largest_all
+    cdef float64_t[::1] largest = largest_out
     cdef float64_t[:, :, ::1] out = sums
     cdef const float64_t* w = &weights[0, 0]
     cdef const float64_t* wj
@@ -903,21 +904,24 @@ def kernel_weighted_sums(Kernel kernel, RowSet X, PostingIndex Y, segment_start,
             for b in range(n_blocks):
                 kernel_block_row(kernel, X, i0 + a, Y, b, &acc[tid, 0],
                                  &krows[tid, a * n_y + Y.block_start[b]])
-        top = largest[tid]
+        for a in range(n_i):
+            top = 0.0
+            for j in range(n_y):
+                v = fabs(krows[tid, a * n_y + j])
+                if v > top:
+                    top = v
+            largest[i0 + a] = top
         for g in range(n_segments):
             for j in range(seg[g], seg[g + 1]):
                 wj = w + j * n_r
                 for a in range(n_i):
                     v = krows[tid, a * n_y + j]
-                    if fabs(v) > top:
-                        top = fabs(v)
                     total = &out[i0 + a, g, 0]
                     # Across r: separate sums, so this vectorises without
                     # reordering any of them.
                     for r in range(n_r):
                         total[r] += v * wj[r]
-        largest[tid] = top
-    return sums, float(np.max(largest_all))
+    return sums, largest_out
 
 
 def kernel_diagonal(Kernel kernel, RowSet X):

@@ -710,9 +710,11 @@ class SVM(EstimatorMixin):
         Returns
         -------
         dec : ndarray of shape (n_samples, n_pairs)
-        noise : ndarray of shape (n_pairs,)
-            A bound on the rounding of each pair's decision values, 1e-12 of
-            ``|b| + sum|coef| max|K|``: within it a value is taken as zero.
+        noise : ndarray of shape (n_samples, n_pairs)
+            A bound on the rounding of each decision value, 1e-12 of
+            ``|b| + sum|coef| max|K|``, the maximum over the row's own kernel
+            values (so that a row's vote does not depend on the other rows
+            predicted with it): within it a value is taken as zero.
         """
         check_is_fitted(self, "dual_coef_")
         self._check_kernel_unchanged()
@@ -749,13 +751,13 @@ class SVM(EstimatorMixin):
         dec = np.empty((X.shape[0], n_classes * (n_classes - 1) // 2))
         # Test rows per call: bounds the shares (and the prepared rows) held at once.
         chunk = max(1, _PREDICT_CHUNK_VALUES // (n_classes * (n_classes - 1)))
-        K_max = 0.0
+        K_max = np.empty(X.shape[0])  # per row of X
         for start in range(0, X.shape[0], chunk):
             rows = prepare_rows(kernel, centred(X[start:start + chunk], centre), name="X",
                                 kernel_name=self.kernel, n_threads=n_threads)
             share, largest = kernel_weighted_sums(kernel, rows, sv_index, sv_start, coef_t,
                                                   n_threads)
-            K_max = max(K_max, largest)
+            K_max[start:start + chunk] = largest
             p = 0
             for s in range(n_classes):
                 for t in range(s + 1, n_classes):
@@ -764,7 +766,7 @@ class SVM(EstimatorMixin):
         coef_sum = np.array([np.abs(dual_coef[t - 1, sv_start[s]:sv_start[s + 1]]).sum()
                              + np.abs(dual_coef[s, sv_start[t]:sv_start[t + 1]]).sum()
                              for s in range(n_classes) for t in range(s + 1, n_classes)])
-        noise = 1e-12 * (np.abs(b) + coef_sum * K_max)
+        noise = 1e-12 * (np.abs(b) + coef_sum * K_max[:, np.newaxis])
         if not np.all(np.isfinite(dec)):
             bad = np.flatnonzero(~np.all(np.isfinite(dec), axis=1))
             raise ValueError(
@@ -885,7 +887,7 @@ def _votes(dec, noise, n_classes):
     p = 0
     for s in range(n_classes):
         for t in range(s + 1, n_classes):
-            wins = dec[:, p] > noise[p]
+            wins = dec[:, p] > noise[:, p]
             votes[:, s] += wins
             votes[:, t] += ~wins
             p += 1

@@ -1662,3 +1662,38 @@ def test_prediction_chunks_change_nothing(rng, monkeypatch):
     bad[100] = 0.0
     with pytest.raises(ValueError, match=r"1 all-zero row\(s\) \(rows 100\)"):
         model.predict(bad)
+
+
+def _poisson_counts(n, n_features, n_classes, seed):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, n)
+    y[:n_classes] = np.arange(n_classes)
+    centres = rng.random((n_classes, n_features)) ** 3
+    X = np.stack([rng.poisson(20 * centres[c] / centres[c].sum() + 0.3) for c in y])
+    X = X.astype(np.float64)
+    X[X.sum(axis=1) == 0, 0] = 1.0
+    return X, y
+
+
+def test_a_rows_label_does_not_depend_on_the_rows_predicted_with_it():
+    # The bound below which a decision value counts as zero took max|K| over
+    # the whole call: one long document in the batch turned clear decision
+    # values of the other rows into ties, and their votes went to class t.
+    X, y = _poisson_counts(80, 20, 3, seed=0)
+    X_test, _ = _poisson_counts(200, 20, 3, seed=5)
+    model = kgeo.SVM(kernel="poly", degree=4, gamma=1.0, coef0=1.0).fit(X, y)
+    alone = np.array([model.predict(X_test[i:i + 1])[0] for i in range(len(X_test))])
+    with_long_document = model.predict(np.vstack([X_test, 300 * X_test[:1]]))[:-1]
+    np.testing.assert_array_equal(with_long_document, alone)
+    votes_alone = np.vstack([model.set_params(decision_function_shape="ovr")
+                             .decision_function(X_test[i:i + 1]) for i in range(len(X_test))])
+    votes_batch = model.decision_function(np.vstack([X_test, 300 * X_test[:1]]))[:-1]
+    np.testing.assert_array_equal(np.round(votes_batch), np.round(votes_alone))
+
+    rng = np.random.default_rng(0)
+    X2 = rng.normal(size=(40, 5))
+    y2 = (X2[:, 0] + 0.3 * rng.normal(size=40) > 0).astype(int)
+    binary = kgeo.SVM(kernel="linear").fit(X2, y2)
+    x = np.array([[-0.3, 0.0, 0.0, 0.0, 0.0]])
+    assert binary.decision_function(x)[0] < -0.5 and binary.predict(x)[0] == 0
+    assert binary.predict(np.vstack([x, [[0.0, 0.0, 0.0, 0.0, 1e11]]]))[0] == 0
