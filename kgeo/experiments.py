@@ -782,6 +782,8 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
     ------
     ValueError
         For an unknown dataset or vocabulary, or a non-positive C.
+    TypeError
+        If ``c_sweep``, ``progress`` or ``figure`` is not a bool.
     DatasetNotFoundError
         If ``data_dir`` does not exist or lacks a requested corpus (the
         message names the path).
@@ -796,6 +798,10 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
     datasets = _check_datasets(dataset)
     C = check_positive(C, "C")
     _check_vocabulary(vocabulary)
+    for flag, value in (("c_sweep", c_sweep), ("progress", progress), ("figure", figure)):
+        # Any truthy value used to switch these on: c_sweep="no" ran the sweep.
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{flag} must be True or False, got {value!r}")
     data_dir = _check_data_dir(data_dir)
     resolve_n_jobs(n_jobs)
     # Everything that could fail after the training is checked before it:

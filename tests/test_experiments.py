@@ -461,6 +461,10 @@ def test_bad_arguments(ng_data, tmp_path):
         run_zhang2005(b"20ng", ng_data, tmp_path / "out")
     with pytest.raises(ValueError, match="out_dir must be a path to a folder, got an empty path"):
         run_zhang2005("20ng", ng_data, "")
+    # Any truthy value used to switch these on (c_sweep="no" ran the sweep).
+    for flag in ("c_sweep", "progress", "figure"):
+        with pytest.raises(TypeError, match=rf"{flag} must be True or False, got 'no'"):
+            run_zhang2005("20ng", ng_data, tmp_path / "out", **{flag: "no"})
 
 
 @pytest.mark.parametrize("problem", ["second corpus missing", "out_dir unwritable",
