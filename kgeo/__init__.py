@@ -7,6 +7,17 @@ kernel of Lafferty & Lebanon 2005) and with the usual Euclidean ones, using
 its own SMO solver.
 """
 
+try:
+    from . import _kernels, _solver  # noqa: F401  (compiled by the build)
+except ImportError as _error:  # pragma: no cover - depends on how kgeo was found
+    import os as _os
+
+    raise ImportError(
+        f"kgeo's compiled modules are missing from {_os.path.dirname(__file__)!r}: this is "
+        f"kgeo's source folder, found before the installed package (Python looks in the "
+        f"current folder first). Run from another folder, or build in place with "
+        f"'python setup.py build_ext --inplace'.") from _error
+
 from ._embedding import MultinomialEmbedding
 from ._kernels import KERNELS
 from ._pairwise import (

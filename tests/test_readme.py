@@ -49,3 +49,21 @@ def test_demo_prints_both_kernels(capsys):
 def test_demo_rejects_a_missing_data_folder(tmp_path, capsys):
     assert kgeo.__main__.main(["demo", "--data", str(tmp_path / "nowhere")]) == 2
     assert "nowhere" in capsys.readouterr().err
+
+
+def test_importing_the_uncompiled_source_folder_says_so(tmp_path):
+    # Straight after `pip install .`, `python -c "import kgeo"` in the
+    # repository root finds the source folder first; it used to fail with
+    # "No module named 'kgeo._kernels'", which names no cause.
+    import shutil
+    import subprocess
+    import sys
+
+    source = pathlib.Path(kgeo.__file__).parent
+    shutil.copytree(source, tmp_path / "kgeo", ignore=shutil.ignore_patterns(
+        "*.so", "*.pyd", "*.c", "__pycache__"))
+    proc = subprocess.run([sys.executable, "-c", "import kgeo"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "kgeo's compiled modules are missing from" in proc.stderr, proc.stderr[-2000:]
+    assert "Run from another folder" in proc.stderr
