@@ -27,6 +27,7 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
+import os
 import threading
 
 import numpy as np
@@ -684,6 +685,16 @@ def _release_openmp_threads():
     ``omp_pause_resource_all``).
     """
     return bool(release_openmp_threads())
+
+
+# A process forked after a parallel loop of kgeo's (any fit, prediction or
+# kernel matrix with n_jobs > 1) hung in its own first parallel loop: libgomp
+# hands the child a pool of workers that fork did not copy, and waits for
+# them forever (multiprocessing's and joblib's "multiprocessing" backends
+# fork on Linux). Ending the forking thread's workers first gives the child
+# a runtime with no pool, which starts a fresh one.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_release_openmp_threads)
 
 
 def _sweep_slab_max_bytes(intp_t n):

@@ -205,7 +205,14 @@ class SVM(EstimatorMixin):
         would only share the same cores): class pairs are solved in parallel
         in ``fit`` (sharing one row cache; the model does not depend on the
         number of threads), and the kernel rows of ``predict`` and
-        ``decision_function`` are computed in parallel.
+        ``decision_function`` are computed in parallel. The parallel loops
+        are OpenMP's: kgeo ends the forking thread's idle OpenMP workers
+        before ``os.fork``, so that a child process (multiprocessing's
+        "fork" start method) can run them again; a fork while another
+        thread is inside such a loop still hangs the child, as with any
+        OpenMP library ("spawn", "forkserver" and joblib's loky are safe).
+        A refit replaces the fitted attributes in one assignment: a
+        prediction in another thread meanwhile uses the old model or the new.
     verbose : int, default=0
         1: a progress bar over class pairs (with tqdm installed) and one log
         line per fit; 2: one log line per class pair.
@@ -401,15 +408,20 @@ class SVM(EstimatorMixin):
         -------
         self : SVM
         """
-        # A fit that fails (bad input found late, Ctrl-C) leaves the model as
-        # it was: attributes of a new fit next to an old one's would predict
-        # with one fit's coefficients and the other's classes.
-        before = self.__dict__.copy()
-        try:
-            return self._fit(X, y)
-        except BaseException:
-            self.__dict__ = before  # one assignment: no window without parameters
-            raise
+        # The fit runs on a copy of the estimator, whose attributes then
+        # replace this one's in one assignment. A fit that fails (bad input
+        # found late, Ctrl-C) leaves the model as it was: attributes of a new
+        # fit next to an old one's would predict with one fit's coefficients
+        # and the other's classes. And another thread predicting (or
+        # pickling) during a refit sees the old model or the new one, never
+        # a mix: a binary model's coefficients are stored in libsvm's sign
+        # first and flipped at the end, and read in between they negated
+        # every decision.
+        work = object.__new__(type(self))
+        work.__dict__ = self.__dict__.copy()
+        work._fit(X, y)
+        self.__dict__ = work.__dict__
+        return self
 
     def _fit(self, X, y):
         started = time.perf_counter()

@@ -1520,3 +1520,59 @@ def test_fuzz_permuting_the_training_set(problem, data):
     assert_same_up_to_tol(a, b, X, X, y)
     # b's predictions on X[perm] are b's predictions on X, permuted
     assert np.array_equal(b.predict(X[perm]), b.predict(X)[perm])
+
+
+def test_a_refit_is_seen_whole_or_not_at_all(monkeypatch):
+    """Another thread predicting during a refit sees the old model or the new.
+
+    A binary model's coefficients were stored in libsvm's sign first and
+    flipped at the end of fit: a prediction in between (here forced right
+    after the support vectors are set) negated every decision, even for a
+    refit on the same data.
+    """
+    from kgeo._synthetic import make_topic_corpus
+
+    X, y = make_topic_corpus(300, 600, 2, words_per_document=40, random_state=1)
+    model = kgeo.SVM(kernel="ngd", n_jobs=1).fit(X, y)
+    expected = model.predict(X)
+    assert np.mean(expected == y) > 0.9
+    seen = []
+    set_support = kgeo.SVM._set_support
+
+    def set_support_then_look(self, *args):
+        set_support(self, *args)
+        seen.append(model.predict(X))  # what a concurrent predict would get now
+        seen.append(pickle.loads(pickle.dumps(model)).decision_function(X))
+
+    monkeypatch.setattr(kgeo.SVM, "_set_support", set_support_then_look)
+    assert model.fit(X, y) is model
+    np.testing.assert_array_equal(seen[0], expected)
+    np.testing.assert_array_equal(np.where(seen[1] > 0, model.classes_[1], model.classes_[0]),
+                                  expected)
+    assert_bit_identical(model, kgeo.SVM(kernel="ngd", n_jobs=1).fit(X, y))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
+def test_a_process_forked_after_a_parallel_fit_can_fit(tmp_path):
+    """libgomp hands a forked child a pool of workers that fork did not copy:
+    the child's first parallel loop waited for them forever (multiprocessing
+    and joblib's "multiprocessing" backend fork on Linux)."""
+    child = """
+        import os, signal
+        import numpy as np
+        from kgeo._synthetic import make_topic_corpus
+        X, y = make_topic_corpus(2000, 1500, 4, random_state=1)
+        kgeo.SVM(kernel="ngd", n_jobs=2).fit(X, y)  # the parent's OpenMP pool
+        kgeo.pairwise_kernels(X[:400], kernel="ngd", n_jobs=2)
+        pid = os.fork()
+        if pid == 0:
+            signal.alarm(30)  # a hung child dies of SIGALRM instead
+            model = kgeo.SVM(kernel="ngd", n_jobs=2).fit(X, y)
+            kgeo.pairwise_kernels(X[:400], kernel="ngd", n_jobs=2)
+            os._exit(0 if np.mean(model.predict(X) == y) > 0.9 else 3)
+        _, status = os.waitpid(pid, 0)
+        print("child", os.waitstatus_to_exitcode(status), flush=True)
+    """
+    proc = run_child(child, tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["child", "0"], (proc.stdout, proc.stderr[-3000:])
