@@ -722,7 +722,7 @@ class SVM(EstimatorMixin):
         Returns
         -------
         dec : ndarray of shape (n_samples, n_pairs)
-        noise : ndarray of shape (n_samples, n_pairs)
+        noise : _RoundingBound
             A bound on the rounding of each decision value, 1e-12 of
             ``|b| + sum|coef| max|K|``, the maximum over the row's own kernel
             values (so that a row's vote does not depend on the other rows
@@ -778,7 +778,7 @@ class SVM(EstimatorMixin):
         coef_sum = np.array([np.abs(dual_coef[t - 1, sv_start[s]:sv_start[s + 1]]).sum()
                              + np.abs(dual_coef[s, sv_start[t]:sv_start[t + 1]]).sum()
                              for s in range(n_classes) for t in range(s + 1, n_classes)])
-        noise = 1e-12 * (np.abs(b) + coef_sum * K_max[:, np.newaxis])
+        noise = _RoundingBound(np.abs(b), coef_sum, K_max)
         if not np.all(np.isfinite(dec)):
             bad = np.flatnonzero(~np.all(np.isfinite(dec), axis=1))
             raise ValueError(
@@ -888,6 +888,20 @@ class SVM(EstimatorMixin):
         )
 
 
+class _RoundingBound:
+    """Per row and class pair, 1e-12 (|b| + sum|coef| K_max of the row),
+    computed a pair at a time: as a (n_samples, n_pairs) array, with its
+    temporaries, it added ~30 MB to predicting the 20 Newsgroups test set."""
+
+    def __init__(self, abs_intercept, coef_sum, row_K_max):
+        self.abs_intercept = abs_intercept
+        self.coef_sum = coef_sum
+        self.row_K_max = row_K_max
+
+    def of_pair(self, p):
+        return 1e-12 * (self.abs_intercept[p] + self.coef_sum[p] * self.row_K_max)
+
+
 def _votes(dec, noise, n_classes):
     """One-vs-one votes: pair (s, t) votes for s when its decision value is > 0.
 
@@ -899,7 +913,7 @@ def _votes(dec, noise, n_classes):
     p = 0
     for s in range(n_classes):
         for t in range(s + 1, n_classes):
-            wins = dec[:, p] > noise[:, p]
+            wins = dec[:, p] > noise.of_pair(p)
             votes[:, s] += wins
             votes[:, t] += ~wins
             p += 1
