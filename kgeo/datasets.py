@@ -435,7 +435,7 @@ def _stream_tar(archive, on_member):
 
 
 def _scan_tar(archive, select):
-    """Read the members of ``archive`` that ``select`` keeps, in one streaming pass.
+    """Read the members of ``archive`` that ``select`` keeps, streaming.
 
     ``select(name)`` returns a key for a wanted regular file, ``None`` to skip
     it. Returns ``(kept, names)``: a dict key -> bytes, and the list of all
