@@ -72,9 +72,18 @@ def _demo(args):
     return 0
 
 
+def _check_reproduce_args(args):
+    """As for the demo: errors name the option the user typed, not the parameter."""
+    if not (args.C > 0 and args.C < float("inf")):
+        raise ValueError(f"--C must be a finite number > 0, got {args.C}")
+    if args.n_jobs is not None and args.n_jobs != -1 and args.n_jobs < 1:
+        raise ValueError(f"--n-jobs must be -1 or an integer >= 1, got {args.n_jobs}")
+
+
 def _reproduce(args):
     from .experiments import run_zhang2005
 
+    _check_reproduce_args(args)
     run_zhang2005(args.dataset, args.data, args.out, C=args.C, c_sweep=args.C_sweep,
                   progress=not args.quiet, vocabulary=args.vocabulary, n_jobs=args.n_jobs,
                   figure=not args.no_figure)
@@ -123,7 +132,7 @@ def main(argv=None):
                            help="learn the vocabulary from each split's training documents "
                                 "(default) or from all documents, as Rainbow indexing both")
     reproduce.add_argument("--n-jobs", type=int, default=None,
-                           help="threads per SVM (default: all CPUs)")
+                           help="threads per SVM (default: OMP_NUM_THREADS if set, else all CPUs)")
     reproduce.add_argument("--no-figure", action="store_true", help="do not draw accuracy.png")
     reproduce.add_argument("--quiet", action="store_true",
                            help="no progress bar and no per-cell lines")

@@ -18,7 +18,6 @@ kernels; this module holds only the typed loops.
 
 from cython.parallel cimport prange, threadid
 from libc.math cimport INFINITY, exp, fabs, pow, sqrt, tanh
-from libc.string cimport memset
 
 import math
 import numbers
@@ -35,7 +34,8 @@ cdef float64_t PI = 3.14159265358979323846
 # picks the one this CPU runs:
 # twice the lanes halve the cost of the arccos (half of an NGD kernel row).
 # The loop that adds a word's dense column to a row's dot products is cloned
-# the same way (about a fifth of a kernel row).
+# the same way (about a fifth of a kernel row), and so is prediction's
+# weighing of kernel rows by the dual coefficients.
 # setup.py compiles with -ffp-contract=off, so neither copy fuses a multiply
 # and an add: both give the same bits. Other compilers and platforms build
 # the single portable copy.
@@ -61,6 +61,13 @@ cdef extern from *:
     #endif
     #ifndef KGEO_VECTOR_CLONES
     #  define KGEO_VECTOR_CLONES
+    #endif
+
+    /* Inlined even in long loops, so that constant tile sizes specialise it. */
+    #if defined(__GNUC__)
+    #  define KGEO_TILE static inline __attribute__((always_inline))
+    #else
+    #  define KGEO_TILE static inline
     #endif
 
     /* A hint to load a cache line early; nothing where GCC's builtin is missing. */
@@ -107,6 +114,89 @@ cdef extern from *:
                                 const double *restrict column, ptrdiff_t n) {
         for (ptrdiff_t r = 0; r < n; r++)
             acc[r] += v * column[r];
+    }
+
+    /* out[a][r] = sum over j in [j0, j1), in increasing j, of
+       k[a][j] * w[j][r], for rows a < R and columns r0 <= r < r0 + 4 V: the
+       accumulators of a tile stay in registers (R x V vectors of 4 doubles)
+       and each w[j] is loaded once per tile, where adding into out row by
+       row loaded and stored every out[a][r] once per j. The same multiply
+       then add, in the same order from 0.0: the same bits. R and V are
+       constants where this is inlined; GCC's vector extension gives AVX2
+       registers in the AVX2 clone, pairs of SSE2 registers in the other. */
+    #if defined(__GNUC__)
+    typedef double kgeo_v4d __attribute__((vector_size(32), aligned(8)));
+    KGEO_TILE void kgeo_weigh_tile(
+            const double *restrict k, ptrdiff_t k_stride, const double *restrict w,
+            ptrdiff_t n_r, ptrdiff_t r0, ptrdiff_t j0, ptrdiff_t j1,
+            double *restrict out, ptrdiff_t out_stride, const int R, const int V) {
+        kgeo_v4d acc[4][2];
+        for (int a = 0; a < R; a++)
+            for (int v = 0; v < V; v++)
+                acc[a][v] = (kgeo_v4d){0.0, 0.0, 0.0, 0.0};
+        for (ptrdiff_t j = j0; j < j1; j++) {
+            const kgeo_v4d *wj = (const kgeo_v4d *)(w + j * n_r + r0);
+            kgeo_v4d wv[2];
+            for (int v = 0; v < V; v++)
+                wv[v] = wj[v];
+            for (int a = 0; a < R; a++) {
+                double x = k[a * k_stride + j];
+                kgeo_v4d xv = {x, x, x, x};
+                for (int v = 0; v < V; v++)
+                    acc[a][v] += xv * wv[v];
+            }
+        }
+        for (int a = 0; a < R; a++)
+            for (int v = 0; v < V; v++)
+                *(kgeo_v4d *)(out + a * out_stride + r0 + 4 * v) = acc[a][v];
+    }
+    #define KGEO_WEIGH_VECTORS 1
+    #endif
+
+    /* The same for one column r (the columns left over by the vectors). */
+    KGEO_TILE void kgeo_weigh_column(
+            const double *restrict k, ptrdiff_t k_stride, const double *restrict w,
+            ptrdiff_t n_r, ptrdiff_t r, ptrdiff_t j0, ptrdiff_t j1,
+            double *restrict out, ptrdiff_t out_stride, const int R) {
+        double acc[4] = {0.0, 0.0, 0.0, 0.0};
+        for (ptrdiff_t j = j0; j < j1; j++)
+            for (int a = 0; a < R; a++)
+                acc[a] += k[a * k_stride + j] * w[j * n_r + r];
+        for (int a = 0; a < R; a++)
+            out[a * out_stride + r] = acc[a];
+    }
+
+    /* The tiles over R rows and all n_r columns: 8, then 4 at a time, then one. */
+    KGEO_TILE void kgeo_weigh_rows_of(
+            const double *restrict k, ptrdiff_t k_stride, const double *restrict w,
+            ptrdiff_t n_r, ptrdiff_t j0, ptrdiff_t j1, double *restrict out,
+            ptrdiff_t out_stride, const int R) {
+        ptrdiff_t r0 = 0;
+    #ifdef KGEO_WEIGH_VECTORS
+        for (; r0 + 8 <= n_r; r0 += 8)
+            kgeo_weigh_tile(k, k_stride, w, n_r, r0, j0, j1, out, out_stride, R, 2);
+        for (; r0 + 4 <= n_r; r0 += 4)
+            kgeo_weigh_tile(k, k_stride, w, n_r, r0, j0, j1, out, out_stride, R, 1);
+    #endif
+        for (; r0 < n_r; r0++)
+            kgeo_weigh_column(k, k_stride, w, n_r, r0, j0, j1, out, out_stride, R);
+    }
+
+    /* A prediction's weighted sums (see kernel_weighted_sums): for the n_rows
+       kernel rows k (k_stride apart) and the rows j0 <= j < j1 of the weights
+       w (n_r columns), out[a * out_stride + r] = sum_j k[a][j] w[j][r]. */
+    KGEO_VECTOR_CLONES
+    static void kgeo_weigh_rows(const double *restrict k, ptrdiff_t k_stride,
+                                ptrdiff_t n_rows, const double *restrict w, ptrdiff_t n_r,
+                                ptrdiff_t j0, ptrdiff_t j1, double *restrict out,
+                                ptrdiff_t out_stride) {
+        ptrdiff_t a0 = 0;
+        for (; a0 + 4 <= n_rows; a0 += 4)
+            kgeo_weigh_rows_of(k + a0 * k_stride, k_stride, w, n_r, j0, j1,
+                               out + a0 * out_stride, out_stride, 4);
+        for (; a0 < n_rows; a0++)
+            kgeo_weigh_rows_of(k + a0 * k_stride, k_stride, w, n_r, j0, j1,
+                               out + a0 * out_stride, out_stride, 1);
     }
 
     /* NGD's map in one pass: out[j] = (offset - 2 arccos(c_j)) + shift for
@@ -171,6 +261,9 @@ cdef extern from *:
         float64_t near, int negate_root, float64_t shift) noexcept nogil
     void add_scaled "kgeo_add_scaled"(float64_t* acc, float64_t v, const float64_t* column,
                                       intp_t n) noexcept nogil
+    void weigh_rows "kgeo_weigh_rows"(const float64_t* k, intp_t k_stride, intp_t n_rows,
+                                      const float64_t* w, intp_t n_r, intp_t j0, intp_t j1,
+                                      float64_t* out, intp_t out_stride) noexcept nogil
 
 
 def _angle_from_gap(const float64_t[::1] h):
@@ -871,10 +964,10 @@ def kernel_weighted_sums(Kernel kernel, RowSet X, PostingIndex Y, segment_start,
     cdef intp_t n_segments = seg.shape[0] - 1
     if n_x == 0 or n_y == 0 or n_r == 0:
         return np.zeros((n_x, n_segments, n_r), dtype=np.float64), np.zeros(n_x)
-    # Zeroed below, each task its own rows, by writing: np.zeros' pages would
-    # be mapped to the shared zero page by the first += (a read), and the
-    # write after it would cost a TLB shootdown of the other threads' cores
-    # (on the 20 Newsgroups test set, ~700 per 3,000 rows predicted).
+    # Every sum is stored once by its task (weigh_rows), never read first:
+    # np.zeros' pages would be mapped to the shared zero page by a read, and
+    # the write after it would cost a TLB shootdown of the other threads'
+    # cores (on the 20 Newsgroups test set, ~700 per 3,000 rows predicted).
     sums = np.empty((n_x, n_segments, n_r), dtype=np.float64)
     cdef intp_t n_tasks = (n_x + WEIGHED_ROWS - 1) // WEIGHED_ROWS
     n_threads = max(1, min(n_threads, n_tasks))
@@ -889,17 +982,14 @@ def kernel_weighted_sums(Kernel kernel, RowSet X, PostingIndex Y, segment_start,
     cdef float64_t[::1] largest = largest_out
     cdef float64_t[:, :, ::1] out = sums
     cdef const float64_t* w = &weights[0, 0]
-    cdef const float64_t* wj
-    cdef float64_t* total
     cdef float64_t v, top
-    cdef intp_t task, i0, n_i, a, b, g, j, r
+    cdef intp_t task, i0, n_i, a, b, g, j
     cdef int tid
     for task in prange(n_tasks, nogil=True, schedule="dynamic", chunksize=1,
                        num_threads=n_threads):
         tid = threadid()
         i0 = task * WEIGHED_ROWS
         n_i = min(WEIGHED_ROWS, n_x - i0)
-        memset(&out[i0, 0, 0], 0, n_i * n_segments * n_r * sizeof(float64_t))
         for a in range(n_i):
             for b in range(n_blocks):
                 kernel_block_row(kernel, X, i0 + a, Y, b, &acc[tid, 0],
@@ -912,15 +1002,8 @@ def kernel_weighted_sums(Kernel kernel, RowSet X, PostingIndex Y, segment_start,
                     top = v
             largest[i0 + a] = top
         for g in range(n_segments):
-            for j in range(seg[g], seg[g + 1]):
-                wj = w + j * n_r
-                for a in range(n_i):
-                    v = krows[tid, a * n_y + j]
-                    total = &out[i0 + a, g, 0]
-                    # Across r: separate sums, so this vectorises without
-                    # reordering any of them.
-                    for r in range(n_r):
-                        total[r] += v * wj[r]
+            weigh_rows(&krows[tid, 0], n_y, n_i, w, n_r, seg[g], seg[g + 1],
+                       &out[i0, g, 0], n_segments * n_r)
     return sums, largest_out
 
 

@@ -3,6 +3,7 @@
 import math
 import numbers
 import os
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,11 +28,50 @@ __all__ = [
 
 
 def available_threads():
-    """CPUs this process may run on."""
+    """CPUs this process may run on: its affinity mask, capped by a cgroup v2
+    CPU quota (a container given 2 CPUs' worth of time on a 64-core host
+    would otherwise start 64 threads that take turns)."""
     try:
-        return len(os.sched_getaffinity(0))
+        cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+        cpus = os.cpu_count() or 1
+    quota = cgroup_cpu_quota()
+    return max(1, min(cpus, quota)) if quota is not None else cpus
+
+
+def cgroup_cpu_quota(path="/sys/fs/cgroup/cpu.max"):
+    """CPUs' worth of time a cgroup v2 ``cpu.max`` grants (rounded up), or
+    None when there is no such file or no limit ("max")."""
+    try:
+        with open(path) as f:
+            fields = f.read().split()
+    except OSError:
+        return None
+    if len(fields) != 2 or fields[0] == "max":
+        return None
+    try:
+        quota, period = int(fields[0]), int(fields[1])
+    except ValueError:
+        return None
+    if quota <= 0 or period <= 0:
+        return None
+    return -(-quota // period)
+
+
+def omp_num_threads():
+    """The first number of ``OMP_NUM_THREADS`` (the outermost level), or None
+    when it is unset. A value OpenMP would reject is ignored with a warning,
+    as libgomp ignores it."""
+    value = os.environ.get("OMP_NUM_THREADS")
+    if value is None or not value.strip():
+        return None
+    first = value.split(",")[0].strip()
+    if first.isdigit() and int(first) >= 1:
+        return int(first)
+    warnings.warn(f"OMP_NUM_THREADS={value!r} is not a positive integer (or a comma-separated "
+                  f"list of them); ignored, using every available CPU", RuntimeWarning,
+                  stacklevel=3)
+    return None
 
 
 # Threads per available CPU that n_jobs may ask for: more only share the same
@@ -41,12 +81,18 @@ _THREADS_PER_CPU = 4
 
 
 def resolve_n_jobs(n_jobs):
-    """Number of threads for ``n_jobs`` (None or -1: all available CPUs).
+    """Number of threads for ``n_jobs``.
 
-    Larger values are capped at ``_THREADS_PER_CPU`` times the CPUs available.
+    None: ``OMP_NUM_THREADS`` when it is set (as any OpenMP program would
+    read it), else every available CPU; -1: every available CPU. Larger
+    values are capped at ``_THREADS_PER_CPU`` times the CPUs available.
     """
-    if n_jobs is None or (isinstance(n_jobs, numbers.Integral) and not isinstance(n_jobs, bool)
-                          and n_jobs == -1):
+    if n_jobs is None:
+        requested = omp_num_threads()
+        if requested is None:
+            return available_threads()
+        return int(min(requested, _THREADS_PER_CPU * available_threads()))
+    if isinstance(n_jobs, numbers.Integral) and not isinstance(n_jobs, bool) and n_jobs == -1:
         return available_threads()
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs < 1:
         raise ValueError(f"Invalid n_jobs {n_jobs!r}, must be None, -1 or an integer >= 1")
@@ -168,8 +214,10 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
     shift : float, default=0.0
         Constant added to every value.
     n_jobs : int, default=None
-        Threads; None or -1 uses every available CPU, and more than 4 per
-        available CPU are not started. The result does not depend on it.
+        Threads: None takes ``OMP_NUM_THREADS`` when it is set, else every
+        available CPU (the affinity mask, within a cgroup CPU quota); -1
+        every available CPU. More than 4 per available CPU are not
+        started. The result does not depend on it.
     **params
         Kernel parameters: ``gamma``, ``coef0``, ``degree`` (``poly``,
         ``rbf``, ``sigmoid``; ``gamma=None`` means ``1 / n_features``),
@@ -234,6 +282,7 @@ def geodesic_distance(X, Y=None, *, n_jobs=None):
         Non-negative rows with positive sums (counts or weights).
     Y : array-like or sparse matrix of shape (n_samples_Y, n_features), default=None
     n_jobs : int, default=None
+        Threads, as in `pairwise_kernels`.
 
     Returns
     -------

@@ -32,7 +32,7 @@ from ._kernels import (
 from ._pairwise import (centred, overflow_message, prepare_rows, resolve_n_jobs, single_block,
                         translation_centre, used_columns_only)
 from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp_threads,
-                      one_vs_one_coefficients, solve_pair)
+                      one_vs_one_coefficients, one_vs_one_votes, solve_pair)
 from ._validation import (check_labels, check_matrix, check_on_simplex, check_positive,
                           checked_accuracy)
 from .exceptions import ConvergenceWarning, sklearn_compatible
@@ -201,9 +201,10 @@ class SVM(EstimatorMixin):
     decision_function_shape : {"ovr", "ovo"}, default="ovr"
         Shape of ``decision_function`` for more than two classes.
     n_jobs : int, default=None
-        Threads (None or -1: all CPUs; at most 4 per CPU are started, more
-        would only share the same cores): class pairs are solved in parallel
-        in ``fit`` (sharing one row cache; the model does not depend on the
+        Threads (None: ``OMP_NUM_THREADS`` when it is set, else every CPU
+        the process may use, within a cgroup CPU quota; -1: every such CPU;
+        at most 4 per CPU are started, more would only share the same
+        cores): class pairs are solved in parallel in ``fit`` (sharing one row cache; the model does not depend on the
         number of threads), and the kernel rows of ``predict`` and
         ``decision_function`` are computed in parallel. The parallel loops
         are OpenMP's: kgeo ends the forking thread's idle OpenMP workers
@@ -716,17 +717,32 @@ class SVM(EstimatorMixin):
     # prediction
     # ------------------------------------------------------------------
 
-    def _pairwise_decision(self, X):
-        """Decision values of every class pair, libsvm's orientation (> 0: class s).
+    def _decision_chunks(self, X, confidence=False):
+        """Decision values of every class pair, libsvm's orientation (> 0:
+        class s), with the votes, a chunk of rows of X at a time, so that
+        ``predict`` never holds all n_samples x n_pairs of them (20,000 rows
+        of 200 classes would be 3.2 GB). X is checked before this returns.
 
         Returns
         -------
-        dec : ndarray of shape (n_samples, n_pairs)
-        noise : _RoundingBound
-            A bound on the rounding of each decision value, 1e-12 of
-            ``|b| + sum|coef| max|K|``, the maximum over the row's own kernel
-            values (so that a row's vote does not depend on the other rows
-            predicted with it): within it a value is taken as zero.
+        n_samples : int
+        chunks : iterator of (rows, dec, votes, confidence)
+
+        where
+        rows : slice
+            The rows of X of this chunk.
+        dec : ndarray of shape (n_rows, n_pairs)
+        votes : ndarray of int64, shape (n_rows, n_classes)
+            Within a bound on its rounding, 1e-12 of ``|b| + sum|coef|
+            max|K|``, the maximum over the row's own kernel values (so that a
+            row's vote does not depend on the other rows predicted with it),
+            a decision value is taken as zero: see ``one_vs_one_votes``.
+        confidence : ndarray of shape (n_rows, n_classes), or None
+            With ``confidence=True``: scikit-learn's ovr confidences before
+            squashing.
+
+        The iterator raises ``ValueError`` after the last chunk if any value
+        was not finite.
         """
         check_is_fitted(self, "dual_coef_")
         self._check_kernel_unchanged()
@@ -760,32 +776,42 @@ class SVM(EstimatorMixin):
         # by them gives every pair's share of that class (n_classes - 1 sums),
         # against n_pairs of a dense coefficient matrix.
         coef_t = np.ascontiguousarray(dual_coef.T)
-        dec = np.empty((X.shape[0], n_classes * (n_classes - 1) // 2))
+        b = np.ascontiguousarray(b, dtype=np.float64)
+        first, second = np.triu_indices(n_classes, 1)  # the pairs in libsvm's order
+        # sum|coef| of class c's SVs in column r, a class at a time (the same
+        # sums as one segment at a time, in n_classes NumPy calls, not n_pairs).
+        abs_coef_sums = np.empty((n_classes - 1, n_classes))
+        for c in range(n_classes):
+            abs_coef_sums[:, c] = np.abs(dual_coef[:, sv_start[c]:sv_start[c + 1]]).sum(axis=1)
+        coef_sum = abs_coef_sums[second - 1, first] + abs_coef_sums[first, second]
+        n_pairs = first.shape[0]
         # Test rows per call: bounds the shares (and the prepared rows) held at once.
         chunk = max(1, _PREDICT_CHUNK_VALUES // (n_classes * (n_classes - 1)))
-        K_max = np.empty(X.shape[0])  # per row of X
-        for start in range(0, X.shape[0], chunk):
-            rows = prepare_rows(kernel, centred(X[start:start + chunk], centre), name="X",
-                                kernel_name=self.kernel, n_threads=n_threads)
-            share, largest = kernel_weighted_sums(kernel, rows, sv_index, sv_start, coef_t,
-                                                  n_threads)
-            K_max[start:start + chunk] = largest
-            p = 0
-            for s in range(n_classes):
-                for t in range(s + 1, n_classes):
-                    dec[start:start + chunk, p] = share[:, s, t - 1] + share[:, t, s] + b[p]
-                    p += 1
-        coef_sum = np.array([np.abs(dual_coef[t - 1, sv_start[s]:sv_start[s + 1]]).sum()
-                             + np.abs(dual_coef[s, sv_start[t]:sv_start[t + 1]]).sum()
-                             for s in range(n_classes) for t in range(s + 1, n_classes)])
-        noise = _RoundingBound(np.abs(b), coef_sum, K_max)
-        if not np.all(np.isfinite(dec)):
-            bad = np.flatnonzero(~np.all(np.isfinite(dec), axis=1))
-            raise ValueError(
-                f"decision values are not finite for {bad.size} row(s) of X (first rows "
-                f"{bad[:10].tolist()}): kernel {self.kernel!r} overflows float64 on them; "
-                f"scale X down")
-        return dec, noise
+
+        def chunks():
+            not_finite = []
+            for start in range(0, X.shape[0], chunk):
+                rows = slice(start, min(start + chunk, X.shape[0]))
+                prepared = prepare_rows(kernel, centred(X[rows], centre), name="X",
+                                        kernel_name=self.kernel, n_threads=n_threads)
+                share, K_max = kernel_weighted_sums(kernel, prepared, sv_index, sv_start,
+                                                    coef_t, n_threads)
+                n_rows = share.shape[0]
+                dec = np.empty((n_rows, n_pairs))
+                votes = np.empty((n_rows, n_classes), dtype=np.int64)
+                conf = np.empty((n_rows, n_classes)) if confidence else None
+                one_vs_one_votes(share, b, coef_sum, K_max, dec, votes, conf)
+                del share
+                not_finite.append(start + np.flatnonzero(~np.all(np.isfinite(dec), axis=1)))
+                yield rows, dec, votes, conf
+            bad = np.concatenate(not_finite) if not_finite else np.empty(0, dtype=np.intp)
+            if bad.size:
+                raise ValueError(
+                    f"decision values are not finite for {bad.size} row(s) of X (first rows "
+                    f"{bad[:10].tolist()}): kernel {self.kernel!r} overflows float64 on "
+                    f"them; scale X down")
+
+        return X.shape[0], chunks()
 
     def _check_kernel_unchanged(self):
         # The coefficients solve the SVM of the fitted kernel: with another
@@ -818,13 +844,22 @@ class SVM(EstimatorMixin):
         if not (isinstance(shape, str) and shape in ("ovr", "ovo")):
             # set after fit (set_params): fit's check never saw it.
             raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo', got {shape!r}")
-        dec, noise = self._pairwise_decision(X)
+        check_is_fitted(self, "dual_coef_")
         n_classes = self.classes_.shape[0]
-        if n_classes == 2:
-            return -dec[:, 0] + 0.0  # + 0.0: no negative zeros
-        if shape == "ovo":
-            return dec
-        return _ovr_from_pairs(dec, noise, n_classes)
+        if n_classes == 2 or shape == "ovo":
+            n_samples, chunks = self._decision_chunks(X)
+            out = np.empty((n_samples, n_classes * (n_classes - 1) // 2))
+            for rows, dec, _, _ in chunks:
+                out[rows] = dec
+            if n_classes == 2:
+                return -out[:, 0] + 0.0  # + 0.0: no negative zeros
+            return out
+        # Votes plus confidences squashed into (-1/3, 1/3), as scikit-learn's SVC does.
+        n_samples, chunks = self._decision_chunks(X, confidence=True)
+        out = np.empty((n_samples, n_classes))
+        for rows, _, votes, conf in chunks:
+            out[rows] = votes + conf / (3 * (np.abs(conf) + 1))
+        return out
 
     def predict(self, X):
         """Class of each sample, by one-vs-one voting (ties to the first class).
@@ -837,9 +872,11 @@ class SVM(EstimatorMixin):
         -------
         y : ndarray of shape (n_samples,)
         """
-        dec, noise = self._pairwise_decision(X)
-        votes = _votes(dec, noise, self.classes_.shape[0])
-        return self.classes_[np.argmax(votes, axis=1)]
+        n_samples, chunks = self._decision_chunks(X)
+        winners = np.empty(n_samples, dtype=np.intp)
+        for rows, _, votes, _ in chunks:
+            winners[rows] = np.argmax(votes, axis=1)
+        return self.classes_[winners]
 
     def score(self, X, y):
         """Mean accuracy of ``predict(X)`` against ``y``.
@@ -886,47 +923,3 @@ class SVM(EstimatorMixin):
             classifier_tags=ClassifierTags(),
             input_tags=InputTags(sparse=True, positive_only=on_simplex),
         )
-
-
-class _RoundingBound:
-    """Per row and class pair, 1e-12 (|b| + sum|coef| K_max of the row),
-    computed a pair at a time: as a (n_samples, n_pairs) array, with its
-    temporaries, it added ~30 MB to predicting the 20 Newsgroups test set."""
-
-    def __init__(self, abs_intercept, coef_sum, row_K_max):
-        self.abs_intercept = abs_intercept
-        self.coef_sum = coef_sum
-        self.row_K_max = row_K_max
-
-    def of_pair(self, p):
-        return 1e-12 * (self.abs_intercept[p] + self.coef_sum[p] * self.row_K_max)
-
-
-def _votes(dec, noise, n_classes):
-    """One-vs-one votes: pair (s, t) votes for s when its decision value is > 0.
-
-    A value within the rounding bound ``noise`` of zero counts as zero (a vote
-    for t, as libsvm gives an exact zero), so that a point lying exactly on a
-    boundary gets the same vote whatever the rounding, with K or with K + beta.
-    """
-    votes = np.zeros((dec.shape[0], n_classes), dtype=np.int64)
-    p = 0
-    for s in range(n_classes):
-        for t in range(s + 1, n_classes):
-            wins = dec[:, p] > noise.of_pair(p)
-            votes[:, s] += wins
-            votes[:, t] += ~wins
-            p += 1
-    return votes
-
-
-def _ovr_from_pairs(dec, noise, n_classes):
-    """Votes plus confidences squashed into (-1/3, 1/3), as scikit-learn's SVC does."""
-    confidence = np.zeros((dec.shape[0], n_classes))
-    p = 0
-    for s in range(n_classes):
-        for t in range(s + 1, n_classes):
-            confidence[:, s] += dec[:, p]
-            confidence[:, t] -= dec[:, p]
-            p += 1
-    return _votes(dec, noise, n_classes) + confidence / (3 * (np.abs(confidence) + 1))

@@ -380,6 +380,7 @@ def evaluate_cell(split, representation, normalization, kernel, C=1.0, n_jobs=No
     kernel : {"lin", "ned", "ngd"}
     C : float, default=1.0
     n_jobs : int or None, default=None
+        Threads of each SVM, as `SVM`'s ``n_jobs``.
 
     Returns
     -------
@@ -770,7 +771,8 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
     vocabulary : {"train", "all"}, default="train"
         See :func:`load_zhang2005_splits`.
     n_jobs : int or None, default=None
-        Threads of each SVM (None: all CPUs).
+        Threads of each SVM, as `SVM`'s ``n_jobs`` (None:
+        ``OMP_NUM_THREADS`` when it is set, else all CPUs).
     figure : bool, default=True
         Draw ``accuracy.png`` when matplotlib is installed.
 

@@ -577,11 +577,19 @@ def test_cli_demo_bad_options_name_the_option(option, value, match, capsys):
     assert err.startswith("kgeo demo: error: ") and re.search(match, err), err
 
 
-def test_cli_bad_C(ng_data, tmp_path, capsys):
+@pytest.mark.parametrize("option, value, match", [
+    ("--C", "0", "--C must be a finite number > 0, got 0.0"),
+    ("--C", "nan", "--C must be a finite number > 0, got nan"),
+    ("--C", "inf", "--C must be a finite number > 0, got inf"),
+    ("--n-jobs", "0", "--n-jobs must be -1 or an integer >= 1, got 0"),
+])
+def test_cli_reproduce_bad_options_name_the_option(option, value, match, ng_data, tmp_path,
+                                                   capsys):
     code = main(["reproduce", "zhang2005", "--dataset", "20ng", "--data", str(ng_data),
-                 "--out", str(tmp_path / "o"), "--C", "0", "--quiet"])
+                 "--out", str(tmp_path / "o"), option, value, "--quiet"])
     assert code == 2
-    assert "C must be finite and > 0" in capsys.readouterr().err
+    assert match in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
 
 
 # ---------------------------------------------------------------------------

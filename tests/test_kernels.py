@@ -661,6 +661,46 @@ def test_invalid_n_jobs(n_jobs):
         kgeo.pairwise_kernels(np.ones((2, 3)), kernel="linear", n_jobs=n_jobs)
 
 
+@pytest.mark.parametrize("env, expected", [
+    (None, "all"), ("1", 1), ("2,1", 2), (" 3 ", 3), ("", "all"), ("1000000", "cap")])
+def test_n_jobs_none_follows_omp_num_threads(env, expected, monkeypatch):
+    from kgeo._pairwise import _THREADS_PER_CPU, available_threads, resolve_n_jobs
+
+    if env is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", env)
+    want = {"all": available_threads(), "cap": _THREADS_PER_CPU * available_threads()}.get(
+        expected, expected)
+    assert resolve_n_jobs(None) == want
+    # An explicit n_jobs wins over the environment.
+    assert resolve_n_jobs(-1) == available_threads()
+    assert resolve_n_jobs(1) == 1
+
+
+@pytest.mark.parametrize("env", ["0", "-1", "two", "1.5"])
+def test_invalid_omp_num_threads_is_ignored_with_a_warning(env, monkeypatch):
+    from kgeo._pairwise import available_threads, resolve_n_jobs
+
+    monkeypatch.setenv("OMP_NUM_THREADS", env)
+    with pytest.warns(RuntimeWarning, match=rf"OMP_NUM_THREADS={re.escape(repr(env))} is not a "
+                                            r"positive integer"):
+        assert resolve_n_jobs(None) == available_threads()
+
+
+@pytest.mark.parametrize("content, expected", [
+    ("max 100000\n", None), ("200000 100000\n", 2), ("150000 100000\n", 2),
+    ("50000 100000\n", 1), ("", None), ("garbage\n", None), ("-1 100000\n", None),
+    (None, None)])
+def test_cgroup_cpu_quota(content, expected, tmp_path):
+    from kgeo._pairwise import cgroup_cpu_quota
+
+    path = tmp_path / "cpu.max"
+    if content is not None:
+        path.write_text(content)
+    assert cgroup_cpu_quota(str(path)) == expected
+
+
 def _csr_with_column(column):
     """A 2 x 3 CSR matrix whose second entry sits in ``column`` (maybe out of range)."""
     return sp.csr_matrix((np.ones(2), np.array([0, column]), np.array([0, 1, 2])), shape=(2, 3))
@@ -958,6 +998,24 @@ def test_weighted_sums_match_the_kernel_matrix_product(kernel):
     # Each row's own largest |k|: a row's rounding bound in prediction.
     np.testing.assert_array_equal(largest_one, np.abs(K).max(axis=1))
     assert largest_one.tobytes() == largest_two.tobytes()
+
+
+@pytest.mark.parametrize("n_r", [1, 3, 4, 8, 13, 19])
+def test_weighted_sums_add_in_the_order_of_the_rows(n_r):
+    """Each weighted sum is ``0.0 + k_0 w_0 + k_1 w_1 + ...`` in the order
+    of Y's rows, whatever tile of rows and columns computed it (tiles of
+    4 rows and 8, 4 or 1 columns): the same bits as that loop in NumPy."""
+    from kgeo._kernels import kernel_matrix, kernel_weighted_sums
+
+    k, X_rows, Y, weights = _weighted_sums_case("ngd", 83, 150, n_r, seed=n_r)
+    segment_start = np.array([0, 1, 1, 70, 150])
+    K = kernel_matrix(k, X_rows, Y)
+    sums, _ = kernel_weighted_sums(k, X_rows, Y, segment_start, weights, 2)
+    for g, (a, b) in enumerate(zip(segment_start[:-1], segment_start[1:])):
+        expected = np.zeros((83, n_r))
+        for j in range(a, b):
+            expected += K[:, j, None] * weights[j]
+        assert sums[:, g].tobytes() == expected.tobytes(), f"segment {g}"
 
 
 def test_weighted_sums_refuse_mismatched_segments_and_weights():

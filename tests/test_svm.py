@@ -1666,6 +1666,72 @@ def test_prediction_chunks_change_nothing(rng, monkeypatch):
         model.predict(bad)
 
 
+@pytest.mark.parametrize("n_classes", [2, 3, 5, 17])
+def test_one_vs_one_votes_match_a_loop_over_the_pairs(n_classes, rng):
+    """The compiled pass over the class pairs against the plain loop in
+    NumPy: the same decision values, votes (values at the rounding bound vote
+    for the second class) and confidences, bit for bit."""
+    from kgeo._solver import one_vs_one_votes
+
+    n_rows, n_pairs = 50, n_classes * (n_classes - 1) // 2
+    share = rng.normal(size=(n_rows, n_classes, n_classes - 1))
+    intercept = rng.normal(size=n_pairs)
+    coef_sum = rng.random(n_pairs) * 1e3
+    K_max = rng.random(n_rows) * 1e3
+    threshold = 1e-12 * (np.abs(intercept) + coef_sum * K_max[:, None])
+    dec = np.empty((n_rows, n_pairs))
+    votes = np.zeros((n_rows, n_classes), dtype=np.int64)
+    confidence = np.zeros((n_rows, n_classes))
+    p = 0
+    for s in range(n_classes):
+        for t in range(s + 1, n_classes):
+            # Some values put exactly on, just inside or at zero of the bound.
+            on = rng.random(n_rows) < 0.3
+            share[on, s, t - 1] = threshold[on, p] - intercept[p] - share[on, t, s]
+            dec[:, p] = share[:, s, t - 1] + share[:, t, s] + intercept[p]
+            wins = dec[:, p] > threshold[:, p]
+            votes[:, s] += wins
+            votes[:, t] += ~wins
+            confidence[:, s] += dec[:, p]
+            confidence[:, t] -= dec[:, p]
+            p += 1
+    assert 0 < np.mean(dec > threshold) < 1
+    out_dec = np.full((n_rows, n_pairs), np.nan)
+    out_votes = np.full((n_rows, n_classes), -1, dtype=np.int64)
+    out_conf = np.full((n_rows, n_classes), np.nan)
+    one_vs_one_votes(share, intercept, coef_sum, K_max, out_dec, out_votes, out_conf)
+    assert out_dec.tobytes() == dec.tobytes()
+    np.testing.assert_array_equal(out_votes, votes)
+    assert out_conf.tobytes() == confidence.tobytes()
+    # Without confidences: the same votes.
+    out_votes[:] = -1
+    one_vs_one_votes(share, intercept, coef_sum, K_max, out_dec, out_votes)
+    np.testing.assert_array_equal(out_votes, votes)
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        one_vs_one_votes(share, intercept[:-1] if n_pairs > 1 else intercept[:0], coef_sum,
+                         K_max, out_dec, out_votes)
+
+
+def test_decision_overflow_is_named_by_its_row_in_x_across_chunks(rng, monkeypatch):
+    """A test row whose weighted kernel sums overflow (poly, degree 3, a row
+    1e102 times a training row) is refused, named by its index in X even
+    when it sits in a later chunk."""
+    import kgeo._svm
+
+    X = rng.integers(0, 5, size=(60, 6)).astype(float)
+    X[:, 0] += 1
+    y = np.repeat([0, 1, 2], 20)
+    model = kgeo.SVM(kernel="poly", degree=3, gamma=1.0, C=1e3).fit(X, y)
+    test = X[:20].copy()
+    test[[3, 17]] *= 1e102
+    monkeypatch.setattr(kgeo._svm, "_PREDICT_CHUNK_VALUES", 5 * 6)  # 5 rows per chunk
+    match = (r"decision values are not finite for 2 row\(s\) of X \(first rows \[3, 17\]\): "
+             r"kernel 'poly' overflows float64 on them")
+    for method in (model.predict, model.decision_function):
+        with pytest.raises(ValueError, match=match):
+            method(test)
+
+
 def _poisson_counts(n, n_features, n_classes, seed):
     rng = np.random.default_rng(seed)
     y = rng.integers(0, n_classes, n)
