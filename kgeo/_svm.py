@@ -204,10 +204,10 @@ class SVM(EstimatorMixin):
         Threads (None: ``OMP_NUM_THREADS`` when it is set, else every CPU
         the process may use, within a cgroup CPU quota; -1: every such CPU;
         at most 4 per CPU are started, more would only share the same
-        cores): class pairs are solved in parallel in ``fit`` (sharing one row cache; the model does not depend on the
-        number of threads), and the kernel rows of ``predict`` and
-        ``decision_function`` are computed in parallel. The parallel loops
-        are OpenMP's: kgeo ends the forking thread's idle OpenMP workers
+        cores): class pairs are solved in parallel in ``fit`` (sharing one
+        row cache; the model does not depend on the number of threads),
+        and the kernel rows of ``predict`` and ``decision_function`` are
+        computed in parallel. The parallel loops are OpenMP's: kgeo ends the forking thread's idle OpenMP workers
         before ``os.fork``, so that a child process (multiprocessing's
         "fork" start method) can run them again; a fork while another
         thread is inside such a loop still hangs the child, as with any
