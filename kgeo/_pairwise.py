@@ -3,6 +3,7 @@
 import math
 import numbers
 import os
+import re
 import warnings
 
 import numpy as np
@@ -28,7 +29,7 @@ __all__ = [
 
 
 def available_threads():
-    """CPUs this process may run on: its affinity mask, capped by a cgroup v2
+    """CPUs this process may run on: its affinity mask, capped by a cgroup
     CPU quota (a container given 2 CPUs' worth of time on a 64-core host
     would otherwise start 64 threads that take turns)."""
     try:
@@ -39,38 +40,93 @@ def available_threads():
     return max(1, min(cpus, quota)) if quota is not None else cpus
 
 
-def cgroup_cpu_quota(path="/sys/fs/cgroup/cpu.max"):
-    """CPUs' worth of time a cgroup v2 ``cpu.max`` grants (rounded up), or
-    None when there is no such file or no limit ("max")."""
+def cgroup_cpu_quota(root="/sys/fs/cgroup", proc_cgroup="/proc/self/cgroup"):
+    """CPUs' worth of time this process's cgroups grant (rounded up), or None
+    when no quota applies (or this is not Linux).
+
+    The smallest quota on the process's cgroup and its ancestors, from
+    cgroup v2's ``cpu.max`` or cgroup v1's ``cpu.cfs_quota_us`` and
+    ``cpu.cfs_period_us``; ``root`` is where the hierarchies are mounted.
+    """
     try:
-        with open(path) as f:
+        with open(proc_cgroup) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    limits = []
+    for line in lines:
+        fields = line.split(":", 2)
+        if len(fields) != 3 or not fields[2].startswith("/"):
+            continue
+        _, controllers, path = fields
+        if controllers == "":  # v2: one unified hierarchy
+            base, read = root, _cgroup2_limit
+        elif "cpu" in controllers.split(","):  # v1: the cpu controller's hierarchy
+            base, read = os.path.join(root, controllers), _cgroup1_limit
+            if not os.path.isdir(base):  # mounted as cpu,cpuacct, linked as cpu
+                base = os.path.join(root, "cpu")
+        else:
+            continue
+        parts = [part for part in path.split("/") if part]
+        for depth in range(len(parts), -1, -1):
+            limit = read(os.path.join(base, *parts[:depth]))
+            if limit is not None:
+                limits.append(limit)
+    return min(limits) if limits else None
+
+
+def _ceil_ratio(quota, period):
+    try:
+        quota, period = int(quota), int(period)
+    except ValueError:
+        return None
+    return -(-quota // period) if quota > 0 and period > 0 else None
+
+
+def _cgroup2_limit(folder):
+    """``cpu.max``: "quota period", or "max period" for no limit."""
+    try:
+        with open(os.path.join(folder, "cpu.max")) as f:
             fields = f.read().split()
     except OSError:
         return None
-    if len(fields) != 2 or fields[0] == "max":
-        return None
+    return _ceil_ratio(*fields) if len(fields) == 2 and fields[0] != "max" else None
+
+
+def _cgroup1_limit(folder):
+    """``cpu.cfs_quota_us`` (-1: no limit) over ``cpu.cfs_period_us``."""
     try:
-        quota, period = int(fields[0]), int(fields[1])
-    except ValueError:
+        with open(os.path.join(folder, "cpu.cfs_quota_us")) as f:
+            quota = f.read().strip()
+        with open(os.path.join(folder, "cpu.cfs_period_us")) as f:
+            period = f.read().strip()
+    except OSError:
         return None
-    if quota <= 0 or period <= 0:
-        return None
-    return -(-quota // period)
+    return _ceil_ratio(quota, period)
+
+
+# OMP_NUM_THREADS values already warned about: once per process each, as an
+# OpenMP runtime reads the variable once.
+_WARNED_OMP_VALUES = set()
 
 
 def omp_num_threads():
     """The first number of ``OMP_NUM_THREADS`` (the outermost level), or None
-    when it is unset. A value OpenMP would reject is ignored with a warning,
-    as libgomp ignores it."""
+    when it is unset. A value libgomp rejects (anything but a comma-separated
+    list of positive decimal integers, each maybe with a "+") is ignored with
+    a warning, as libgomp ignores it."""
     value = os.environ.get("OMP_NUM_THREADS")
-    if value is None or not value.strip():
+    if value is None:
         return None
-    first = value.split(",")[0].strip()
-    if first.isdigit() and int(first) >= 1:
-        return int(first)
-    warnings.warn(f"OMP_NUM_THREADS={value!r} is not a positive integer (or a comma-separated "
-                  f"list of them); ignored, using every available CPU", RuntimeWarning,
-                  stacklevel=3)
+    entries = [entry.strip() for entry in value.split(",")]
+    if all(re.fullmatch(r"\+?[0-9]+", entry, flags=re.ASCII) and int(entry) >= 1
+           for entry in entries):
+        return int(entries[0])
+    if value not in _WARNED_OMP_VALUES:
+        _WARNED_OMP_VALUES.add(value)
+        warnings.warn(f"OMP_NUM_THREADS={value!r} is not a positive integer (or a "
+                      f"comma-separated list of them); ignored, using every available CPU",
+                      RuntimeWarning, stacklevel=2)
     return None
 
 

@@ -207,11 +207,12 @@ class SVM(EstimatorMixin):
         cores): class pairs are solved in parallel in ``fit`` (sharing one
         row cache; the model does not depend on the number of threads),
         and the kernel rows of ``predict`` and ``decision_function`` are
-        computed in parallel. The parallel loops are OpenMP's: kgeo ends the forking thread's idle OpenMP workers
-        before ``os.fork``, so that a child process (multiprocessing's
-        "fork" start method) can run them again; a fork while another
-        thread is inside such a loop still hangs the child, as with any
-        OpenMP library ("spawn", "forkserver" and joblib's loky are safe).
+        computed in parallel. The parallel loops are OpenMP's: kgeo ends
+        the forking thread's idle OpenMP workers before ``os.fork``, so
+        that a child process (multiprocessing's "fork" start method) can
+        run them again; a fork while another thread is inside such a loop
+        still hangs the child, as with any OpenMP library ("spawn",
+        "forkserver" and joblib's loky are safe).
         A refit replaces the fitted attributes in one assignment: a
         prediction in another thread meanwhile uses the old model or the new.
     verbose : int, default=0
@@ -726,6 +727,8 @@ class SVM(EstimatorMixin):
         Returns
         -------
         n_samples : int
+        classes : ndarray of shape (n_classes,)
+            ``classes_`` of the model the chunks come from.
         chunks : iterator of (rows, dec, votes, confidence)
 
         where
@@ -744,39 +747,47 @@ class SVM(EstimatorMixin):
         The iterator raises ``ValueError`` after the last chunk if any value
         was not finite.
         """
-        check_is_fitted(self, "dual_coef_")
-        self._check_kernel_unchanged()
+        # A refit in another thread installs a new attribute dict (see fit):
+        # every attribute is read from the one in place now, one model.
+        model = object.__new__(type(self))
+        model.__dict__ = self.__dict__
+        check_is_fitted(model, "dual_coef_")
+        model._check_kernel_unchanged()
         X = check_matrix(X, name="X")
-        if X.shape[1] != self.n_features_in_:
+        if X.shape[1] != model.n_features_in_:
             raise ValueError(
                 f"X has {X.shape[1]} features, but SVM is expecting "
-                f"{self.n_features_in_} features as input")
-        kernel = get_kernel(self.kernel, self.n_features_in_, self.shift, **self._kernel_args)
-        n_threads = resolve_n_jobs(self.n_jobs)
+                f"{model.n_features_in_} features as input")
+        kernel = get_kernel(model.kernel, model.n_features_in_, model.shift,
+                            **model._kernel_args)
+        n_threads = resolve_n_jobs(model.n_jobs)
         # Models saved before the centring have none.
         centre = getattr(self, "_centre", None)
-        support_vectors = centred(check_matrix(self.support_vectors_, name="support_vectors_",
+        support_vectors = centred(check_matrix(model.support_vectors_, name="support_vectors_",
                                                min_samples=0), centre)
         if centre is None:  # (centred rows are dense: few columns)
             # Hashed features: only the columns the SVs or X use (same bits).
             support_vectors, X = used_columns_only(support_vectors, X)
         sv_rows = prepare_rows(kernel, support_vectors, name="support_vectors_",
-                               kernel_name=self.kernel, n_threads=n_threads)
-        n_classes = self.classes_.shape[0]
-        sv_start = np.concatenate([[0], np.cumsum(self.n_support_)]).astype(np.int64)
+                               kernel_name=model.kernel, n_threads=n_threads)
+        n_classes, n_support, dual_coef, b = model._check_fitted_arrays(sv_rows.n_rows)
+        sv_start = np.concatenate([[0], np.cumsum(n_support)]).astype(np.int64)
         sv_index = single_block(sv_rows)
         # libsvm's orientation (the binary case is stored flipped, as SVC does).
-        dual_coef = -self.dual_coef_ if n_classes == 2 else self.dual_coef_
-        b = -self.intercept_ if n_classes == 2 else self.intercept_
+        if n_classes == 2:
+            dual_coef, b = -dual_coef, -b
         if kernel.on_simplex:
             # On all of X first, so that a message names the row of X, not of a chunk.
-            check_on_simplex(X, name="X", kernel=self.kernel)
+            check_on_simplex(X, name="X", kernel=model.kernel)
         # Column r of dual_coef_ over class c's SVs holds their coefficients in
         # the pair of c with the r-th other class: weighing each class segment
         # by them gives every pair's share of that class (n_classes - 1 sums),
         # against n_pairs of a dense coefficient matrix.
         coef_t = np.ascontiguousarray(dual_coef.T)
-        b = np.ascontiguousarray(b, dtype=np.float64)
+        # C order: NumPy sums a row of a Fortran-ordered array one value after
+        # another instead of pairwise, which would move the rounding bound by
+        # an ulp with the layout of a loaded model.
+        dual_coef = np.ascontiguousarray(dual_coef)
         first, second = np.triu_indices(n_classes, 1)  # the pairs in libsvm's order
         # sum|coef| of class c's SVs in column r, a class at a time (the same
         # sums as one segment at a time, in n_classes NumPy calls, not n_pairs).
@@ -793,7 +804,7 @@ class SVM(EstimatorMixin):
             for start in range(0, X.shape[0], chunk):
                 rows = slice(start, min(start + chunk, X.shape[0]))
                 prepared = prepare_rows(kernel, centred(X[rows], centre), name="X",
-                                        kernel_name=self.kernel, n_threads=n_threads)
+                                        kernel_name=model.kernel, n_threads=n_threads)
                 share, K_max = kernel_weighted_sums(kernel, prepared, sv_index, sv_start,
                                                     coef_t, n_threads)
                 n_rows = share.shape[0]
@@ -808,10 +819,36 @@ class SVM(EstimatorMixin):
             if bad.size:
                 raise ValueError(
                     f"decision values are not finite for {bad.size} row(s) of X (first rows "
-                    f"{bad[:10].tolist()}): kernel {self.kernel!r} overflows float64 on "
+                    f"{bad[:10].tolist()}): kernel {model.kernel!r} overflows float64 on "
                     f"them; scale X down")
 
-        return X.shape[0], chunks()
+        return X.shape[0], model.classes_, chunks()
+
+    def _check_fitted_arrays(self, n_sv):
+        """classes_, n_support_, dual_coef_ and intercept_ as float64/int64
+        arrays of the shapes n_sv support vectors and the classes imply: a
+        model edited by hand (or saved half-written) gets a message naming
+        the attribute, not an index error from deep inside."""
+        n_classes = np.shape(self.classes_)[0] if np.ndim(self.classes_) == 1 else -1
+        n_pairs = n_classes * (n_classes - 1) // 2
+        n_support = np.asarray(self.n_support_)
+        dual_coef = np.asarray(self.dual_coef_, dtype=np.float64)
+        intercept = np.ascontiguousarray(self.intercept_, dtype=np.float64)
+        for name, value, shape in (
+                ("n_support_", n_support, (n_classes,)),
+                ("dual_coef_", dual_coef, (n_classes - 1, n_sv)),
+                ("intercept_", intercept, (n_pairs,))):
+            if n_classes < 2 or value.shape != shape:
+                raise ValueError(
+                    f"this SVM's fitted attributes disagree: {name} has shape {value.shape}, "
+                    f"but {np.shape(self.classes_)[0] if np.ndim(self.classes_) == 1 else '?'} "
+                    f"classes and {n_sv} support vectors need {shape}; fit it again")
+        if (n_support.dtype.kind not in "iu" or np.any(n_support < 0)
+                or int(n_support.sum()) != n_sv):
+            raise ValueError(
+                f"this SVM's fitted attributes disagree: n_support_ {n_support.tolist()} "
+                f"should be counts summing to its {n_sv} support vectors; fit it again")
+        return n_classes, n_support.astype(np.int64), dual_coef, intercept
 
     def _check_kernel_unchanged(self):
         # The coefficients solve the SVM of the fitted kernel: with another
@@ -844,10 +881,9 @@ class SVM(EstimatorMixin):
         if not (isinstance(shape, str) and shape in ("ovr", "ovo")):
             # set after fit (set_params): fit's check never saw it.
             raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo', got {shape!r}")
-        check_is_fitted(self, "dual_coef_")
-        n_classes = self.classes_.shape[0]
+        n_samples, classes, chunks = self._decision_chunks(X, confidence=shape == "ovr")
+        n_classes = classes.shape[0]
         if n_classes == 2 or shape == "ovo":
-            n_samples, chunks = self._decision_chunks(X)
             out = np.empty((n_samples, n_classes * (n_classes - 1) // 2))
             for rows, dec, _, _ in chunks:
                 out[rows] = dec
@@ -855,7 +891,6 @@ class SVM(EstimatorMixin):
                 return -out[:, 0] + 0.0  # + 0.0: no negative zeros
             return out
         # Votes plus confidences squashed into (-1/3, 1/3), as scikit-learn's SVC does.
-        n_samples, chunks = self._decision_chunks(X, confidence=True)
         out = np.empty((n_samples, n_classes))
         for rows, _, votes, conf in chunks:
             out[rows] = votes + conf / (3 * (np.abs(conf) + 1))
@@ -872,11 +907,11 @@ class SVM(EstimatorMixin):
         -------
         y : ndarray of shape (n_samples,)
         """
-        n_samples, chunks = self._decision_chunks(X)
+        n_samples, classes, chunks = self._decision_chunks(X)
         winners = np.empty(n_samples, dtype=np.intp)
         for rows, _, votes, _ in chunks:
             winners[rows] = np.argmax(votes, axis=1)
-        return self.classes_[winners]
+        return classes[winners]
 
     def score(self, X, y):
         """Mean accuracy of ``predict(X)`` against ``y``.

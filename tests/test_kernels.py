@@ -26,6 +26,7 @@ relative, ``test_distances_of_rows_far_from_the_origin_are_exact`` NED and RBF.
 """
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -662,7 +663,8 @@ def test_invalid_n_jobs(n_jobs):
 
 
 @pytest.mark.parametrize("env, expected", [
-    (None, "all"), ("1", 1), ("2,1", 2), (" 3 ", 3), ("", "all"), ("1000000", "cap")])
+    (None, "all"), ("1", 1), ("2,1", 2), (" 3 ", 3), ("+2", 2), ("3, 1", 3),
+    ("1000000", "cap")])
 def test_n_jobs_none_follows_omp_num_threads(env, expected, monkeypatch):
     from kgeo._pairwise import _THREADS_PER_CPU, available_threads, resolve_n_jobs
 
@@ -678,28 +680,63 @@ def test_n_jobs_none_follows_omp_num_threads(env, expected, monkeypatch):
     assert resolve_n_jobs(1) == 1
 
 
-@pytest.mark.parametrize("env", ["0", "-1", "two", "1.5"])
-def test_invalid_omp_num_threads_is_ignored_with_a_warning(env, monkeypatch):
+# What libgomp itself rejects ("Invalid value for environment variable").
+@pytest.mark.parametrize("env", ["0", "-1", "two", "1.5", "", " ", "4,0", "2,abc",
+                                 "\u00b2", "\u0661"])
+def test_invalid_omp_num_threads_is_ignored_with_one_warning(env, monkeypatch):
+    import kgeo._pairwise
     from kgeo._pairwise import available_threads, resolve_n_jobs
 
+    monkeypatch.setattr(kgeo._pairwise, "_WARNED_OMP_VALUES", set())
     monkeypatch.setenv("OMP_NUM_THREADS", env)
     with pytest.warns(RuntimeWarning, match=rf"OMP_NUM_THREADS={re.escape(repr(env))} is not a "
                                             r"positive integer"):
         assert resolve_n_jobs(None) == available_threads()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per process, as OpenMP reads it once
+        assert resolve_n_jobs(None) == available_threads()
 
 
-@pytest.mark.parametrize("content, expected", [
-    ("max 100000\n", None), ("200000 100000\n", 2), ("150000 100000\n", 2),
-    ("50000 100000\n", 1), ("", None), ("garbage\n", None), ("-1 100000\n", None),
-    (None, None)])
-def test_cgroup_cpu_quota(content, expected, tmp_path):
+def _cgroup_tree(tmp_path, proc_lines, files):
+    """A fake /proc/self/cgroup and cgroup mount: files maps paths under the
+    mount to their contents."""
+    root = tmp_path / "cgroup"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    root.mkdir(exist_ok=True)
+    proc = tmp_path / "proc_cgroup"
+    proc.write_text("".join(line + "\n" for line in proc_lines))
+    return str(root), str(proc)
+
+
+@pytest.mark.parametrize("proc_lines, files, expected", [
+    # v2: the process's own cgroup, an ancestor's, the smallest of both, none.
+    (["0::/a/b"], {"a/b/cpu.max": "150000 100000\n"}, 2),
+    (["0::/a/b"], {"a/cpu.max": "50000 100000\n", "a/b/cpu.max": "max 100000\n"}, 1),
+    (["0::/a/b"], {"a/cpu.max": "300000 100000\n", "a/b/cpu.max": "700000 100000\n"}, 3),
+    (["0::/"], {"cpu.max": "max 100000\n"}, None),
+    (["0::/a"], {"a/cpu.max": "garbage\n"}, None),
+    # v1, as on this kind of host: the cpu controller's own hierarchy.
+    (["4:memory:/x", "1:cpu,cpuacct:/docker/c1", "0::/"],
+     {"cpu,cpuacct/docker/c1/cpu.cfs_quota_us": "200000\n",
+      "cpu,cpuacct/docker/c1/cpu.cfs_period_us": "100000\n"}, 2),
+    (["1:cpu:/"], {"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+    (["2:cpuacct,cpu:/k"], {"cpu/k/cpu.cfs_quota_us": "250000\n",
+                           "cpu/k/cpu.cfs_period_us": "100000\n"}, 3),
+    ([], {}, None),
+])
+def test_cgroup_cpu_quota(proc_lines, files, expected, tmp_path):
     from kgeo._pairwise import cgroup_cpu_quota
 
-    path = tmp_path / "cpu.max"
-    if content is not None:
-        path.write_text(content)
-    assert cgroup_cpu_quota(str(path)) == expected
+    root, proc = _cgroup_tree(tmp_path, proc_lines, files)
+    assert cgroup_cpu_quota(root, proc) == expected
 
+
+def test_cgroup_cpu_quota_without_proc(tmp_path):
+    from kgeo._pairwise import cgroup_cpu_quota
+
+    assert cgroup_cpu_quota(str(tmp_path), str(tmp_path / "missing")) is None
 
 def _csr_with_column(column):
     """A 2 x 3 CSR matrix whose second entry sits in ``column`` (maybe out of range)."""

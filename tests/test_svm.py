@@ -1712,6 +1712,94 @@ def test_one_vs_one_votes_match_a_loop_over_the_pairs(n_classes, rng):
                          K_max, out_dec, out_votes)
 
 
+def test_votes_do_not_depend_on_the_memory_layout_of_dual_coef():
+    """The rounding bound sums |dual_coef_| per pair; NumPy sums a row of a
+    Fortran-ordered array in another order than a C-ordered one, so a value
+    between the two bounds would get a vote that depends on how a loaded
+    model's arrays lie in memory. Here a decision value is put there."""
+    rng = np.random.default_rng(5)
+    n = 60
+    X = np.vstack([np.c_[rng.random((n, 2)) + [0.3, 0], np.zeros(n)],
+                   np.c_[rng.random((n, 2)) + [0, 0.3], np.zeros(n)],
+                   np.c_[np.zeros((n, 2)), rng.random(n) + 0.5]])
+    y = np.repeat([0, 1, 2], n)
+    model = kgeo.SVM(kernel="linear", C=10.0).fit(X, y)
+    # Coefficients of many magnitudes (the sums' order then matters), Fortran order.
+    model.dual_coef_ = np.asfortranarray(
+        model.dual_coef_ * 10.0 ** rng.uniform(-4, 4, model.dual_coef_.shape))
+    D, n0, n1 = model.dual_coef_, model.n_support_[0], model.n_support_[1]
+    c_rows = np.abs(D[0, :n0]).sum() + np.abs(D[0, n0:n0 + n1]).sum()
+    c_fortran = np.abs(D[:, :n0]).sum(axis=1)[0] + np.abs(D[:, n0:n0 + n1]).sum(axis=1)[0]
+    assert c_rows != c_fortran  # the case this test is about
+    x = np.array([[0.0, 0.0, 1.0]])  # orthogonal to classes 0 and 1: pair (0, 1)'s value is b
+    K_max = np.abs(model.support_vectors_ @ x[0]).max()
+    b = 1e-12 * c_rows * K_max / (1 - 1e-12)
+    for i in range(8000):  # b with the value b between the two bounds
+        candidate = b
+        for _ in range(i // 2):
+            candidate = np.nextafter(candidate, np.inf if i % 2 else -np.inf)
+        if ((candidate > 1e-12 * (candidate + c_rows * K_max))
+                != (candidate > 1e-12 * (candidate + c_fortran * K_max))):
+            break
+    else:
+        pytest.fail("no intercept between the two bounds")
+    model.intercept_ = model.intercept_.copy()
+    model.intercept_[0] = candidate
+    fortran = model.predict(x), model.decision_function(x)
+    model.dual_coef_ = np.ascontiguousarray(model.dual_coef_)
+    c_order = model.predict(x), model.decision_function(x)
+    np.testing.assert_array_equal(fortran[0], c_order[0])
+    assert fortran[1].tobytes() == c_order[1].tobytes()
+
+
+@pytest.mark.parametrize("attribute, value, match", [
+    ("intercept_", lambda m: m.intercept_[:-1], r"intercept_ has shape \(5,\), but 4 classes "
+                                                r"and \d+ support vectors need \(6,\)"),
+    ("dual_coef_", lambda m: m.dual_coef_[:2], r"dual_coef_ has shape \(2, \d+\)"),
+    ("n_support_", lambda m: m.n_support_[:3], r"n_support_ has shape \(3,\)"),
+    ("n_support_", lambda m: m.n_support_ + 1,
+     r"n_support_ \[.*\] should be counts summing to its \d+ support vectors"),
+])
+def test_prediction_names_a_fitted_attribute_that_disagrees(attribute, value, match, rng):
+    X, y = ck.make_count_data(rng, 60, 8, 4, separation=0.5)
+    model = kgeo.SVM(kernel="ngd").fit(X, y)
+    setattr(model, attribute, value(model))
+    for method in (model.predict, model.decision_function):
+        with pytest.raises(ValueError, match=r"this SVM's fitted attributes disagree: " + match):
+            method(X)
+
+
+def test_a_prediction_reads_one_model_while_another_thread_refits():
+    """fit installs the refitted attributes in one assignment, and a
+    prediction reads every attribute from the dict in place when it starts:
+    a prediction racing refits of another class count gets one model's
+    answer, never a mix (which used to fail on shapes, or mislabel)."""
+    import threading
+
+    rng = np.random.default_rng(1)
+    X3, y3 = ck.make_count_data(rng, 90, 10, 3, separation=0.5)
+    X5, y5 = ck.make_count_data(rng, 150, 10, 5, separation=0.5)
+    model = kgeo.SVM(kernel="ngd", n_jobs=1).fit(X3, y3)
+    answers = {3: model.decision_function(X3[:40])}
+    answers[5] = kgeo.SVM(kernel="ngd", n_jobs=1).fit(X5, y5).decision_function(X3[:40])
+    stop = threading.Event()
+
+    def refit():
+        while not stop.is_set():
+            model.fit(X5, y5)
+            model.fit(X3, y3)
+
+    worker = threading.Thread(target=refit)
+    worker.start()
+    try:
+        for _ in range(60):
+            dec = model.decision_function(X3[:40])
+            assert any(dec.tobytes() == a.tobytes() for a in answers.values())
+    finally:
+        stop.set()
+        worker.join()
+
+
 def test_decision_overflow_is_named_by_its_row_in_x_across_chunks(rng, monkeypatch):
     """A test row whose weighted kernel sums overflow (poly, degree 3, a row
     1e102 times a training row) is refused, named by its index in X even
