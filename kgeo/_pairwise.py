@@ -105,6 +105,8 @@ def _cgroup1_limit(folder):
     return _ceil_ratio(quota, period)
 
 
+_LONG_MAX = 2 ** 63 - 1
+
 # OMP_NUM_THREADS values already warned about: once per process each, as an
 # OpenMP runtime reads the variable once.
 _WARNED_OMP_VALUES = set()
@@ -113,14 +115,16 @@ _WARNED_OMP_VALUES = set()
 def omp_num_threads():
     """The first number of ``OMP_NUM_THREADS`` (the outermost level), or None
     when it is unset. A value libgomp rejects (anything but a comma-separated
-    list of positive decimal integers, each maybe with a "+") is ignored with
-    a warning, as libgomp ignores it."""
+    list of decimal integers from 1 to 2**63 - 1, each maybe with a "+" and
+    blanks around it) is ignored with a warning, as libgomp ignores it."""
     value = os.environ.get("OMP_NUM_THREADS")
     if value is None:
         return None
-    entries = [entry.strip() for entry in value.split(",")]
-    if all(re.fullmatch(r"\+?[0-9]+", entry, flags=re.ASCII) and int(entry) >= 1
-           for entry in entries):
+    # C's isspace, not str.strip's wider Unicode notion; strtoul's range,
+    # which libgomp then reads as a long (> 0).
+    entries = [entry.strip(" \t\n\v\f\r") for entry in value.split(",")]
+    if all(re.fullmatch(r"\+?[0-9]+", entry, flags=re.ASCII)
+           and 1 <= int(entry) <= _LONG_MAX for entry in entries):
         return int(entries[0])
     if value not in _WARNED_OMP_VALUES:
         _WARNED_OMP_VALUES.add(value)

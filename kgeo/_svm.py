@@ -421,8 +421,17 @@ class SVM(EstimatorMixin):
         # every decision.
         work = object.__new__(type(self))
         work.__dict__ = self.__dict__.copy()
-        work._fit(X, y)
-        self.__dict__ = work.__dict__
+        try:
+            work._fit(X, y)
+            self.__dict__ = work.__dict__
+        finally:
+            # The scratch instance shares the attributes it made: dropped as
+            # a subclass instance, its finaliser (closing a file, say) would
+            # run on the model's state.
+            try:
+                work.__class__ = _FittedView
+            except TypeError:  # a subclass with __slots__: another layout
+                pass
         return self
 
     def _fit(self, X, y):
@@ -747,12 +756,11 @@ class SVM(EstimatorMixin):
         The iterator raises ``ValueError`` after the last chunk if any value
         was not finite.
         """
-        # A refit in another thread installs a new attribute dict (see fit):
-        # every attribute is read from the one in place now, one model.
-        model = object.__new__(type(self))
-        model.__dict__ = self.__dict__
-        check_is_fitted(model, "dual_coef_")
-        model._check_kernel_unchanged()
+        check_is_fitted(self, "dual_coef_")
+        # A refit in another thread installs a new attribute dict (see fit),
+        # fitted too: every attribute is read from the one in place now.
+        model = _FittedView(self.__dict__)
+        _check_kernel_unchanged(model)
         X = check_matrix(X, name="X")
         if X.shape[1] != model.n_features_in_:
             raise ValueError(
@@ -762,7 +770,7 @@ class SVM(EstimatorMixin):
                             **model._kernel_args)
         n_threads = resolve_n_jobs(model.n_jobs)
         # Models saved before the centring have none.
-        centre = getattr(self, "_centre", None)
+        centre = getattr(model, "_centre", None)
         support_vectors = centred(check_matrix(model.support_vectors_, name="support_vectors_",
                                                min_samples=0), centre)
         if centre is None:  # (centred rows are dense: few columns)
@@ -770,7 +778,7 @@ class SVM(EstimatorMixin):
             support_vectors, X = used_columns_only(support_vectors, X)
         sv_rows = prepare_rows(kernel, support_vectors, name="support_vectors_",
                                kernel_name=model.kernel, n_threads=n_threads)
-        n_classes, n_support, dual_coef, b = model._check_fitted_arrays(sv_rows.n_rows)
+        n_classes, n_support, dual_coef, b = _check_fitted_arrays(model, sv_rows.n_rows)
         sv_start = np.concatenate([[0], np.cumsum(n_support)]).astype(np.int64)
         sv_index = single_block(sv_rows)
         # libsvm's orientation (the binary case is stored flipped, as SVC does).
@@ -823,45 +831,6 @@ class SVM(EstimatorMixin):
                     f"them; scale X down")
 
         return X.shape[0], model.classes_, chunks()
-
-    def _check_fitted_arrays(self, n_sv):
-        """classes_, n_support_, dual_coef_ and intercept_ as float64/int64
-        arrays of the shapes n_sv support vectors and the classes imply: a
-        model edited by hand (or saved half-written) gets a message naming
-        the attribute, not an index error from deep inside."""
-        n_classes = np.shape(self.classes_)[0] if np.ndim(self.classes_) == 1 else -1
-        n_pairs = n_classes * (n_classes - 1) // 2
-        n_support = np.asarray(self.n_support_)
-        dual_coef = np.asarray(self.dual_coef_, dtype=np.float64)
-        intercept = np.ascontiguousarray(self.intercept_, dtype=np.float64)
-        for name, value, shape in (
-                ("n_support_", n_support, (n_classes,)),
-                ("dual_coef_", dual_coef, (n_classes - 1, n_sv)),
-                ("intercept_", intercept, (n_pairs,))):
-            if n_classes < 2 or value.shape != shape:
-                raise ValueError(
-                    f"this SVM's fitted attributes disagree: {name} has shape {value.shape}, "
-                    f"but {np.shape(self.classes_)[0] if np.ndim(self.classes_) == 1 else '?'} "
-                    f"classes and {n_sv} support vectors need {shape}; fit it again")
-        if (n_support.dtype.kind not in "iu" or np.any(n_support < 0)
-                or int(n_support.sum()) != n_sv):
-            raise ValueError(
-                f"this SVM's fitted attributes disagree: n_support_ {n_support.tolist()} "
-                f"should be counts summing to its {n_sv} support vectors; fit it again")
-        return n_classes, n_support.astype(np.int64), dual_coef, intercept
-
-    def _check_kernel_unchanged(self):
-        # The coefficients solve the SVM of the fitted kernel: with another
-        # kernel, shift or kernel parameter set since (set_params), they
-        # would weigh values of a kernel they were never fitted to, silently.
-        fitted = getattr(self, "_fitted_kernel", None)  # None: saved before kgeo kept it
-        for name, value in (fitted or {}).items():
-            now = getattr(self, name)
-            if not _same_value(now, value):
-                raise ValueError(
-                    f"{name}={now!r}, but this SVM was fitted with {name}={value!r}: its "
-                    f"coefficients belong to the kernel it was fitted with; fit it again "
-                    f"after changing {name}")
 
     def decision_function(self, X):
         """Signed distances to the separating hyperplanes.
@@ -958,3 +927,69 @@ class SVM(EstimatorMixin):
             classifier_tags=ClassifierTags(),
             input_tags=InputTags(sparse=True, positive_only=on_simplex),
         )
+
+
+class _FittedView:
+    """The attributes of one SVM attribute dict, read as attributes.
+
+    A prediction reads every attribute from the dict in place when it starts
+    (a refit in another thread installs a new dict, see `SVM.fit`), so it
+    uses one model. A plain object, not an SVM: a subclass's finaliser must
+    not run on the live model's state when the view is collected.
+    """
+
+    def __init__(self, state):
+        self.__dict__ = state
+
+
+def _check_fitted_arrays(model, n_sv):
+    """classes_, n_support_, dual_coef_ and intercept_ of a fitted model as
+    arrays (int64 counts, float64 values) of the shapes its n_sv support
+    vectors and its classes imply: a model edited by hand (or saved
+    half-written) gets a message naming the attribute, not an index error
+    from deep inside."""
+    classes = np.asarray(model.classes_)
+    if classes.ndim != 1 or classes.shape[0] < 2:
+        raise ValueError(
+            f"this SVM's fitted attributes are damaged: classes_ must be a 1-D array of at "
+            f"least 2 classes, got shape {classes.shape}; fit it again")
+    n_classes = classes.shape[0]
+    n_pairs = n_classes * (n_classes - 1) // 2
+    n_support = np.asarray(model.n_support_)
+    dual_coef = np.asarray(model.dual_coef_, dtype=np.float64)
+    intercept = np.ascontiguousarray(model.intercept_, dtype=np.float64)
+    for name, value, shape in (
+            ("n_support_", n_support, (n_classes,)),
+            ("dual_coef_", dual_coef, (n_classes - 1, n_sv)),
+            ("intercept_", intercept, (n_pairs,))):
+        if value.shape != shape:
+            raise ValueError(
+                f"this SVM's fitted attributes disagree: {name} has shape {value.shape}, "
+                f"but {n_classes} classes and {n_sv} support vectors need {shape}; fit it "
+                f"again")
+    counts = n_support.dtype.kind in "iu" or (
+        n_support.dtype.kind == "f" and np.all(np.isfinite(n_support))
+        and np.all(n_support == np.round(n_support)))
+    if not counts or np.any(n_support < 0):
+        raise ValueError(
+            f"this SVM's fitted attributes are damaged: n_support_ must hold non-negative "
+            f"integer counts, got {n_support.tolist()}; fit it again")
+    if int(n_support.sum()) != n_sv:
+        raise ValueError(
+            f"this SVM's fitted attributes disagree: n_support_ {n_support.tolist()} sums "
+            f"to {int(n_support.sum())}, but there are {n_sv} support vectors; fit it again")
+    return n_classes, n_support.astype(np.int64), dual_coef, intercept
+
+
+def _check_kernel_unchanged(model):
+    """The coefficients solve the SVM of the fitted kernel: with another
+    kernel, shift or kernel parameter set since (set_params), they would
+    weigh values of a kernel they were never fitted to, silently."""
+    fitted = getattr(model, "_fitted_kernel", None)  # None: saved before kgeo kept it
+    for name, value in (fitted or {}).items():
+        now = getattr(model, name)
+        if not _same_value(now, value):
+            raise ValueError(
+                f"{name}={now!r}, but this SVM was fitted with {name}={value!r}: its "
+                f"coefficients belong to the kernel it was fitted with; fit it again "
+                f"after changing {name}")

@@ -663,8 +663,8 @@ def test_invalid_n_jobs(n_jobs):
 
 
 @pytest.mark.parametrize("env, expected", [
-    (None, "all"), ("1", 1), ("2,1", 2), (" 3 ", 3), ("+2", 2), ("3, 1", 3),
-    ("1000000", "cap")])
+    (None, "all"), ("1", 1), ("2,1", 2), (" 3 ", 3), ("\t3\n", 3), ("+2", 2), ("3, 1", 3),
+    ("1000000", "cap"), (str(2 ** 63 - 1), "cap")])
 def test_n_jobs_none_follows_omp_num_threads(env, expected, monkeypatch):
     from kgeo._pairwise import _THREADS_PER_CPU, available_threads, resolve_n_jobs
 
@@ -682,7 +682,8 @@ def test_n_jobs_none_follows_omp_num_threads(env, expected, monkeypatch):
 
 # What libgomp itself rejects ("Invalid value for environment variable").
 @pytest.mark.parametrize("env", ["0", "-1", "two", "1.5", "", " ", "4,0", "2,abc",
-                                 "\u00b2", "\u0661"])
+                                 "\u00b2", "\u0661", "4\u00a0", "\x1c4",
+                                 "99999999999999999999", str(2 ** 63)])
 def test_invalid_omp_num_threads_is_ignored_with_one_warning(env, monkeypatch):
     import kgeo._pairwise
     from kgeo._pairwise import available_threads, resolve_n_jobs
