@@ -123,9 +123,11 @@ cdef extern from *:
        row loaded and stored every out[a][r] once per j. The same multiply
        then add, in the same order from 0.0: the same bits. R and V are
        constants where this is inlined; GCC's vector extension gives AVX2
-       registers in the AVX2 clone, pairs of SSE2 registers in the other. */
+       registers in the AVX2 clone, pairs of SSE2 registers in the other
+       (unaligned, and may_alias: the vectors are read from and written to
+       arrays of double). */
     #if defined(__GNUC__)
-    typedef double kgeo_v4d __attribute__((vector_size(32), aligned(8)));
+    typedef double kgeo_v4d __attribute__((vector_size(32), aligned(8), may_alias));
     KGEO_TILE void kgeo_weigh_tile(
             const double *restrict k, ptrdiff_t k_stride, const double *restrict w,
             ptrdiff_t n_r, ptrdiff_t r0, ptrdiff_t j0, ptrdiff_t j1,
