@@ -1045,16 +1045,23 @@ _LOG_MIN = -708.39
 
 def _real(value, name, kernel):
     import numbers
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+    try:
+        # float(10**400) overflows: not a float64 either.
+        as_float = float(value) if isinstance(value, numbers.Real) else None
+    except OverflowError:
+        as_float = None
+    if isinstance(value, (bool, np.bool_)) or as_float is None or not math.isfinite(as_float):
         raise ValueError(
-            f"kernel {kernel!r}: {name} must be a finite real number, got {value!r}")
-    return float(value)
+            f"kernel {kernel!r}: {name} must be a finite real number, got "
+            f"{value!r}")
+    return as_float
 
 
 def _heat_log_scale(kernel, t, n_features):
     """log of (4 pi t)^(-n/2), n = n_features - 1, the dimension of the simplex."""
     n = n_features - 1
-    log_scale = -0.5 * n * np.log(4.0 * np.pi * t)
+    # log(4 pi) + log(t): 4 pi t overflows for t above 1.4e307.
+    log_scale = -0.5 * n * (math.log(4.0 * math.pi) + math.log(t)) if n else 0.0
     # The kernel's largest value is the factor itself (at distance 0); far
     # points may underflow to 0 with or without it, as exp(-a/t) does.
     if not _LOG_MIN <= log_scale <= _LOG_MAX:
@@ -1134,12 +1141,20 @@ def get_kernel(name, n_features, shift=0.0, **params):
     elif name == "poly":
         degree = p["degree"]
         # Any real number (np.float32(2.0) too) that is a whole number >= 1.
-        if (isinstance(degree, (bool, np.bool_)) or not isinstance(degree, numbers.Real)
-                or not math.isfinite(float(degree))
-                or degree != int(degree) or degree < 1):
+        try:
+            as_float = float(degree) if isinstance(degree, numbers.Real) else math.nan
+        except OverflowError:  # an int beyond float64
+            as_float = math.inf
+        if (isinstance(degree, (bool, np.bool_)) or not math.isfinite(as_float)
+                or as_float < 1 or as_float != int(as_float)):
+            raise ValueError(f"kernel 'poly': degree must be an integer >= 1, got {degree!r}")
+        if isinstance(degree, numbers.Integral) and int(as_float) != int(degree):
+            # An odd degree above 2**53 rounded to an even one would flip
+            # the sign of every negative value.
             raise ValueError(
-                f"kernel 'poly': degree must be an integer >= 1, got {degree!r}")
-        kernel = PolynomialKernel(gamma, coef0, float(degree))
+                f"kernel 'poly': degree {degree!r} is not a float64 (it would round to "
+                f"{int(as_float)}); use one that is")
+        kernel = PolynomialKernel(gamma, coef0, as_float)
     elif name == "rbf":
         kernel = RBFKernel(gamma)
     elif name == "sigmoid":

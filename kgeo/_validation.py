@@ -64,8 +64,7 @@ def check_matrix(X, *, name="X", min_samples=1, copy=True):
             raise ValueError(
                 f"Expected a 2D array for {name}, got a {len(X.shape)}D sparse array of shape "
                 f"{X.shape}")
-        _check_sparse_structure(X, name)
-        X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+        X = sparse_as_float64_csr(X, name)
     else:
         if isinstance(X, (str, bytes, dict, set)) or not hasattr(X, "__len__") and not hasattr(X, "__array__"):
             raise TypeError(
@@ -148,7 +147,27 @@ def _check_shape_and_values(X, name, min_samples):
             f"{name} contains {n_bad} NaN or infinity value(s); every entry must be finite")
 
 
-def _check_sparse_structure(X, name):
+def sparse_as_float64_csr(X, name):
+    """A SciPy sparse matrix of numbers as a new CSR matrix of float64, its
+    index arrays checked first (duplicates not yet summed)."""
+    fmt = X.format
+    _check_sparse_structure(X, name)
+    # Cast before converting: a conversion sums duplicate entries (COO's
+    # does), which in a narrow dtype would wrap (uint8: 200 + 100 = 44).
+    X = sp.csr_matrix(X.astype(np.float64))
+    if fmt not in _CHECKED_FORMATS:
+        # LIL, DOK, DIA: checked once they are index arrays (LIL's rows are
+        # lists anyone can edit; an index out of range would reach loops
+        # that trust it).
+        _check_sparse_structure(X, name, fmt)
+    return X
+
+
+# Formats whose index arrays _check_sparse_structure reads as they are.
+_CHECKED_FORMATS = ("csr", "csc", "coo", "bsr")
+
+
+def _check_sparse_structure(X, name, given_format=None):
     """Refuse sparse index arrays that point outside the matrix.
 
     SciPy's format conversions and kgeo's loops trust them: an index out of
@@ -195,8 +214,9 @@ def _check_sparse_structure(X, name):
         else:
             return
     else:
-        return  # lil, dok, dia: their indices are not arrays a user sets by hand
-    raise ValueError(f"{name} is not a valid {fmt.upper()} sparse matrix: {problem}")
+        return  # lil, dok, dia: check_matrix checks them as CSR
+    raise ValueError(f"{name} is not a valid {(given_format or fmt).upper()} sparse matrix: "
+                     f"{problem}")
 
 
 def check_on_simplex(X, *, name="X", kernel="ngd"):

@@ -1588,7 +1588,10 @@ def test_dense_rows_far_from_the_origin_are_centred(kernel):
     y = (X[:, 0] + 0.5 * rng.normal(size=60) > 0).astype(int)
     params = {"gamma": 0.2} if kernel == "rbf" else {}
     model = kgeo.SVM(kernel=kernel, **params).fit(X + 300.0, y)
-    np.testing.assert_allclose(model._centre, (X + 300.0).mean(axis=0), rtol=1e-15)
+    # The column means to 26 bits, so that every entry subtracts exactly.
+    np.testing.assert_allclose(model._centre, (X + 300.0).mean(axis=0), rtol=2.0 ** -26)
+    moved = (X + 300.0) - model._centre
+    assert np.array_equal(moved + model._centre, X + 300.0)
     centred = kgeo.SVM(kernel=kernel, **params).fit(X, y)
     np.testing.assert_allclose(model.decision_function(X + 300.0),
                                centred.decision_function(X), rtol=0, atol=1e-9)
@@ -1598,6 +1601,73 @@ def test_dense_rows_far_from_the_origin_are_centred(kernel):
     # Sparse rows keep their zeros: not centred.
     assert translation_centre(kernel, sp.random(50, 40, density=0.1, format="csr")) is None
     assert translation_centre("linear", sp.csr_matrix(X + 300.0)) is None
+
+
+@pytest.mark.parametrize("kernel", ["ned", "rbf"])
+def test_centring_never_rounds_the_rows(kernel):
+    """An outlier row drags the column means far from the other rows; moved
+    by them, rows 1e-6 apart would lose their distance to the rounding of
+    x - c (NED was 1.3 % off). Such data are not centred; nor is a sparse Y
+    (centring would fill it in), and Y far on the other side of X's mean
+    (whose centred rows would overflow) is not moved either."""
+    X = np.array([[1.0, 2.0], [1.0 + 1e-6, 2.0], [1e9, 1e9]])
+    params = {"gamma": 1e12} if kernel == "rbf" else {}
+    K = kgeo.pairwise_kernels(X, kernel=kernel, **params)
+    exact_d = (1.0 + 1e-6) - 1.0  # the stored rows' distance, exact (Sterbenz)
+    expected = -exact_d if kernel == "ned" else np.exp(-1e12 * exact_d ** 2)
+    np.testing.assert_allclose(K[0, 1], expected, rtol=1e-12)
+    X = np.full((2, 20), 1.4e153)
+    Y = np.full((1, 20), -1.4e153)
+    if kernel == "ned":
+        np.testing.assert_allclose(kgeo.pairwise_kernels(X, Y, kernel="ned"),
+                                   -2.8e153 * np.sqrt(20), rtol=1e-12)
+    from kgeo._pairwise import translation_centre
+
+    dense = sp.csr_matrix(np.ones((3, 50)) + 300.0)
+    assert translation_centre(kernel, dense) is not None
+    assert translation_centre(kernel, dense, sp.random(20, 50, density=0.01, format="csr")) \
+        is None
+
+
+def test_pairwise_kernel_refusals_found_by_an_audit():
+    # A shift that overflows every value, and NED on rows whose squares underflow.
+    with pytest.raises(ValueError, match=r"kernel 'linear' plus shift=1.7e\+308 overflows"):
+        kgeo.pairwise_kernels(np.full((1, 20), 1.4e153), kernel="linear", shift=1.7e308)
+    with pytest.raises(ValueError, match=r"kernel 'ned' underflows float64 on X"):
+        kgeo.pairwise_kernels(np.array([[1e-300, 0.0], [0.0, 1e-300]]), kernel="ned")
+    # Identical rows far from 0 are not an underflow: distance 0 is right.
+    assert np.array_equal(kgeo.pairwise_kernels([[1.0, 0.0], [1.0, 0.0]], kernel="ned"),
+                          np.zeros((2, 2)))
+    # Parameters beyond float64, and an odd degree that would round to an even one.
+    for params, match in (({"degree": 10 ** 400}, r"degree must be an integer >= 1"),
+                          ({"gamma": 10 ** 400}, r"gamma must be a finite real number"),
+                          ({"degree": 2 ** 53 + 1}, r"degree 9007199254740993 is not a "
+                                                    r"float64")):
+        with pytest.raises(ValueError, match=match):
+            kgeo.pairwise_kernels([[1.0], [-1.0]], kernel="poly", **params)
+    # 4 pi t overflows, the factor (4 pi t)^(-1/2) does not.
+    K = kgeo.pairwise_kernels([[1.0, 2.0]], kernel="ngd_exp", t=1e308, normalize=True)
+    np.testing.assert_allclose(K, [[(4 * np.pi) ** -0.5 * 1e-154]], rtol=1e-12)
+    assert kgeo.pairwise_kernels([[1.0]], kernel="ngd_exp", t=1e308, normalize=True) == 1.0
+
+
+def test_sparse_inputs_are_checked_and_summed_in_float64():
+    # LIL rows anyone can edit: an index out of range reached the kernels' loops (a crash).
+    L = sp.lil_matrix((2, 3))
+    L[0, 0], L[1, 1] = 1.0, 2.0
+    L.rows[0] = [10 ** 8]
+    with pytest.raises(ValueError, match=r"X is not a valid LIL sparse matrix: indices range "
+                                         r"over \[1, 100000000\]"):
+        kgeo.pairwise_kernels(L, kernel="linear")
+    # Duplicate COO entries summed in uint8 wrapped (200 + 100 = 44).
+    C = sp.coo_matrix((np.array([200, 100, 1], dtype=np.uint8), ([0, 0, 1], [0, 0, 1])),
+                      shape=(2, 2))
+    np.testing.assert_array_equal(kgeo.pairwise_kernels(C, kernel="linear"), [[9e4, 0], [0, 1]])
+    np.testing.assert_array_equal(
+        kgeo.MultinomialEmbedding(norm=None).fit_transform(C).toarray(), [[300, 0], [0, 1]])
+    K = sp.coo_matrix((np.array([100, 100, 1], dtype=np.int8), ([0, 0, 1], [0, 0, 1])),
+                      shape=(2, 2))
+    assert kgeo.is_positive_definite(K)
 
 
 def test_scale_gamma_is_the_variance_of_data_far_from_zero():
