@@ -1148,7 +1148,7 @@ def get_kernel(name, n_features, shift=0.0, **params):
         if (isinstance(degree, (bool, np.bool_)) or not math.isfinite(as_float)
                 or as_float < 1 or as_float != int(as_float)):
             raise ValueError(f"kernel 'poly': degree must be an integer >= 1, got {degree!r}")
-        if isinstance(degree, numbers.Integral) and int(as_float) != int(degree):
+        if as_float != degree:
             # An odd degree above 2**53 rounded to an even one would flip
             # the sign of every negative value.
             raise ValueError(

@@ -165,55 +165,40 @@ _TRANSLATION_INVARIANT = ("ned", "rbf")
 _CENTRE_FROM_DENSITY = 0.5
 
 
-def translation_centre(kernel_name, X, *others):
-    """The centre to subtract from X (and from any rows compared with it,
-    ``others``) before ``ned`` or ``rbf``, or None.
+def translation_centre(kernel_name, X):
+    """The centre to subtract from X (and from any rows compared with it)
+    before ``ned`` or ``rbf``, or None.
 
     Rows far from the origin make ``|x|^2 + |y|^2 - 2 <x, y>`` cancel for
     every pair, and every pair then takes the exact route of close pairs (a
     merge of the two rows: 8-12x slower on 2,000 dense rows of 50 features
     around 300). Centring removes the offset and changes no value in exact
-    arithmetic. It is done only where it costs nothing:
-
-    - where X and ``others`` are mostly nonzero anyway (for sparse rows it
-      would fill in the zeros);
-    - with a centre that every entry subtracts exactly: X's column means
-      rounded to 26 significant bits, checked entry by entry. A rounded
-      subtraction would move the rows by a little more than the centre, and
-      two rows closer than that rounding would lose their distance (one
-      outlier row at 1e9 made the centre 3e8 and the distance of two rows
-      1e-6 apart 1.3 % wrong).
+    arithmetic. It is done where X is mostly nonzero anyway (for sparse X it
+    would fill in the zeros), by X's column means rounded to 26 significant
+    bits, and only in the columns whose every entry then subtracts exactly
+    (the others keep 0): a rounded subtraction would move rows by a little
+    more or less than the centre, and two rows closer than that rounding
+    would lose their distance (one outlier row at 1e9 made the centre 3e8 and
+    the distance of two rows 1e-6 apart 1.3 % wrong).
     """
     if (kernel_name not in _TRANSLATION_INVARIANT or X.shape[0] == 0
-            or any(M.nnz < _CENTRE_FROM_DENSITY * M.shape[0] * M.shape[1]
-                   for M in (X, *others))):
+            or X.nnz < _CENTRE_FROM_DENSITY * X.shape[0] * X.shape[1]):
         return None
     mantissa, exponent = np.frexp(np.asarray(X.mean(axis=0)).ravel())
     centre = np.ldexp(np.round(np.ldexp(mantissa, 26)), exponent - 26)
-    if not all(_subtracts_exactly(M.toarray(), centre) for M in (X, *others)):
-        return None
-    return centre
-
-
-def centre_for(centre, X):
-    """A fitted ``centre`` if it may move the rows X too (see
-    translation_centre), else None: the support vectors and X are then
-    compared as they are, the same values in exact arithmetic."""
-    if (centre is None or X.nnz < _CENTRE_FROM_DENSITY * X.shape[0] * X.shape[1]
-            or not _subtracts_exactly(X.toarray(), centre)):
-        return None
-    return centre
+    centre[~_subtracts_exactly(X.toarray(), centre)] = 0.0
+    return centre if np.any(centre) else None
 
 
 def _subtracts_exactly(dense, centre):
-    """Whether every ``dense[i, j] - centre[j]`` is exact in float64 (and
-    finite): its rounding error, by Knuth's TwoSum, is zero."""
+    """Per column, whether every ``dense[i, j] - centre[j]`` is exact in
+    float64 (and finite): its rounding error, by Knuth's TwoSum, is zero."""
     with np.errstate(over="ignore", invalid="ignore"):
         minus = -centre
         s = dense + minus
         z = s - dense
         error = (dense - (s - z)) + (minus - z)
-    return bool(np.all(np.isfinite(s)) and not np.any(error))
+    return np.all(np.isfinite(s) & (error == 0.0), axis=0)
 
 
 def centred(X, centre):
@@ -330,9 +315,9 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
     exact, but a merge of the two rows per pair: on data far from the
     origin every pair is such a pair (2,000 dense rows of 50 features around
     300: 8-12x slower). Both kernels are translation-invariant, so when X and
-    Y are mostly nonzero both are first moved by X's column means (rounded
-    so that every entry subtracts exactly; if one would not, nothing is
-    moved); sparse data far from the origin are best centred by the caller.
+    Y are mostly nonzero both are first moved by X's column means (rounded,
+    and only in the columns whose every entry of X subtracts them exactly);
+    sparse data far from the origin are best centred by the caller.
     """
     n_threads = resolve_n_jobs(n_jobs)
     X = check_matrix(X, name="X")
@@ -348,17 +333,30 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
             raise ValueError(
                 f"X and Y must have the same number of features: X has "
                 f"{X.shape[1]}, Y has {Y.shape[1]}")
-        centre = translation_centre(kernel, X, Y)
+        centre = translation_centre(kernel, X)
+        if centre is not None and Y.nnz < _CENTRE_FROM_DENSITY * Y.shape[0] * Y.shape[1]:
+            centre = None  # moving a sparse Y would fill in its zeros
+        if centre is not None:
+            # Y on the far side of X's centre moves away from the origin: where
+            # its squares would leave float64 moved and not as it is, keep it.
+            # (The bound prepare_rows holds rows to.)
+            Y_moved = centred(Y, centre)
+            with np.errstate(over="ignore"):
+                largest = np.max(np.asarray(Y_moved.multiply(Y_moved).sum(axis=1)))
+            if not largest <= np.finfo(np.float64).max / 4:
+                centre = None
         X_used, Y_used = used_columns_only(centred(X, centre), centred(Y, centre))
         rows_x = prepare_rows(k, X_used, name="X", kernel_name=kernel, n_threads=n_threads)
         rows_y = prepare_rows(k, Y_used, name="Y", kernel_name=kernel, n_threads=n_threads)
     if kernel == "ned":
         # -|x - y| is representable where the squares are not: refuse rows
-        # whose squared norms all fell below float64's normal range (their
-        # distances would come out 0 or lose digits), as SVM.fit does.
-        largest = max(float(np.max(np.asarray(M.multiply(M).sum(axis=1)), initial=0.0))
-                      for M in ((X,) if Y is None else (X, Y)))
-        if largest < np.finfo(np.float64).tiny and (X.nnz or (Y is not None and Y.nnz)):
+        # (as moved) whose squared norms all fell below float64's normal
+        # range (their distances would come out 0 or lose digits), as
+        # SVM.fit does. Rows that are exactly 0 are at distance 0, rightly.
+        used = (X_used,) if Y is None else (X_used, Y_used)
+        largest = max(float(np.max(rows.squared_norms, initial=0.0))
+                      for rows in ((rows_x,) if Y is None else (rows_x, rows_y)))
+        if largest < np.finfo(np.float64).tiny and any(M.nnz for M in used):
             raise ValueError(
                 f"kernel 'ned' underflows float64 on {'X' if Y is None else 'X and Y'}: the "
                 f"largest squared L2 norm of a row is {largest:.3g}, below float64's "

@@ -29,7 +29,7 @@ from ._kernels import (
     kernel_weighted_sums,
     take_rows,
 )
-from ._pairwise import (centre_for, centred, overflow_message, prepare_rows, resolve_n_jobs,
+from ._pairwise import (centred, overflow_message, prepare_rows, resolve_n_jobs,
                         single_block, translation_centre, used_columns_only)
 from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp_threads,
                       one_vs_one_coefficients, one_vs_one_votes, solve_pair)
@@ -769,9 +769,10 @@ class SVM(EstimatorMixin):
         kernel = get_kernel(model.kernel, model.n_features_in_, model.shift,
                             **model._kernel_args)
         n_threads = resolve_n_jobs(model.n_jobs)
-        # Models saved before the centring have none; rows it would not move
-        # exactly (or would fill in) are compared uncentred.
-        centre = centre_for(getattr(model, "_centre", None), X)
+        # Models saved before the centring have none. Every row is moved by
+        # the fitted centre, whatever the rows predicted with it (its votes
+        # must not depend on them); a chunk at a time below.
+        centre = getattr(model, "_centre", None)
         support_vectors = centred(check_matrix(model.support_vectors_, name="support_vectors_",
                                                min_samples=0), centre)
         if centre is None:  # (centred rows are dense: few columns)

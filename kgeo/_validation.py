@@ -152,6 +152,10 @@ def sparse_as_float64_csr(X, name):
     index arrays checked first (duplicates not yet summed)."""
     fmt = X.format
     _check_sparse_structure(X, name)
+    if fmt == "lil" and any(len(r) != len(d) for r, d in zip(X.rows, X.data)):
+        # SciPy's conversion trusts the lengths (a mismatch read past the lists).
+        raise ValueError(f"{name} is not a valid LIL sparse matrix: a row's column list "
+                         f"and value list differ in length")
     # Cast before converting: a conversion sums duplicate entries (COO's
     # does), which in a narrow dtype would wrap (uint8: 200 + 100 = 44).
     X = sp.csr_matrix(X.astype(np.float64))

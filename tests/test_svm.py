@@ -1621,12 +1621,39 @@ def test_centring_never_rounds_the_rows(kernel):
     if kernel == "ned":
         np.testing.assert_allclose(kgeo.pairwise_kernels(X, Y, kernel="ned"),
                                    -2.8e153 * np.sqrt(20), rtol=1e-12)
+    # Columns that do not subtract the rounded mean exactly keep a centre of
+    # 0; the others are centred (and fast).
     from kgeo._pairwise import translation_centre
 
-    dense = sp.csr_matrix(np.ones((3, 50)) + 300.0)
-    assert translation_centre(kernel, dense) is not None
-    assert translation_centre(kernel, dense, sp.random(20, 50, density=0.01, format="csr")) \
-        is None
+    rng = np.random.default_rng(0)
+    C = rng.normal(size=(200, 6)) + 300.0
+    C[:, 5] = rng.exponential(size=200)
+    centre = translation_centre(kernel, sp.csr_matrix(C))
+    assert centre[5] == 0.0 and np.all(np.abs(centre[:5] - 300.0) < 1.0)
+    assert np.array_equal((C - centre) + centre, C)
+    # A sparse Y compared with a dense X is not filled in.
+    Y = sp.random(20, 6, density=0.1, format="csr", random_state=0)
+    np.testing.assert_allclose(kgeo.pairwise_kernels(C, Y, kernel=kernel, **params),
+                               kgeo.pairwise_kernels(C, Y.toarray() + 0.0, kernel=kernel,
+                                                     **params), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("kernel", ["ned", "rbf"])
+def test_a_rows_label_does_not_depend_on_rows_the_centre_cannot_move(kernel):
+    """Every test row is moved by the fitted centre, whatever the rows
+    predicted with it: a row that does not subtract it exactly, or zero
+    rows, once switched the whole call to uncentred values, whose last bits
+    flipped a vote of this row (second review)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 5))
+    y = (X[:, 0] + 0.5 * rng.normal(size=60) > 0).astype(int)
+    params = {"gamma": 0.2} if kernel == "rbf" else {}
+    model = kgeo.SVM(kernel=kernel, **params).fit(X + 300.0, y)
+    rows = 300.0 + rng.normal(size=(200, 5))
+    alone = np.concatenate([model.decision_function(r[None]) for r in rows])
+    for extra in (np.full((1, 5), 0.1234567), np.zeros((2, 5))):
+        together = model.decision_function(np.vstack([rows, extra]))[:200]
+        assert together.tobytes() == alone.tobytes()
 
 
 def test_pairwise_kernel_refusals_found_by_an_audit():
@@ -1638,11 +1665,18 @@ def test_pairwise_kernel_refusals_found_by_an_audit():
     # Identical rows far from 0 are not an underflow: distance 0 is right.
     assert np.array_equal(kgeo.pairwise_kernels([[1.0, 0.0], [1.0, 0.0]], kernel="ned"),
                           np.zeros((2, 2)))
+    # Rows whose differences underflow once centred: refused like SVM.fit's.
+    X = np.array([[1e-150, 1e-150], [1e-150 + 3e-165, 1e-150], [1e-150, 1e-150 - 2e-165]])
+    with pytest.raises(ValueError, match=r"kernel 'ned' underflows float64 on X"):
+        kgeo.pairwise_kernels(X, kernel="ned")
     # Parameters beyond float64, and an odd degree that would round to an even one.
+    from fractions import Fraction
+
     for params, match in (({"degree": 10 ** 400}, r"degree must be an integer >= 1"),
                           ({"gamma": 10 ** 400}, r"gamma must be a finite real number"),
                           ({"degree": 2 ** 53 + 1}, r"degree 9007199254740993 is not a "
-                                                    r"float64")):
+                                                    r"float64"),
+                          ({"degree": Fraction(2 ** 53 + 1)}, r"is not a float64")):
         with pytest.raises(ValueError, match=match):
             kgeo.pairwise_kernels([[1.0], [-1.0]], kernel="poly", **params)
     # 4 pi t overflows, the factor (4 pi t)^(-1/2) does not.
@@ -1658,6 +1692,11 @@ def test_sparse_inputs_are_checked_and_summed_in_float64():
     L.rows[0] = [10 ** 8]
     with pytest.raises(ValueError, match=r"X is not a valid LIL sparse matrix: indices range "
                                          r"over \[1, 100000000\]"):
+        kgeo.pairwise_kernels(L, kernel="linear")
+    L = sp.lil_matrix((2, 3))
+    L[0, 0], L[1, 1] = 1.0, 2.0
+    L.data[0] = [1.0] * 1000  # SciPy's conversion read past the column list
+    with pytest.raises(ValueError, match=r"a row's column list and value list differ"):
         kgeo.pairwise_kernels(L, kernel="linear")
     # Duplicate COO entries summed in uint8 wrapped (200 + 100 = 44).
     C = sp.coo_matrix((np.array([200, 100, 1], dtype=np.uint8), ([0, 0, 1], [0, 0, 1])),
