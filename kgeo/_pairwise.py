@@ -184,10 +184,31 @@ def translation_centre(kernel_name, X):
     if (kernel_name not in _TRANSLATION_INVARIANT or X.shape[0] == 0
             or X.nnz < _CENTRE_FROM_DENSITY * X.shape[0] * X.shape[1]):
         return None
+    dense = X.toarray()
     mantissa, exponent = np.frexp(np.asarray(X.mean(axis=0)).ravel())
     centre = np.ldexp(np.round(np.ldexp(mantissa, 26)), exponent - 26)
-    centre[~_subtracts_exactly(X.toarray(), centre)] = 0.0
-    return centre if np.any(centre) else None
+    centre[~_subtracts_exactly(dense, centre)] = 0.0
+    if not np.any(centre) or not rows_movable(dense, centre).all():
+        return None  # nothing to move, or a moved row beyond what float64 carries
+    moved = dense - centre
+    if np.max(np.einsum("ij,ij->i", moved, moved)) < np.finfo(np.float64).tiny:
+        return None  # rows moved next to 0, where their squares underflow: gains nothing
+    return centre
+
+
+def rows_movable(dense, centre):
+    """Per row of ``dense``, whether moving it by ``centre`` is exact and
+    keeps its squared norm within what the kernels carry (max / 4). A row
+    that is not is compared unmoved, against unmoved rows: a route chosen by
+    the row alone, so its values do not depend on the rows beside it."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        minus = -centre
+        s = dense + minus
+        z = s - dense
+        error = (dense - (s - z)) + (minus - z)
+        squared = np.einsum("ij,ij->i", s, s)
+    return (np.all(np.isfinite(s) & (error == 0.0), axis=1)
+            & (squared <= np.finfo(np.float64).max / 4))
 
 
 def _subtracts_exactly(dense, centre):
@@ -317,17 +338,15 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
     300: 8-12x slower). Both kernels are translation-invariant, so when X and
     Y are mostly nonzero both are first moved by X's column means (rounded,
     and only in the columns whose every entry of X subtracts them exactly);
-    sparse data far from the origin are best centred by the caller.
+    sparse data far from the origin are best centred by the caller. A
+    distance below about 1.5e-154 (the square root of float64's smallest
+    normal number) comes out 0: its square underflows.
     """
     n_threads = resolve_n_jobs(n_jobs)
     X = check_matrix(X, name="X")
     k = get_kernel(kernel, X.shape[1], shift, **params)
-    if Y is None:
-        centre = translation_centre(kernel, X)
-        (X_used,) = used_columns_only(centred(X, centre))
-        rows_x = prepare_rows(k, X_used, name="X", kernel_name=kernel, n_threads=n_threads)
-        rows_y = rows_x
-    else:
+    centre = translation_centre(kernel, X)
+    if Y is not None:
         Y = check_matrix(Y, name="Y")
         if Y.shape[1] != X.shape[1]:
             raise ValueError(
@@ -337,15 +356,29 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
         if centre is not None and Y.nnz < _CENTRE_FROM_DENSITY * Y.shape[0] * Y.shape[1]:
             centre = None  # moving a sparse Y would fill in its zeros
         if centre is not None:
-            # Y on the far side of X's centre moves away from the origin: where
-            # its squares would leave float64 moved and not as it is, keep it.
-            # (The bound prepare_rows holds rows to.)
-            Y_moved = centred(Y, centre)
-            with np.errstate(over="ignore"):
-                largest = np.max(np.asarray(Y_moved.multiply(Y_moved).sum(axis=1)))
-            if not largest <= np.finfo(np.float64).max / 4:
-                centre = None
-        X_used, Y_used = used_columns_only(centred(X, centre), centred(Y, centre))
+            movable = rows_movable(Y.toarray(), centre)
+            if not movable.all():
+                # Each row of Y by its own route: moved with X, or both as given.
+                K = np.empty((X.shape[0], Y.shape[0]))
+                for part, move in ((movable, True), (~movable, False)):
+                    if part.any():
+                        K[:, part] = _kernel_matrix_of(
+                            k, kernel, params, centred(X, centre if move else None),
+                            centred(Y[part], centre if move else None), n_threads, shift)
+                return K
+        return _kernel_matrix_of(k, kernel, params, centred(X, centre), centred(Y, centre),
+                                 n_threads, shift)
+    return _kernel_matrix_of(k, kernel, params, centred(X, centre), None, n_threads, shift)
+
+
+def _kernel_matrix_of(k, kernel, params, X, Y, n_threads, shift):
+    """pairwise_kernels' work on checked (and maybe moved) X and Y (None: X)."""
+    if Y is None:
+        (X_used,) = used_columns_only(X)
+        rows_x = prepare_rows(k, X_used, name="X", kernel_name=kernel, n_threads=n_threads)
+        rows_y = rows_x
+    else:
+        X_used, Y_used = used_columns_only(X, Y)
         rows_x = prepare_rows(k, X_used, name="X", kernel_name=kernel, n_threads=n_threads)
         rows_y = prepare_rows(k, Y_used, name="Y", kernel_name=kernel, n_threads=n_threads)
     if kernel == "ned":

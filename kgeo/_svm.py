@@ -30,7 +30,7 @@ from ._kernels import (
     take_rows,
 )
 from ._pairwise import (centred, overflow_message, prepare_rows, resolve_n_jobs,
-                        single_block, translation_centre, used_columns_only)
+                        rows_movable, single_block, translation_centre, used_columns_only)
 from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp_threads,
                       one_vs_one_coefficients, one_vs_one_votes, solve_pair)
 from ._validation import (check_labels, check_matrix, check_on_simplex, check_positive,
@@ -769,9 +769,9 @@ class SVM(EstimatorMixin):
         kernel = get_kernel(model.kernel, model.n_features_in_, model.shift,
                             **model._kernel_args)
         n_threads = resolve_n_jobs(model.n_jobs)
-        # Models saved before the centring have none. Every row is moved by
-        # the fitted centre, whatever the rows predicted with it (its votes
-        # must not depend on them); a chunk at a time below.
+        # Models saved before the centring have none. Each row is moved by
+        # the fitted centre or not by itself alone (see weighted_sums), not
+        # by the rows predicted with it: its votes must not depend on them.
         centre = getattr(model, "_centre", None)
         support_vectors = centred(check_matrix(model.support_vectors_, name="support_vectors_",
                                                min_samples=0), centre)
@@ -780,6 +780,41 @@ class SVM(EstimatorMixin):
             support_vectors, X = used_columns_only(support_vectors, X)
         sv_rows = prepare_rows(kernel, support_vectors, name="support_vectors_",
                                kernel_name=model.kernel, n_threads=n_threads)
+        unmoved_svs = []  # built when a row cannot be moved (see rows_movable)
+
+        def weighted_sums(rows_of_X):
+            """The shares and largest |k| of rows of X, each row moved by the
+            centre with the support vectors, or, where that is not exact,
+            both as given: a route chosen by the row alone."""
+            if centre is None:
+                prepared = prepare_rows(kernel, X[rows_of_X], name="X",
+                                        kernel_name=model.kernel, n_threads=n_threads)
+                return kernel_weighted_sums(kernel, prepared, sv_index, sv_start, coef_t,
+                                            n_threads)
+            dense = X[rows_of_X].toarray()
+            movable = rows_movable(dense, centre)
+            share = np.empty((dense.shape[0], n_classes, n_classes - 1))
+            K_max = np.empty(dense.shape[0])
+            for part, move in ((movable, True), (~movable, False)):
+                if not part.any():
+                    continue
+                if move:
+                    index = sv_index
+                else:
+                    if not unmoved_svs:
+                        unmoved_svs.append(single_block(prepare_rows(
+                            kernel, check_matrix(model.support_vectors_,
+                                                 name="support_vectors_", min_samples=0),
+                            name="support_vectors_", kernel_name=model.kernel,
+                            n_threads=n_threads)))
+                    index = unmoved_svs[0]
+                rows = dense[part] - centre if move else dense[part]
+                prepared = prepare_rows(kernel, sp.csr_matrix(rows), name="X",
+                                        kernel_name=model.kernel, n_threads=n_threads)
+                share[part], K_max[part] = kernel_weighted_sums(
+                    kernel, prepared, index, sv_start, coef_t, n_threads)
+            return share, K_max
+
         n_classes, n_support, dual_coef, b = _check_fitted_arrays(model, sv_rows.n_rows)
         sv_start = np.concatenate([[0], np.cumsum(n_support)]).astype(np.int64)
         sv_index = single_block(sv_rows)
@@ -813,10 +848,7 @@ class SVM(EstimatorMixin):
             not_finite = []
             for start in range(0, X.shape[0], chunk):
                 rows = slice(start, min(start + chunk, X.shape[0]))
-                prepared = prepare_rows(kernel, centred(X[rows], centre), name="X",
-                                        kernel_name=model.kernel, n_threads=n_threads)
-                share, K_max = kernel_weighted_sums(kernel, prepared, sv_index, sv_start,
-                                                    coef_t, n_threads)
+                share, K_max = weighted_sums(rows)
                 n_rows = share.shape[0]
                 dec = np.empty((n_rows, n_pairs))
                 votes = np.empty((n_rows, n_classes), dtype=np.int64)

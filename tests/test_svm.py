@@ -1656,6 +1656,32 @@ def test_a_rows_label_does_not_depend_on_rows_the_centre_cannot_move(kernel):
         assert together.tobytes() == alone.tobytes()
 
 
+def test_rows_the_centre_cannot_move_are_compared_as_given():
+    """A row of Y (or a predicted row) that does not subtract X's centre
+    exactly, or whose square would overflow once moved, is compared with
+    the rows as given, by itself: rounding it to the centre's grid lost
+    its distance (0 instead of 1 ulp; a vote flipped), and the overflow
+    refused a row that is fine as it is (third review)."""
+    X = np.array([[2.0], [16.0]])  # centre 9: both subtract exactly
+    Y = np.array([[np.nextafter(2.0, 3.0)]])
+    assert kgeo.pairwise_kernels(X, Y, kernel="ned")[0, 0] == -2.0 ** -51
+    np.testing.assert_allclose(kgeo.pairwise_kernels(X, Y, kernel="rbf", gamma=1e30)[0, 0],
+                               np.exp(-1e30 * 2.0 ** -102), rtol=1e-12)
+    X = np.array([[0.0]] * 5 + [[1.0]] * 5 + [[2.0 ** 53]] * 3)
+    model = kgeo.SVM(kernel="ned", C=10.0).fit(X, [0] * 5 + [1] * 8)
+    T = np.array([[0.1], [0.3], [0.4], [0.45], [0.55], [0.7]])
+    unmoved = pickle.loads(pickle.dumps(model))
+    del unmoved.__dict__["_centre"]
+    np.testing.assert_allclose(model.decision_function(T), unmoved.decision_function(T),
+                               rtol=1e-12)
+    np.testing.assert_array_equal(model.predict(T), [0, 0, 0, 0, 1, 1])
+    model = kgeo.SVM(kernel="ned").fit([[4e153], [4.5e153], [5.5e153], [6e153]], [0, 0, 1, 1])
+    np.testing.assert_allclose(model.decision_function([[-2e153]]), [-1.00030483], rtol=1e-6)
+    # A constant tiny column is not moved to 1e-158, where its square underflows.
+    assert np.array_equal(kgeo.pairwise_kernels(np.array([[1e-150, 5.0]] * 3), kernel="ned"),
+                          np.zeros((3, 3)))
+
+
 def test_pairwise_kernel_refusals_found_by_an_audit():
     # A shift that overflows every value, and NED on rows whose squares underflow.
     with pytest.raises(ValueError, match=r"kernel 'linear' plus shift=1.7e\+308 overflows"):
@@ -1665,10 +1691,6 @@ def test_pairwise_kernel_refusals_found_by_an_audit():
     # Identical rows far from 0 are not an underflow: distance 0 is right.
     assert np.array_equal(kgeo.pairwise_kernels([[1.0, 0.0], [1.0, 0.0]], kernel="ned"),
                           np.zeros((2, 2)))
-    # Rows whose differences underflow once centred: refused like SVM.fit's.
-    X = np.array([[1e-150, 1e-150], [1e-150 + 3e-165, 1e-150], [1e-150, 1e-150 - 2e-165]])
-    with pytest.raises(ValueError, match=r"kernel 'ned' underflows float64 on X"):
-        kgeo.pairwise_kernels(X, kernel="ned")
     # Parameters beyond float64, and an odd degree that would round to an even one.
     from fractions import Fraction
 
