@@ -196,6 +196,32 @@ def translation_centre(kernel_name, X):
     return centre
 
 
+def rows_to_move(M, centre, unmoved_fits):
+    """Per row of the CSR M, whether it is moved by ``centre`` (True) or
+    compared as given, with the rows it meets as given too (False). A row's
+    route depends on the row alone, so its values do not depend on the rows
+    beside it. Moved: rows mostly nonzero that move exactly and stay in
+    range (``rows_movable``); the others (sparse rows, which moving would
+    fill in, and rows moving would round) go as given, unless the rows they
+    meet cannot be taken as given (``unmoved_fits`` False: their squares
+    leave float64 unmoved), where every row is moved, as exactly as it can."""
+    move = np.ones(M.shape[0], dtype=bool)
+    if not unmoved_fits:
+        return move
+    move = np.diff(M.indptr) >= _CENTRE_FROM_DENSITY * M.shape[1]
+    if move.any():
+        move[move] = rows_movable(M[move].toarray(), centre)
+    return move
+
+
+def fits_unmoved(M):
+    """Whether every row of the CSR M has a squared norm the kernels carry
+    (max / 4) as it is."""
+    with np.errstate(over="ignore"):
+        largest = float(np.max(np.asarray(M.multiply(M).sum(axis=1)), initial=0.0))
+    return largest <= np.finfo(np.float64).max / 4
+
+
 def rows_movable(dense, centre):
     """Per row of ``dense``, whether moving it by ``centre`` is exact and
     keeps its squared norm within what the kernels carry (max / 4). A row
@@ -352,19 +378,16 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
             raise ValueError(
                 f"X and Y must have the same number of features: X has "
                 f"{X.shape[1]}, Y has {Y.shape[1]}")
-        centre = translation_centre(kernel, X)
-        if centre is not None and Y.nnz < _CENTRE_FROM_DENSITY * Y.shape[0] * Y.shape[1]:
-            centre = None  # moving a sparse Y would fill in its zeros
         if centre is not None:
-            movable = rows_movable(Y.toarray(), centre)
-            if not movable.all():
+            move = rows_to_move(Y, centre, fits_unmoved(X))
+            if not move.all():
                 # Each row of Y by its own route: moved with X, or both as given.
                 K = np.empty((X.shape[0], Y.shape[0]))
-                for part, move in ((movable, True), (~movable, False)):
+                for part, moved in ((move, True), (~move, False)):
                     if part.any():
                         K[:, part] = _kernel_matrix_of(
-                            k, kernel, params, centred(X, centre if move else None),
-                            centred(Y[part], centre if move else None), n_threads, shift)
+                            k, kernel, params, centred(X, centre if moved else None),
+                            centred(Y[part], centre if moved else None), n_threads, shift)
                 return K
         return _kernel_matrix_of(k, kernel, params, centred(X, centre), centred(Y, centre),
                                  n_threads, shift)

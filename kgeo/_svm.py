@@ -29,8 +29,9 @@ from ._kernels import (
     kernel_weighted_sums,
     take_rows,
 )
-from ._pairwise import (centred, overflow_message, prepare_rows, resolve_n_jobs,
-                        rows_movable, single_block, translation_centre, used_columns_only)
+from ._pairwise import (centred, fits_unmoved, overflow_message, prepare_rows,
+                        resolve_n_jobs, rows_to_move, single_block, translation_centre,
+                        used_columns_only)
 from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp_threads,
                       one_vs_one_coefficients, one_vs_one_votes, solve_pair)
 from ._validation import (check_labels, check_matrix, check_on_simplex, check_positive,
@@ -773,14 +774,16 @@ class SVM(EstimatorMixin):
         # the fitted centre or not by itself alone (see weighted_sums), not
         # by the rows predicted with it: its votes must not depend on them.
         centre = getattr(model, "_centre", None)
-        support_vectors = centred(check_matrix(model.support_vectors_, name="support_vectors_",
-                                               min_samples=0), centre)
+        unmoved_sv_matrix = check_matrix(model.support_vectors_, name="support_vectors_",
+                                         min_samples=0)
+        support_vectors = centred(unmoved_sv_matrix, centre)
         if centre is None:  # (centred rows are dense: few columns)
             # Hashed features: only the columns the SVs or X use (same bits).
             support_vectors, X = used_columns_only(support_vectors, X)
         sv_rows = prepare_rows(kernel, support_vectors, name="support_vectors_",
                                kernel_name=model.kernel, n_threads=n_threads)
-        unmoved_svs = []  # built when a row cannot be moved (see rows_movable)
+        unmoved_svs = []  # built when a row is not moved (see rows_to_move)
+        unmoved_svs_fit = centre is None or fits_unmoved(unmoved_sv_matrix)
 
         def weighted_sums(rows_of_X):
             """The shares and largest |k| of rows of X, each row moved by the
@@ -791,26 +794,25 @@ class SVM(EstimatorMixin):
                                         kernel_name=model.kernel, n_threads=n_threads)
                 return kernel_weighted_sums(kernel, prepared, sv_index, sv_start, coef_t,
                                             n_threads)
-            dense = X[rows_of_X].toarray()
-            movable = rows_movable(dense, centre)
-            share = np.empty((dense.shape[0], n_classes, n_classes - 1))
-            K_max = np.empty(dense.shape[0])
-            for part, move in ((movable, True), (~movable, False)):
+            chunk_of_X = X[rows_of_X]
+            move = rows_to_move(chunk_of_X, centre, unmoved_svs_fit)
+            share = np.empty((chunk_of_X.shape[0], n_classes, n_classes - 1))
+            K_max = np.empty(chunk_of_X.shape[0])
+            for part, moved in ((move, True), (~move, False)):
                 if not part.any():
                     continue
-                if move:
+                if moved:
                     index = sv_index
                 else:
                     if not unmoved_svs:
                         unmoved_svs.append(single_block(prepare_rows(
-                            kernel, check_matrix(model.support_vectors_,
-                                                 name="support_vectors_", min_samples=0),
-                            name="support_vectors_", kernel_name=model.kernel,
-                            n_threads=n_threads)))
+                            kernel, unmoved_sv_matrix, name="support_vectors_",
+                            kernel_name=model.kernel, n_threads=n_threads)))
                     index = unmoved_svs[0]
-                rows = dense[part] - centre if move else dense[part]
-                prepared = prepare_rows(kernel, sp.csr_matrix(rows), name="X",
-                                        kernel_name=model.kernel, n_threads=n_threads)
+                prepared = prepare_rows(kernel, centred(chunk_of_X[part],
+                                                        centre if moved else None),
+                                        name="X", kernel_name=model.kernel,
+                                        n_threads=n_threads)
                 share[part], K_max[part] = kernel_weighted_sums(
                     kernel, prepared, index, sv_start, coef_t, n_threads)
             return share, K_max

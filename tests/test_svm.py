@@ -1682,6 +1682,35 @@ def test_rows_the_centre_cannot_move_are_compared_as_given():
                           np.zeros((3, 3)))
 
 
+@pytest.mark.parametrize("kernel", ["ned", "rbf"])
+def test_row_routes_depend_on_the_row_alone(kernel):
+    """A dense row of Y is moved with X whatever the rest of Y (a sparse rest
+    once turned the whole call unmoved); a row that cannot be moved exactly,
+    next to data whose squares leave float64 as given, is moved anyway
+    rather than failing every row (fourth review)."""
+    params = {"gamma": 0.5} if kernel == "rbf" else {}
+    rng = np.random.default_rng(0)
+    X = 300 + 0.5 * rng.standard_normal((30, 8))
+    Y = np.zeros((3, 8))
+    Y[0] = 300 + 0.5 * rng.standard_normal(8)
+    K = kgeo.pairwise_kernels(X, Y, kernel=kernel, **params)
+    for j in range(3):
+        assert K[:, j].tobytes() == kgeo.pairwise_kernels(X, Y[[j]], kernel=kernel,
+                                                          **params)[:, 0].tobytes()
+    rng = np.random.default_rng(2)
+    X = 5e153 * (1 + 1e-3 * rng.standard_normal((20, 6)))
+    Y = X[:3].copy()
+    Y[2, 0] = 1e-300  # 1e-300 - centre is not exact
+    if kernel == "ned":
+        K = kgeo.pairwise_kernels(X, Y, kernel="ned")
+        assert np.all(np.isfinite(K)) and np.array_equal(K[:, :2], kgeo.pairwise_kernels(
+            X, Y[:2], kernel="ned"))
+        model = kgeo.SVM(kernel="ned").fit(X, np.arange(20) % 2)
+        dec = model.decision_function(Y)
+        assert np.all(np.isfinite(dec))
+        assert dec[:2].tobytes() == model.decision_function(Y[:2]).tobytes()
+
+
 def test_pairwise_kernel_refusals_found_by_an_audit():
     # A shift that overflows every value, and NED on rows whose squares underflow.
     with pytest.raises(ValueError, match=r"kernel 'linear' plus shift=1.7e\+308 overflows"):
