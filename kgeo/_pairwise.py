@@ -227,25 +227,26 @@ def rows_movable(dense, centre):
     keeps its squared norm within what the kernels carry (max / 4). A row
     that is not is compared unmoved, against unmoved rows: a route chosen by
     the row alone, so its values do not depend on the rows beside it."""
+    moved, exact = _exact_differences(dense, centre)
     with np.errstate(over="ignore", invalid="ignore"):
-        minus = -centre
-        s = dense + minus
-        z = s - dense
-        error = (dense - (s - z)) + (minus - z)
-        squared = np.einsum("ij,ij->i", s, s)
-    return (np.all(np.isfinite(s) & (error == 0.0), axis=1)
-            & (squared <= np.finfo(np.float64).max / 4))
+        squared = np.einsum("ij,ij->i", moved, moved)
+    return np.all(exact, axis=1) & (squared <= np.finfo(np.float64).max / 4)
 
 
 def _subtracts_exactly(dense, centre):
-    """Per column, whether every ``dense[i, j] - centre[j]`` is exact in
-    float64 (and finite): its rounding error, by Knuth's TwoSum, is zero."""
+    """Per column, whether every ``dense[i, j] - centre[j]`` is exact."""
+    return np.all(_exact_differences(dense, centre)[1], axis=0)
+
+
+def _exact_differences(dense, centre):
+    """``dense - centre``, and where it is exact in float64 (and finite):
+    its rounding error, by Knuth's TwoSum, is zero."""
     with np.errstate(over="ignore", invalid="ignore"):
         minus = -centre
-        s = dense + minus
-        z = s - dense
-        error = (dense - (s - z)) + (minus - z)
-    return np.all(np.isfinite(s) & (error == 0.0), axis=0)
+        moved = dense + minus
+        z = moved - dense
+        error = (dense - (moved - z)) + (minus - z)
+    return moved, np.isfinite(moved) & (error == 0.0)
 
 
 def centred(X, centre):
@@ -361,10 +362,12 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
     geodesic kernels do the same for ``sum sqrt(p q)`` above 0.9999). It is
     exact, but a merge of the two rows per pair: on data far from the
     origin every pair is such a pair (2,000 dense rows of 50 features around
-    300: 8-12x slower). Both kernels are translation-invariant, so when X and
-    Y are mostly nonzero both are first moved by X's column means (rounded,
-    and only in the columns whose every entry of X subtracts them exactly);
-    sparse data far from the origin are best centred by the caller. A
+    300: 8-12x slower). Both kernels are translation-invariant, so when X is
+    mostly nonzero it is first moved by its column means (rounded, and only
+    in the columns whose every entry subtracts them exactly), and so is each
+    row of Y that is mostly nonzero and subtracts them exactly; any other
+    row of Y meets X as given. Sparse data far from the origin are best
+    centred by the caller. A
     distance below about 1.5e-154 (the square root of float64's smallest
     normal number) comes out 0: its square underflows.
     """
