@@ -39,11 +39,19 @@ cdef class Kernel:
     cdef readonly bint geodesic           # a function of the angle arccos(<x, y>)
     cdef readonly float64_t shift         # constant added to every value
     cdef readonly bint overflowed         # some value came out beyond float64 (see poly)
+    cdef readonly bint precomputed        # a PrecomputedKernel: values read, not computed
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
                          intp_t n) noexcept nogil
     cdef float64_t at_angle(self, float64_t angle) noexcept nogil
     cdef float64_t at_gap(self, float64_t gap) noexcept nogil
+
+
+cdef class PrecomputedKernel(Kernel):
+    """A kernel given by its matrix: row r of the rows it reads is sample
+    position[r] of the matrix."""
+    cdef const float64_t[:, ::1] matrix   # k between the samples, as given
+    cdef const int64_t[::1] position      # the matrix's sample of each row
 
 
 cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,

@@ -7,6 +7,10 @@ against a block of rows are accumulated over the block's posting lists (only
 the words the rows share cost anything), then the kernel's ``map_dots`` turns
 the accumulator into kernel values, zeroing it for the next row.
 
+One kernel is not computed at all: ``PrecomputedKernel`` reads its values
+from a matrix the caller gives (``SVM(kernel="precomputed")``), so that the
+solver and its row cache run unchanged on any kernel.
+
 The manifold kernels read each row as a point ``p = x / sum(x)`` of the
 simplex and work with ``sqrt(p)``: the Fisher geometry of the multinomial is
 that of the sphere, and ``sum_i sqrt(p_i q_i)`` is the cosine of half the
@@ -533,6 +537,7 @@ cdef class Kernel:
         self.on_simplex = False
         self.geodesic = False
         self.overflowed = False
+        self.precomputed = False
 
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
@@ -758,6 +763,60 @@ cdef class DiffusionKernel(Kernel):
         return exp(self.log_scale - angle * angle * self.inv_t) + self.shift
 
 
+cdef class PrecomputedKernel(Kernel):
+    """A kernel given by its matrix over a fixed set of samples.
+
+    The rows it is used with carry no features (``empty_rows``): row r is
+    sample ``position[r]`` of ``matrix``, and ``k(x_r, x_s)`` is
+    ``matrix[position[r], position[s]] + shift``, read rather than computed.
+    The solver passes its order of the training samples (sorted by class) as
+    ``position``, so that a caller's matrix of n^2 values is never copied.
+
+    Parameters
+    ----------
+    matrix : ndarray of float64, shape (n_samples, n_samples), C order
+        Checked by the caller (``check_kernel_matrix``): finite, square.
+    position : ndarray of int64, shape (n_rows,)
+        Indices into ``matrix``, each in ``[0, n_samples)``.
+    shift : float, default=0.0
+        Constant added to every value.
+    """
+
+    def __init__(self, const float64_t[:, ::1] matrix, const int64_t[::1] position,
+                 shift=0.0):
+        cdef intp_t r
+        if matrix.shape[0] != matrix.shape[1]:
+            raise ValueError(f"the kernel matrix must be square, got shape "
+                             f"({matrix.shape[0]}, {matrix.shape[1]})")
+        for r in range(position.shape[0]):
+            if not 0 <= position[r] < matrix.shape[0]:
+                raise ValueError(f"position[{r}] = {position[r]} is not a sample of the "
+                                 f"{matrix.shape[0]} x {matrix.shape[0]} kernel matrix")
+        self.precomputed = True
+        self.matrix = matrix
+        self.position = position
+        self.shift = _real(shift, "shift", "precomputed")
+
+
+def empty_rows(intp_t n_rows):
+    """A RowSet of ``n_rows`` rows without features (a PrecomputedKernel's)."""
+    return RowSet(np.empty(0), np.empty(0, dtype=np.int32),
+                  np.zeros(n_rows + 1, dtype=np.int64), 0)
+
+
+cdef void look_up_block_row(PrecomputedKernel kernel, intp_t i, intp_t start, intp_t n,
+                            float64_t* out) noexcept nogil:
+    # A gather along row position[i] of the matrix: the block's samples are
+    # contiguous in the solver's order, not (unless sorted by class) in the
+    # caller's.
+    cdef const float64_t* row = &kernel.matrix[kernel.position[i], 0]
+    cdef const int64_t* columns = &kernel.position[start]
+    cdef float64_t shift = kernel.shift
+    cdef intp_t j
+    for j in range(n):
+        out[j] = row[columns[j]] + shift
+
+
 # --------------------------------------------------------------------------
 # Row evaluation
 # --------------------------------------------------------------------------
@@ -837,6 +896,9 @@ cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,
     cdef intp_t start = Y.block_start[block]
     cdef intp_t n = Y.block_start[block + 1] - start
     cdef intp_t j, left
+    if kernel.precomputed:
+        look_up_block_row(<PrecomputedKernel> kernel, i, start, n, out)
+        return
     accumulate_dots(X, i, Y, block, acc)
     left = kernel.map_dots(acc, X.sq_norms[i], &Y.rows.sq_norms[start], out, n)
     # A geodesic kernel left the pairs with c >= NEAR_ONE in acc, NED its
@@ -856,6 +918,10 @@ cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,
 
 cdef float64_t kernel_self(Kernel kernel, RowSet X, intp_t i) noexcept nogil:
     """k(x_i, x_i), exactly as the entry of a kernel row gives it."""
+    cdef intp_t p
+    if kernel.precomputed:
+        p = (<PrecomputedKernel> kernel).position[i]
+        return (<PrecomputedKernel> kernel).matrix[p, p] + kernel.shift
     if kernel.geodesic:
         return kernel.at_angle(0.0)
     cdef float64_t dot = X.sq_norms[i]
@@ -953,16 +1019,7 @@ def kernel_weighted_sums(Kernel kernel, RowSet X, PostingIndex Y, segment_start,
     cdef intp_t n_y = Y.rows.n_rows
     cdef intp_t n_blocks = Y.n_blocks
     cdef intp_t n_r = weights.shape[1]
-    segment_start = np.ascontiguousarray(segment_start, dtype=np.int64)
-    if (segment_start.ndim != 1 or segment_start.shape[0] < 1 or segment_start[0] != 0
-            or segment_start[len(segment_start) - 1] != n_y
-            or np.any(np.diff(segment_start) < 0)):
-        raise ValueError(f"segment_start must increase from 0 to {n_y}, "
-                         f"got {segment_start!r}")
-    if weights.shape[0] != n_y:
-        raise ValueError(f"weights must have one row per row of Y ({n_y}), "
-                         f"got {weights.shape[0]}")
-    cdef const int64_t[::1] seg = segment_start
+    cdef const int64_t[::1] seg = _checked_segments(segment_start, weights, n_y)
     cdef intp_t n_segments = seg.shape[0] - 1
     if n_x == 0 or n_y == 0 or n_r == 0:
         return np.zeros((n_x, n_segments, n_r), dtype=np.float64), np.zeros(n_x)
@@ -984,8 +1041,7 @@ def kernel_weighted_sums(Kernel kernel, RowSet X, PostingIndex Y, segment_start,
     cdef float64_t[::1] largest = largest_out
     cdef float64_t[:, :, ::1] out = sums
     cdef const float64_t* w = &weights[0, 0]
-    cdef float64_t v, top
-    cdef intp_t task, i0, n_i, a, b, g, j
+    cdef intp_t task, i0, n_i, a, b
     cdef int tid
     for task in prange(n_tasks, nogil=True, schedule="dynamic", chunksize=1,
                        num_threads=n_threads):
@@ -996,17 +1052,88 @@ def kernel_weighted_sums(Kernel kernel, RowSet X, PostingIndex Y, segment_start,
             for b in range(n_blocks):
                 kernel_block_row(kernel, X, i0 + a, Y, b, &acc[tid, 0],
                                  &krows[tid, a * n_y + Y.block_start[b]])
-        for a in range(n_i):
-            top = 0.0
-            for j in range(n_y):
-                v = fabs(krows[tid, a * n_y + j])
-                if v > top:
-                    top = v
-            largest[i0 + a] = top
-        for g in range(n_segments):
-            weigh_rows(&krows[tid, 0], n_y, n_i, w, n_r, seg[g], seg[g + 1],
-                       &out[i0, g, 0], n_segments * n_r)
+        weigh_kernel_rows(&krows[tid, 0], n_i, n_y, &seg[0], n_segments, w, n_r,
+                          &out[i0, 0, 0], &largest[i0])
     return sums, largest_out
+
+
+def weighted_sums_of_values(const float64_t[:, ::1] K, segment_start,
+                            const float64_t[:, ::1] weights, int n_threads=1):
+    """``kernel_weighted_sums`` of kernel values given rather than computed.
+
+    The same sums, added in the same order, so the same bits: row i of ``K``
+    holds ``k(x_i, y_j)`` for the rows j of Y (a precomputed kernel's
+    prediction passes the columns of its support vectors).
+
+    Parameters
+    ----------
+    K : ndarray of shape (n_x, n_y)
+    segment_start : array of int, shape (n_segments + 1,)
+        Increasing column offsets into K, from 0 to ``n_y``.
+    weights : ndarray of shape (n_y, n_r)
+    n_threads : int, default=1
+
+    Returns
+    -------
+    sums : ndarray of shape (n_x, n_segments, n_r)
+    largest : ndarray of shape (n_x,)
+    """
+    cdef intp_t n_x = K.shape[0]
+    cdef intp_t n_y = K.shape[1]
+    cdef intp_t n_r = weights.shape[1]
+    cdef const int64_t[::1] seg = _checked_segments(segment_start, weights, n_y)
+    cdef intp_t n_segments = seg.shape[0] - 1
+    if n_x == 0 or n_y == 0 or n_r == 0:
+        return np.zeros((n_x, n_segments, n_r), dtype=np.float64), np.zeros(n_x)
+    sums = np.empty((n_x, n_segments, n_r), dtype=np.float64)  # (see kernel_weighted_sums)
+    cdef intp_t n_tasks = (n_x + WEIGHED_ROWS - 1) // WEIGHED_ROWS
+    n_threads = max(1, min(n_threads, n_tasks))
+    if n_x * n_y < _PARALLEL_MIN_VALUES:
+        n_threads = 1  # see kernel_matrix
+    largest_out = np.empty(n_x, dtype=np.float64)
+    cdef float64_t[::1] largest = largest_out
+    cdef float64_t[:, :, ::1] out = sums
+    cdef const float64_t* w = &weights[0, 0]
+    cdef intp_t task, i0
+    for task in prange(n_tasks, nogil=True, schedule="dynamic", chunksize=1,
+                       num_threads=n_threads):
+        i0 = task * WEIGHED_ROWS
+        weigh_kernel_rows(&K[i0, 0], min(WEIGHED_ROWS, n_x - i0), n_y, &seg[0], n_segments,
+                          w, n_r, &out[i0, 0, 0], &largest[i0])
+    return sums, largest_out
+
+
+def _checked_segments(segment_start, weights, intp_t n_y):
+    segment_start = np.ascontiguousarray(segment_start, dtype=np.int64)
+    if (segment_start.ndim != 1 or segment_start.shape[0] < 1 or segment_start[0] != 0
+            or segment_start[len(segment_start) - 1] != n_y
+            or np.any(np.diff(segment_start) < 0)):
+        raise ValueError(f"segment_start must increase from 0 to {n_y}, "
+                         f"got {segment_start!r}")
+    if weights.shape[0] != n_y:
+        raise ValueError(f"weights must have one row per row of Y ({n_y}), "
+                         f"got {weights.shape[0]}")
+    return segment_start
+
+
+cdef void weigh_kernel_rows(const float64_t* krows, intp_t n_i, intp_t n_y,
+                            const int64_t* seg, intp_t n_segments, const float64_t* w,
+                            intp_t n_r, float64_t* out, float64_t* largest) noexcept nogil:
+    # n_i kernel rows of n_y values (contiguous): the largest |k| of each
+    # into largest[a], and their sums over each segment of Y weighted by the
+    # n_r columns of w into out (n_i x n_segments x n_r).
+    cdef intp_t a, g, j
+    cdef float64_t v, top
+    for a in range(n_i):
+        top = 0.0
+        for j in range(n_y):
+            v = fabs(krows[a * n_y + j])
+            if v > top:
+                top = v
+        largest[a] = top
+    for g in range(n_segments):
+        weigh_rows(krows, n_y, n_i, w, n_r, seg[g], seg[g + 1], &out[g * n_r],
+                   n_segments * n_r)
 
 
 def kernel_diagonal(Kernel kernel, RowSet X):

@@ -22,20 +22,23 @@ from ._base import EstimatorMixin, check_is_fitted
 from ._kernels import (
     KERNELS,
     PostingIndex,
+    PrecomputedKernel,
+    empty_rows,
     get_kernel,
     kernel_diagonal,
     kernel_matrix,
     kernel_params,
     kernel_weighted_sums,
     take_rows,
+    weighted_sums_of_values,
 )
 from ._pairwise import (centred, fits_unmoved, overflow_message, prepare_rows,
                         resolve_n_jobs, rows_to_move, single_block, translation_centre,
                         used_columns_only)
 from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp_threads,
                       one_vs_one_coefficients, one_vs_one_votes, solve_pair)
-from ._validation import (check_labels, check_matrix, check_on_simplex, check_positive,
-                          checked_accuracy)
+from ._validation import (check_kernel_matrix, check_labels, check_matrix, check_on_simplex,
+                          check_positive, checked_accuracy)
 from .exceptions import ConvergenceWarning, sklearn_compatible
 
 __all__ = ["SVM"]
@@ -45,8 +48,23 @@ _MAX_ITER_CAP = np.iinfo(np.int64).max
 
 logger = logging.getLogger(__name__)
 
-# Decision shares per prediction call (test rows x n_classes x (n_classes - 1)).
+# Decision shares per prediction call (test rows x n_classes x (n_classes - 1)),
+# and, for a precomputed kernel, its values gathered per call (test rows x SVs).
 _PREDICT_CHUNK_VALUES = 1 << 22
+
+# kernel="precomputed": X is the kernel matrix itself (scikit-learn's SVC's name).
+PRECOMPUTED = "precomputed"
+
+
+def _params_of(kernel):
+    """The parameters ``kernel`` reads (``kernel_params``), none for a
+    precomputed one; an unknown kernel is a ValueError listing the known ones."""
+    if isinstance(kernel, str) and kernel == PRECOMPUTED:
+        return {}
+    try:
+        return kernel_params(kernel)
+    except ValueError as error:
+        raise ValueError(f"{error}; or {PRECOMPUTED!r} (X is then the kernel matrix)") from None
 
 
 def _progress(iterable, total, enabled, desc):
@@ -133,6 +151,15 @@ class SVM(EstimatorMixin):
         mostly nonzero are therefore moved to their mean first (the same
         kernel values; see ``kgeo.pairwise_kernels``), sparse ones are best
         centred by the caller.
+        ``"precomputed"``: X is a kernel matrix, as for scikit-learn's SVC:
+        ``K[i, j] = k(x_i, x_j)`` of the training samples in ``fit`` (square,
+        symmetric to within rounding, 1e-6 of its largest magnitude), and
+        ``K(X, X_train)`` of shape ``(n_samples, n_train)`` in ``predict``
+        and ``decision_function``. The solver reads it in place (row i for
+        sample i, as libsvm does) and the model keeps no copy;
+        ``support_vectors_`` is then empty, ``support_`` indexes the columns
+        prediction reads. With the Gram of a named kernel (from
+        ``kgeo.pairwise_kernels``) the model is that kernel's, bit for bit.
     C : float, default=1.0
         Box bound of the dual variables (the penalty of slack). Where the
         kernel cannot separate the classes, SMO (here as in libsvm) needs a
@@ -290,7 +317,7 @@ class SVM(EstimatorMixin):
     # ------------------------------------------------------------------
 
     def _check_params(self):
-        kernel_params(self.kernel)  # raises for an unknown kernel, listing them
+        _params_of(self.kernel)  # raises for an unknown kernel, listing them
         check_positive(self.C, "C")
         check_positive(self.tol, "tol")
         check_positive(self.cache_size, "cache_size")
@@ -317,7 +344,7 @@ class SVM(EstimatorMixin):
         # scikit-learn's SVC does): SVM(kernel="linear", gamma="scael") is a
         # typo to report, not a setting to ignore. Those it reads are checked
         # by get_kernel at fit, in messages that name the kernel.
-        used = kernel_params(self.kernel)
+        used = _params_of(self.kernel)
         if "gamma" not in used:
             if isinstance(self.gamma, str):
                 if self.gamma not in ("scale", "auto"):
@@ -438,8 +465,13 @@ class SVM(EstimatorMixin):
     def _fit(self, X, y):
         started = time.perf_counter()
         self._check_params()
-        # Possibly X's own arrays (when already canonical CSR): only read below.
-        X_checked = check_matrix(X, name="X", copy=False)
+        precomputed = self.kernel == PRECOMPUTED
+        if precomputed:
+            # X's own array when already float64 in C order: only read below.
+            X_checked = check_kernel_matrix(X, name="X")
+        else:
+            # Possibly X's own arrays (when already canonical CSR): only read below.
+            X_checked = check_matrix(X, name="X", copy=False)
         y = check_labels(y, X_checked.shape[0])
         classes, y_index, counts = np.unique(y, return_inverse=True, return_counts=True)
         if classes.shape[0] < 2:
@@ -457,49 +489,30 @@ class SVM(EstimatorMixin):
                 f"{self.C!r} * {float(class_weight[bad])!r} = {float(box[bad])!r} for class "
                 f"{_label(classes[bad])!r}")
         n_classes = classes.shape[0]
-
-        kernel_args = self._kernel_arguments(X_checked)
-        kernel = get_kernel(self.kernel, X_checked.shape[1], self.shift, **kernel_args)
-        if kernel.on_simplex:
-            # Checked before the sort below, so that messages name the caller's rows.
-            check_on_simplex(X_checked, name="X", kernel=self.kernel)
         # Rows sorted by class (stable): every class is a contiguous block.
         order = np.argsort(y_index, kind="stable")
         class_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        # Corpora read folder by folder often come sorted: no copy then.
-        in_order = bool(np.all(y_index[1:] >= y_index[:-1]))
         n_threads = resolve_n_jobs(self.n_jobs)
-        # ned and rbf on dense rows: moved to their mean, as prediction will
-        # move the support vectors and the rows it is given (the same values).
-        centre = translation_centre(self.kernel, X_checked)
-        (X_sorted,) = used_columns_only(
-            centred(X_checked if in_order else X_checked[order], centre), n_blocks=n_classes)
-        rows = prepare_rows(kernel, X_sorted, name="X", kernel_name=self.kernel,
-                            n_threads=n_threads)
-        if not kernel.on_simplex and X_sorted.nnz:
-            # Rows of 1e-170 are ordinary numbers, their products are not:
-            # every dot product and squared distance below float64's normal
-            # range lost its bits (0 for all: a model of zeros, or SMO steps
-            # of G / 0 that looked like an overflow).
-            largest = float(np.max(rows.squared_norms))
-            if largest < np.finfo(np.float64).tiny:
-                raise ValueError(
-                    f"kernel {self.kernel!r} underflows float64 on X: the largest squared "
-                    f"L2 norm of a row is {largest:.3g}, below float64's smallest normal "
-                    f"number ({np.finfo(np.float64).tiny:.3g}), so the kernel values lose "
-                    f"their bits; scale X up")
-        diagonal = kernel_diagonal(kernel, rows)
-        if not np.all(np.isfinite(diagonal)):
-            bad = np.sort(order[~np.isfinite(diagonal)])
-            raise ValueError(
-                f"kernel {self.kernel!r} overflows float64 on {bad.size} training row(s) "
-                f"(first rows {bad[:10].tolist()}): k(x, x) is not finite; scale X down")
+        if precomputed:
+            kernel_args, centre = {}, None
+            kernel = PrecomputedKernel(X_checked, order.astype(np.int64), self.shift)
+            index = PostingIndex(empty_rows(X_checked.shape[0]), class_start)
+        else:
+            kernel_args = self._kernel_arguments(X_checked)
+            kernel = get_kernel(self.kernel, X_checked.shape[1], self.shift, **kernel_args)
+            index, centre = self._training_rows(X_checked, y_index, kernel, kernel_args,
+                                                order, class_start, n_threads)
         if self.shift != 0.0:
-            self._check_shift(X_checked, kernel_args)
-        index = PostingIndex(rows, class_start, n_threads=n_threads)
+            self._check_shift(_largest_magnitude(X_checked) if precomputed
+                              else self._kernel_scale(X_checked, kernel_args))
         single = self._cache_single()
         cache = KernelRowCache(kernel, index, self._cache_bytes(counts, single), single=single,
                                n_threads=n_threads)
+        if precomputed:
+            # Rows are read from X, not computed: a class pair's sweep would
+            # save nothing, and it fills rows by transposing, which would
+            # make a matrix symmetric only to rounding exactly symmetric.
+            cache.sweep_enabled = False
 
         n_pairs = n_classes * (n_classes - 1) // 2
         pairs = [(s, t) for s in range(n_classes) for t in range(s + 1, n_classes)]
@@ -550,7 +563,7 @@ class SVM(EstimatorMixin):
         self._kernel_args = kernel_args  # as fitted (gamma resolved), for prediction
         # As given (gamma maybe "scale"): prediction refuses a kernel changed since.
         self._fitted_kernel = {name: getattr(self, name)
-                               for name in ("kernel", "shift", *kernel_params(self.kernel))}
+                               for name in ("kernel", "shift", *_params_of(self.kernel))}
         self._centre = centre
         self.cache_stats_ = cache.stats()
         self._kgeo_version = __version__
@@ -563,6 +576,43 @@ class SVM(EstimatorMixin):
             logger.info("fit: %d samples, %d classes, %d SV, %.3f s",
                         X_checked.shape[0], n_classes, self.support_.shape[0], self.fit_time_)
         return self
+
+    def _training_rows(self, X_checked, y_index, kernel, kernel_args, order, class_start,
+                       n_threads):
+        """The posting index of the training rows sorted by class, and the
+        centre they were moved by (None: not moved)."""
+        if kernel.on_simplex:
+            # Checked before the sort below, so that messages name the caller's rows.
+            check_on_simplex(X_checked, name="X", kernel=self.kernel)
+        # Corpora read folder by folder often come sorted: no copy then.
+        in_order = bool(np.all(y_index[1:] >= y_index[:-1]))
+        # ned and rbf on dense rows: moved to their mean, as prediction will
+        # move the support vectors and the rows it is given (the same values).
+        centre = translation_centre(self.kernel, X_checked)
+        (X_sorted,) = used_columns_only(
+            centred(X_checked if in_order else X_checked[order], centre),
+            n_blocks=class_start.shape[0] - 1)
+        rows = prepare_rows(kernel, X_sorted, name="X", kernel_name=self.kernel,
+                            n_threads=n_threads)
+        if not kernel.on_simplex and X_sorted.nnz:
+            # Rows of 1e-170 are ordinary numbers, their products are not:
+            # every dot product and squared distance below float64's normal
+            # range lost its bits (0 for all: a model of zeros, or SMO steps
+            # of G / 0 that looked like an overflow).
+            largest = float(np.max(rows.squared_norms))
+            if largest < np.finfo(np.float64).tiny:
+                raise ValueError(
+                    f"kernel {self.kernel!r} underflows float64 on X: the largest squared "
+                    f"L2 norm of a row is {largest:.3g}, below float64's smallest normal "
+                    f"number ({np.finfo(np.float64).tiny:.3g}), so the kernel values lose "
+                    f"their bits; scale X up")
+        diagonal = kernel_diagonal(kernel, rows)
+        if not np.all(np.isfinite(diagonal)):
+            bad = np.sort(order[~np.isfinite(diagonal)])
+            raise ValueError(
+                f"kernel {self.kernel!r} overflows float64 on {bad.size} training row(s) "
+                f"(first rows {bad[:10].tolist()}): k(x, x) is not finite; scale X down")
+        return PostingIndex(rows, class_start, n_threads=n_threads), centre
 
     def _solve_pairs(self, cache, pairs, class_weight):
         """Solve every class pair, in parallel threads when n_jobs allows.
@@ -643,21 +693,25 @@ class SVM(EstimatorMixin):
             raise failures[0]
         return solutions
 
-    def _check_shift(self, X, kernel_args):
-        """Refuse a shift that rounds the kernel away; warn when it eats half of it.
-
-        Proposition 3 makes every shift the same SVM in exact arithmetic, but
-        the solver sees ``K + shift`` in float64: with ``|shift|`` far above
-        ``|K|`` only the leading bits of K survive.
-        """
+    def _kernel_scale(self, X, kernel_args):
+        """The largest |k| of the unshifted kernel on X's rows, estimated:
+        k(x, x) of every row and the values among 128 evenly spaced rows
+        (the distance kernels are 0 on the diagonal)."""
         unshifted = get_kernel(self.kernel, X.shape[1], 0.0, **kernel_args)
-        # k(x, x) of every row, and the values among 128 evenly spaced rows
-        # (the distance kernels are 0 on the diagonal).
         spaced = np.unique(np.linspace(0, X.shape[0] - 1, 128).astype(np.int64))
         sample = prepare_rows(unshifted, *used_columns_only(X[spaced]))
         probe = kernel_matrix(unshifted, sample, single_block(sample), 1)
         diagonal = kernel_diagonal(unshifted, prepare_rows(unshifted, X))
-        scale = max(float(np.max(np.abs(probe))), float(np.max(np.abs(diagonal))))
+        return max(float(np.max(np.abs(probe))), float(np.max(np.abs(diagonal))))
+
+    def _check_shift(self, scale):
+        """Refuse a shift that rounds the kernel away; warn when it eats half of it.
+
+        Proposition 3 makes every shift the same SVM in exact arithmetic, but
+        the solver sees ``K + shift`` in float64: with ``|shift|`` far above
+        ``|K|`` (``scale``, its largest magnitude) only the leading bits of K
+        survive.
+        """
         if scale == 0.0:
             return  # K is exactly 0 here: K + shift is exact
         shift = abs(float(self.shift))
@@ -712,6 +766,11 @@ class SVM(EstimatorMixin):
         self.n_support_ = np.array(
             [np.count_nonzero(is_sv[class_start[c]:class_start[c + 1]])
              for c in range(class_start.shape[0] - 1)], dtype=np.int32)
+        if self.kernel == PRECOMPUTED:
+            # No feature vectors: prediction reads the columns support_ of
+            # its kernel matrix (scikit-learn's SVC keeps this shape too).
+            self.support_vectors_ = np.empty((0, 0))
+            return
         rows = self.support_.astype(np.int64)
         indptr = np.empty(rows.shape[0] + 1, dtype=np.int64)
         data, indices = take_rows(X_checked.data, X_checked.indices,
@@ -762,68 +821,18 @@ class SVM(EstimatorMixin):
         # fitted too: every attribute is read from the one in place now.
         model = _FittedView(self.__dict__)
         _check_kernel_unchanged(model)
-        X = check_matrix(X, name="X")
-        if X.shape[1] != model.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but SVM is expecting "
-                f"{model.n_features_in_} features as input")
-        kernel = get_kernel(model.kernel, model.n_features_in_, model.shift,
-                            **model._kernel_args)
         n_threads = resolve_n_jobs(model.n_jobs)
-        # Models saved before the centring have none. Each row is moved by
-        # the fitted centre or not by itself alone (see weighted_sums), not
-        # by the rows predicted with it: its votes must not depend on them.
-        centre = getattr(model, "_centre", None)
-        unmoved_sv_matrix = check_matrix(model.support_vectors_, name="support_vectors_",
-                                         min_samples=0)
-        support_vectors = centred(unmoved_sv_matrix, centre)
-        if centre is None:  # (centred rows are dense: few columns)
-            # Hashed features: only the columns the SVs or X use (same bits).
-            support_vectors, X = used_columns_only(support_vectors, X)
-        sv_rows = prepare_rows(kernel, support_vectors, name="support_vectors_",
-                               kernel_name=model.kernel, n_threads=n_threads)
-        unmoved_svs = []  # built when a row is not moved (see rows_to_move)
-        unmoved_svs_fit = centre is None or fits_unmoved(unmoved_sv_matrix)
-
-        def weighted_sums(rows_of_X):
-            """The shares and largest |k| of rows of X, each row moved by the
-            centre with the support vectors, or, where that is not exact,
-            both as given: a route chosen by the row alone."""
-            if centre is None:
-                prepared = prepare_rows(kernel, X[rows_of_X], name="X",
-                                        kernel_name=model.kernel, n_threads=n_threads)
-                return kernel_weighted_sums(kernel, prepared, sv_index, sv_start, coef_t,
-                                            n_threads)
-            chunk_of_X = X[rows_of_X]
-            move = rows_to_move(chunk_of_X, centre, unmoved_svs_fit)
-            share = np.empty((chunk_of_X.shape[0], n_classes, n_classes - 1))
-            K_max = np.empty(chunk_of_X.shape[0])
-            for part, moved in ((move, True), (~move, False)):
-                if not part.any():
-                    continue
-                if moved:
-                    index = sv_index
-                else:
-                    if not unmoved_svs:
-                        unmoved_svs.append(single_block(prepare_rows(
-                            kernel, unmoved_sv_matrix, name="support_vectors_",
-                            kernel_name=model.kernel, n_threads=n_threads)))
-                    index = unmoved_svs[0]
-                prepared = prepare_rows(kernel, centred(chunk_of_X[part],
-                                                        centre if moved else None),
-                                        name="X", kernel_name=model.kernel,
-                                        n_threads=n_threads)
-                share[part], K_max[part] = kernel_weighted_sums(
-                    kernel, prepared, index, sv_start, coef_t, n_threads)
-            return share, K_max
-
-        n_classes, n_support, dual_coef, b = _check_fitted_arrays(model, sv_rows.n_rows)
+        if model.kernel == PRECOMPUTED:
+            X, n_sv, weighted_sums = _kernel_matrix_sums(model, X, n_threads)
+            on_simplex = False
+        else:
+            X, n_sv, weighted_sums, on_simplex = _row_sums(model, X, n_threads)
+        n_classes, n_support, dual_coef, b = _check_fitted_arrays(model, n_sv)
         sv_start = np.concatenate([[0], np.cumsum(n_support)]).astype(np.int64)
-        sv_index = single_block(sv_rows)
         # libsvm's orientation (the binary case is stored flipped, as SVC does).
         if n_classes == 2:
             dual_coef, b = -dual_coef, -b
-        if kernel.on_simplex:
+        if on_simplex:
             # On all of X first, so that a message names the row of X, not of a chunk.
             check_on_simplex(X, name="X", kernel=model.kernel)
         # Column r of dual_coef_ over class c's SVs holds their coefficients in
@@ -843,14 +852,18 @@ class SVM(EstimatorMixin):
             abs_coef_sums[:, c] = np.abs(dual_coef[:, sv_start[c]:sv_start[c + 1]]).sum(axis=1)
         coef_sum = abs_coef_sums[second - 1, first] + abs_coef_sums[first, second]
         n_pairs = first.shape[0]
-        # Test rows per call: bounds the shares (and the prepared rows) held at once.
-        chunk = max(1, _PREDICT_CHUNK_VALUES // (n_classes * (n_classes - 1)))
+        # Test rows per call: bounds the shares (and the prepared rows, or a
+        # precomputed kernel's values gathered for its support vectors) held at once.
+        per_row = n_classes * (n_classes - 1)
+        if model.kernel == PRECOMPUTED:
+            per_row = max(per_row, n_sv)
+        chunk = max(1, _PREDICT_CHUNK_VALUES // per_row)
 
         def chunks():
             not_finite = []
             for start in range(0, X.shape[0], chunk):
                 rows = slice(start, min(start + chunk, X.shape[0]))
-                share, K_max = weighted_sums(rows)
+                share, K_max = weighted_sums(rows, sv_start, coef_t)
                 n_rows = share.shape[0]
                 dec = np.empty((n_rows, n_pairs))
                 votes = np.empty((n_rows, n_classes), dtype=np.int64)
@@ -961,7 +974,8 @@ class SVM(EstimatorMixin):
             estimator_type="classifier",
             target_tags=TargetTags(required=True),
             classifier_tags=ClassifierTags(),
-            input_tags=InputTags(sparse=True, positive_only=on_simplex),
+            input_tags=InputTags(sparse=True, positive_only=on_simplex,
+                                 pairwise=self.kernel == PRECOMPUTED),
         )
 
 
@@ -976,6 +990,98 @@ class _FittedView:
 
     def __init__(self, state):
         self.__dict__ = state
+
+
+def _row_sums(model, X, n_threads):
+    """Prediction's inputs for a kernel on rows: X checked, the number of
+    support vectors, the function giving a chunk of rows' decision shares,
+    and whether X must lie on the simplex."""
+    X = check_matrix(X, name="X")
+    if X.shape[1] != model.n_features_in_:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but SVM is expecting "
+            f"{model.n_features_in_} features as input")
+    kernel = get_kernel(model.kernel, model.n_features_in_, model.shift,
+                        **model._kernel_args)
+    # Models saved before the centring have none. Each row is moved by
+    # the fitted centre or not by itself alone (see weighted_sums), not
+    # by the rows predicted with it: its votes must not depend on them.
+    centre = getattr(model, "_centre", None)
+    unmoved_sv_matrix = check_matrix(model.support_vectors_, name="support_vectors_",
+                                     min_samples=0)
+    support_vectors = centred(unmoved_sv_matrix, centre)
+    if centre is None:  # (centred rows are dense: few columns)
+        # Hashed features: only the columns the SVs or X use (same bits).
+        support_vectors, X = used_columns_only(support_vectors, X)
+    sv_rows = prepare_rows(kernel, support_vectors, name="support_vectors_",
+                           kernel_name=model.kernel, n_threads=n_threads)
+    sv_index = single_block(sv_rows)
+    unmoved_svs = []  # built when a row is not moved (see rows_to_move)
+    unmoved_svs_fit = centre is None or fits_unmoved(unmoved_sv_matrix)
+
+    def weighted_sums(rows_of_X, sv_start, coef_t):
+        """The shares and largest |k| of rows of X, each row moved by the
+        centre with the support vectors, or, where that is not exact,
+        both as given: a route chosen by the row alone."""
+        if centre is None:
+            prepared = prepare_rows(kernel, X[rows_of_X], name="X",
+                                    kernel_name=model.kernel, n_threads=n_threads)
+            return kernel_weighted_sums(kernel, prepared, sv_index, sv_start, coef_t,
+                                        n_threads)
+        chunk_of_X = X[rows_of_X]
+        move = rows_to_move(chunk_of_X, centre, unmoved_svs_fit)
+        share = np.empty((chunk_of_X.shape[0], sv_start.shape[0] - 1, coef_t.shape[1]))
+        K_max = np.empty(chunk_of_X.shape[0])
+        for part, moved in ((move, True), (~move, False)):
+            if not part.any():
+                continue
+            if moved:
+                index = sv_index
+            else:
+                if not unmoved_svs:
+                    unmoved_svs.append(single_block(prepare_rows(
+                        kernel, unmoved_sv_matrix, name="support_vectors_",
+                        kernel_name=model.kernel, n_threads=n_threads)))
+                index = unmoved_svs[0]
+            prepared = prepare_rows(kernel, centred(chunk_of_X[part],
+                                                    centre if moved else None),
+                                    name="X", kernel_name=model.kernel,
+                                    n_threads=n_threads)
+            share[part], K_max[part] = kernel_weighted_sums(
+                kernel, prepared, index, sv_start, coef_t, n_threads)
+        return share, K_max
+
+    return X, sv_rows.n_rows, weighted_sums, kernel.on_simplex
+
+
+def _kernel_matrix_sums(model, X, n_threads):
+    """``_row_sums`` for kernel="precomputed": X is K(X, X_train), of which
+    prediction reads the columns of the support vectors (plus the shift)."""
+    n_train = model.shape_fit_[0]
+    support = np.asarray(model.support_)
+    if (support.ndim != 1 or support.dtype.kind not in "iu"
+            or (support.size and not (0 <= support.min() and support.max() < n_train))):
+        raise ValueError(
+            f"this SVM's fitted attributes are damaged: support_ must index the "
+            f"{n_train} training samples of its kernel matrix, got "
+            f"{support.tolist() if support.size <= 10 else support}; fit it again")
+    X = check_kernel_matrix(X, name="X", n_columns=n_train)
+    shift = float(model.shift)
+
+    def weighted_sums(rows_of_X, sv_start, coef_t):
+        values = np.take(X[rows_of_X], support, axis=1)
+        if shift != 0.0:
+            values += shift  # k + shift, as the solver read it
+        return weighted_sums_of_values(values, sv_start, coef_t, n_threads)
+
+    return X, support.shape[0], weighted_sums
+
+
+def _largest_magnitude(K):
+    """max |K|, a slice of rows at a time (no temporary as large as K)."""
+    step = max(1, _PREDICT_CHUNK_VALUES // max(1, K.shape[1]))
+    return max(float(np.max(np.abs(K[start:start + step])))
+               for start in range(0, K.shape[0], step))
 
 
 def _check_fitted_arrays(model, n_sv):

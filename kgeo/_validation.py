@@ -66,34 +66,7 @@ def check_matrix(X, *, name="X", min_samples=1, copy=True):
                 f"{X.shape}")
         X = sparse_as_float64_csr(X, name)
     else:
-        if isinstance(X, (str, bytes, dict, set)) or not hasattr(X, "__len__") and not hasattr(X, "__array__"):
-            raise TypeError(
-                f"{name} must be an array-like or a sparse matrix, got {_describe(X)}")
-        arr = np.asarray(X)
-        if np.iscomplexobj(arr):
-            raise ValueError(f"Complex data not supported; {name} has dtype {arr.dtype}")
-        if arr.dtype.kind == "O":
-            # Objects holding numbers convert; anything else is a TypeError
-            # that keeps float()'s own words, which name the offending value.
-            try:
-                arr = arr.astype(np.float64)
-            except OverflowError as error:
-                # A Python int beyond float64's largest (2**1024).
-                raise ValueError(
-                    f"{name} holds a number beyond float64's range (about 1.8e308): "
-                    f"{error}") from error
-            except (TypeError, ValueError) as error:
-                raise TypeError(
-                    f"{name} must hold numbers (bool, int or float): {error}") from error
-        elif arr.dtype.kind not in "biuf":
-            raise TypeError(
-                f"{name} must hold numbers (bool, int or float), got dtype {arr.dtype}")
-        if arr.ndim != 2:
-            raise ValueError(
-                f"Expected a 2D array for {name}, got a {arr.ndim}D array of shape "
-                f"{arr.shape}. Reshape your data with X.reshape(1, -1) for a single "
-                f"sample or X.reshape(-1, 1) for a single feature")
-        X = sp.csr_matrix(np.asarray(arr, dtype=np.float64))
+        X = sp.csr_matrix(_dense_float64(X, name))
     X.sum_duplicates()  # also sorts the indices
     _check_shape_and_values(X, name, min_samples)
     X.eliminate_zeros()
@@ -106,6 +79,132 @@ def check_matrix(X, *, name="X", min_samples=1, copy=True):
     X.indices = X.indices.astype(np.int32, copy=False)
     X.indptr = X.indptr.astype(np.int32, copy=False)
     return X
+
+
+def _dense_float64(X, name):
+    """A dense array-like of numbers as a 2-D float64 ndarray (maybe X itself)."""
+    if isinstance(X, (str, bytes, dict, set)) or not hasattr(X, "__len__") and not hasattr(X, "__array__"):
+        raise TypeError(
+            f"{name} must be an array-like or a sparse matrix, got {_describe(X)}")
+    arr = np.asarray(X)
+    if np.iscomplexobj(arr):
+        raise ValueError(f"Complex data not supported; {name} has dtype {arr.dtype}")
+    if arr.dtype.kind == "O":
+        # Objects holding numbers convert; anything else is a TypeError
+        # that keeps float()'s own words, which name the offending value.
+        try:
+            arr = arr.astype(np.float64)
+        except OverflowError as error:
+            # A Python int beyond float64's largest (2**1024).
+            raise ValueError(
+                f"{name} holds a number beyond float64's range (about 1.8e308): "
+                f"{error}") from error
+        except (TypeError, ValueError) as error:
+            raise TypeError(
+                f"{name} must hold numbers (bool, int or float): {error}") from error
+    elif arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{name} must hold numbers (bool, int or float), got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise ValueError(
+            f"Expected a 2D array for {name}, got a {arr.ndim}D array of shape "
+            f"{arr.shape}. Reshape your data with X.reshape(1, -1) for a single "
+            f"sample or X.reshape(-1, 1) for a single feature")
+    return np.asarray(arr, dtype=np.float64)
+
+
+def check_kernel_matrix(K, *, name="X", n_columns=None):
+    """Return a kernel matrix as a C-ordered float64 ndarray with finite values.
+
+    Parameters
+    ----------
+    K : array-like or sparse matrix of shape (n_samples, n_columns)
+        The kernel between some samples (rows) and the training samples
+        (columns). Converted as ``check_matrix`` converts data; a sparse
+        matrix is made dense (a kernel matrix is read whole).
+    name : str, default="X"
+        Name used in error messages.
+    n_columns : int or None, default=None
+        The number of training samples the columns must match (prediction);
+        None asks for the kernel matrix of the training samples (fit):
+        square, and symmetric to within rounding (1e-6 of its largest
+        magnitude).
+
+    Returns
+    -------
+    K : ndarray of float64, shape (n_samples, n_columns), C order
+        The input itself when it is already such an array; never modified.
+    """
+    if K is None:
+        raise TypeError(f"{name} must be an array-like or a sparse matrix, got None")
+    if sp.issparse(K):
+        K = check_matrix(K, name=name, min_samples=0).toarray()
+    else:
+        K = np.ascontiguousarray(_dense_float64(K, name))
+    if K.shape[0] == 0:
+        raise ValueError(
+            f"Found array with 0 sample(s) (shape={K.shape}) while a minimum of 1 is "
+            f"required; {name} is empty")
+    if K.shape[1] == 0:
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={K.shape}) while a minimum of 1 is "
+            f"required.")
+    n_bad, first = 0, None
+    for start, part in _row_chunks(K):
+        bad = np.argwhere(~np.isfinite(part))
+        if bad.size and first is None:
+            first = (start + int(bad[0, 0]), int(bad[0, 1]))
+        n_bad += bad.shape[0]
+    if n_bad:
+        i, j = first
+        raise ValueError(
+            f"{name} contains {n_bad} NaN or infinity value(s), first "
+            f"{name}[{i}, {j}] = {float(K[i, j])!r}; every kernel value must be finite")
+    if n_columns is None and K.shape[0] != K.shape[1]:
+        raise ValueError(
+            f"kernel='precomputed' needs the square kernel matrix of the training "
+            f"samples, K[i, j] = k(x_i, x_j); {name} has shape {K.shape}")
+    if n_columns is not None and K.shape[1] != n_columns:
+        # scikit-learn's words (its estimator checks match them), then ours.
+        raise ValueError(
+            f"{name} has {K.shape[1]} features, but SVM is expecting {n_columns} features "
+            f"as input: with kernel='precomputed', {name} must be the kernel between the "
+            f"samples and the {n_columns} training samples, of shape (n_samples, {n_columns})")
+    if n_columns is None:
+        _check_symmetric(K, name)
+    return K
+
+
+# A precomputed kernel matrix may be asymmetric by its rounding: a float32
+# pipeline leaves ~1e-7 of its largest value. More is not a kernel (a
+# similarity that is not symmetric, or K(X_test, X_train) passed to fit).
+_ASYMMETRY_TOLERANCE = 1e-6
+
+
+def _check_symmetric(K, name):
+    worst, at, scale = 0.0, (0, 0), 0.0
+    for start, part in _row_chunks(K):
+        gap = np.abs(part - K[:, start:start + part.shape[0]].T)
+        k = int(np.argmax(gap))
+        if gap.flat[k] > worst:
+            worst, at = float(gap.flat[k]), (start + k // K.shape[1], k % K.shape[1])
+        scale = max(scale, float(np.max(np.abs(part))))
+    if worst > _ASYMMETRY_TOLERANCE * scale:
+        i, j = at
+        raise ValueError(
+            f"{name} is not a symmetric kernel matrix: {name}[{i}, {j}] = {float(K[i, j])!r} "
+            f"but {name}[{j}, {i}] = {float(K[j, i])!r}, beyond rounding "
+            f"({_ASYMMETRY_TOLERANCE:g} of its largest magnitude, {scale:.6g}); "
+            f"kernel='precomputed' needs K[i, j] = k(x_i, x_j) of the training samples "
+            f"(symmetrise with (K + K.T) / 2)")
+
+
+def _row_chunks(K, values=1 << 22):
+    """(first row, view) over slices of K's rows of about ``values`` entries:
+    whole-matrix temporaries of a 20 Newsgroups kernel would be 1 GB each."""
+    step = max(1, values // max(1, K.shape[1]))
+    for start in range(0, K.shape[0], step):
+        yield start, K[start:start + step]
 
 
 def _is_canonical_csr(X, name):

@@ -334,11 +334,12 @@ def check_svm(model, X, y, *, C=None, class_weight=None, tol=None, X_test=None,
     Parameters
     ----------
     model : fitted kgeo.SVM (or sklearn.svm.SVC with ``check_decision=False``)
-    X, y : the training data
+    X, y : the training data (X: the kernel matrix for kernel="precomputed")
     C, class_weight, tol : default to the model's parameters
     X_test : array-like, default=None
         Points on which decision_function is compared with the reference
-        (the training points are always used).
+        (the training points are always used); for kernel="precomputed",
+        their kernel against the training points.
     check_decision : bool, default=True
     extra_slack : float, default=0.0
         Added to the KKT gap tolerance.
@@ -358,13 +359,23 @@ def check_svm(model, X, y, *, C=None, class_weight=None, tol=None, X_test=None,
     class_weight = params.get("class_weight") if class_weight is None else class_weight
     tol = params["tol"] if tol is None else tol
     y = np.asarray(y)
-    X_rows = _rows(X)
-    kernel, kparams = model_kernel_params(model, X_rows)
-    n_train = X_rows.shape[0]
-    X_eval = X_rows if X_test is None else sp.vstack([X_rows, _rows(X_test)], format="csr")
-    # Rows: training then test points; columns: training points.
-    K_eval, E_eval = reference_kernel(X_eval, X_rows, kernel=kernel, return_noise=True,
-                                      **kparams)
+    if params["kernel"] == "precomputed":
+        # X is the kernel matrix itself (X_test: K(X_test, X)); its values are
+        # exact as given, so no rounding slack; the solver reads them + shift.
+        X_eval = np.asarray(X, dtype=np.float64)
+        if X_test is not None:
+            X_eval = np.vstack([X_eval, np.asarray(X_test, dtype=np.float64)])
+        n_train = X_eval.shape[1]
+        K_eval = X_eval + params["shift"]
+        E_eval = np.zeros_like(K_eval)
+    else:
+        X_rows = _rows(X)
+        kernel, kparams = model_kernel_params(model, X_rows)
+        n_train = X_rows.shape[0]
+        X_eval = X_rows if X_test is None else sp.vstack([X_rows, _rows(X_test)], format="csr")
+        # Rows: training then test points; columns: training points.
+        K_eval, E_eval = reference_kernel(X_eval, X_rows, kernel=kernel, return_noise=True,
+                                          **kparams)
     K, E = K_eval[:n_train], E_eval[:n_train]
     weights = class_weights(y, model.classes_, class_weight)
     pairs = pair_alphas(model, y)

@@ -52,7 +52,8 @@ def expected_failed_checks(estimator):
 
 
 @parametrize_with_checks(
-    [kgeo.SVM(kernel="linear"), kgeo.SVM(kernel="rbf"), kgeo.SVM(kernel="ngd")],
+    [kgeo.SVM(kernel="linear"), kgeo.SVM(kernel="rbf"), kgeo.SVM(kernel="ngd"),
+     kgeo.SVM(kernel="precomputed")],
     expected_failed_checks=expected_failed_checks,
     **_STRICT,
 )

@@ -1,0 +1,345 @@
+"""kernel="precomputed": the solver on a kernel matrix the caller gives.
+
+What must hold:
+
+- The Gram matrix of a named kernel (``kgeo.pairwise_kernels``) trains the
+  named kernel's model, bit for bit: the solver reads the same values in the
+  same order, whatever the order of the samples.
+- On any kernel matrix the solution satisfies Definition 2 (the independent
+  checker), matches libsvm on the same matrix, and a shift changes nothing
+  but rounding (Proposition 3).
+- The matrix is read in place and never kept; bad matrices are refused with
+  a message naming the problem and the entry.
+"""
+
+import os
+import pickle
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import kgeo
+
+# --import-mode=importlib keeps the tests folder off sys.path.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import svm_checker as ck  # noqa: E402
+
+# Named kernels, with parameters that keep their values moderate.
+NAMED = [
+    ("linear", {}), ("poly", {"gamma": 0.05, "coef0": 1.0, "degree": 2}),
+    ("rbf", {"gamma": 0.05}), ("sigmoid", {"gamma": 0.01, "coef0": -0.5}), ("ned", {}),
+    ("ngd", {}), ("ngd+pi", {}), ("ngd_exp", {"t": 0.5}), ("bhattacharyya", {}),
+    ("diffusion", {"t": 0.5}),
+]
+
+
+def gram(X, Y=None, kernel="ngd", **params):
+    return kgeo.pairwise_kernels(X, Y, kernel=kernel, **params)
+
+
+def problem(rng, n_train=60, n_test=25, n_classes=3, **kw):
+    X, y = ck.make_count_data(rng, n_train, 12, n_classes, **kw)
+    Xt, _ = ck.make_count_data(rng, n_test, 12, n_classes)
+    return X, y, Xt
+
+
+def assert_identical_models(a, b):
+    for name in ("classes_", "support_", "n_support_", "dual_coef_", "intercept_",
+                 "n_iter_", "dual_objective_"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
+# ==========================================================================
+# The same model as the named kernel
+# ==========================================================================
+
+@pytest.mark.parametrize("sorted_by_class", [False, True])
+@pytest.mark.parametrize("kernel,params", NAMED, ids=[k for k, _ in NAMED])
+def test_gram_of_a_named_kernel_trains_its_model_bit_for_bit(kernel, params,
+                                                             sorted_by_class, rng):
+    X, y, Xt = problem(rng, n_duplicates=2)
+    if sorted_by_class:
+        order = np.argsort(y, kind="stable")
+        X, y = X[order], y[order]
+    named = kgeo.SVM(kernel=kernel, **params).fit(X, y)
+    given = kgeo.SVM(kernel="precomputed").fit(gram(X, kernel=kernel, **params), y)
+    assert_identical_models(named, given)
+    assert given.support_vectors_.shape == (0, 0)
+    assert given.n_features_in_ == X.shape[0]
+    dec = named.decision_function(Xt)
+    dec_given = given.decision_function(gram(Xt, X, kernel=kernel, **params))
+    if kernel in ("ned", "rbf"):
+        # Prediction moves rows of these kernels by the fitted centre, and
+        # pairwise_kernels by its own choice: values a rounding apart.
+        np.testing.assert_allclose(dec_given, dec, rtol=0, atol=1e-13)
+    else:
+        np.testing.assert_array_equal(dec_given, dec)
+    np.testing.assert_array_equal(given.predict(gram(Xt, X, kernel=kernel, **params)),
+                                  named.predict(Xt))
+
+
+def test_newsgroups_ngd_gram_trains_the_ngd_model(newsgroups_subset):
+    X, labels = newsgroups_subset
+    named = kgeo.SVM(kernel="ngd").fit(X, labels)
+    given = kgeo.SVM(kernel="precomputed").fit(gram(X), labels)
+    assert_identical_models(named, given)
+    # Both threads and the whole 20-class one-vs-one: the same model once more.
+    again = kgeo.SVM(kernel="precomputed", n_jobs=1).fit(gram(X), labels)
+    assert_identical_models(given, again)
+
+
+def test_any_order_of_the_samples_gives_the_same_model(rng):
+    """The solver reads the matrix through the class order it sorts the
+    samples into: moving whole classes around the matrix (keeping each
+    class's own order) changes nothing but the indices in support_."""
+    X, y, Xt = problem(rng, n_train=70, n_classes=4)
+    K, Kt = gram(X), gram(Xt, X)
+    base = kgeo.SVM(kernel="precomputed").fit(K, y)
+    # The samples of class 3 first, then 1, 0, 2 (each in its own order).
+    perm = np.concatenate([np.flatnonzero(y == c) for c in (3, 1, 0, 2)])
+    moved = kgeo.SVM(kernel="precomputed").fit(K[np.ix_(perm, perm)], y[perm])
+    np.testing.assert_array_equal(perm[moved.support_], base.support_)
+    for name in ("n_support_", "dual_coef_", "intercept_", "n_iter_"):
+        np.testing.assert_array_equal(getattr(moved, name), getattr(base, name))
+    np.testing.assert_array_equal(moved.decision_function(Kt[:, perm]),
+                                  base.decision_function(Kt))
+
+
+# ==========================================================================
+# Any kernel matrix: the theory, libsvm, the cache
+# ==========================================================================
+
+def random_kernel_problem(rng, n_train=50, n_test=20, n_classes=3, rank=8):
+    """A kernel none of kgeo's: inner products of random features (pd, of
+    rank ``rank`` < n_train, so that some samples are linearly dependent)."""
+    A = rng.normal(size=(n_train + n_test, rank)) + rng.normal(size=rank)
+    y = np.arange(n_train) % n_classes
+    rng.shuffle(y)
+    A[:n_train] += 0.8 * np.eye(n_classes, rank)[y]
+    K_all = A @ A[:n_train].T
+    K = (K_all[:n_train] + K_all[:n_train].T) / 2  # BLAS rounds (i, j) and (j, i) alike, or not
+    return K, y, K_all[n_train:]
+
+
+@pytest.mark.parametrize("class_weight", [None, "balanced"])
+@pytest.mark.parametrize("C", [0.05, 1.0, 20.0])
+def test_solution_satisfies_definition_2(C, class_weight, rng):
+    K, y, Kt = random_kernel_problem(rng)
+    model = kgeo.SVM(kernel="precomputed", C=C, class_weight=class_weight).fit(K, y)
+    report = ck.check_svm(model, K, y, X_test=Kt)
+    assert any(p["n_free"] for p in report)
+
+
+@pytest.mark.parametrize("n_classes,C", [(2, 0.3), (3, 1.0), (4, 10.0)])
+def test_matches_libsvm_on_the_same_matrix(n_classes, C, rng):
+    from sklearn.svm import SVC
+
+    K, y, Kt = random_kernel_problem(rng, n_train=60, n_classes=n_classes)
+    ref = SVC(kernel="precomputed", C=C, tol=1e-6).fit(K, y)
+    model = kgeo.SVM(kernel="precomputed", C=C, tol=1e-6).fit(K, y)
+    theirs = np.array([pr["alpha"].sum() - 0.5 * (pr["alpha"] * pr["y"])
+                       @ K[np.ix_(pr["idx"], pr["idx"])] @ (pr["alpha"] * pr["y"])
+                       for pr in ck.pair_alphas(ref, y)])
+    np.testing.assert_allclose(model.dual_objective_, theirs, rtol=1e-6)
+    np.testing.assert_array_equal(model.predict(Kt), ref.predict(Kt))
+    np.testing.assert_allclose(model.decision_function(Kt), ref.decision_function(Kt),
+                               atol=1e-4)
+
+
+@pytest.mark.parametrize("shift", [np.pi, 10.0, -5.0])
+def test_a_shift_changes_nothing(shift, rng):
+    """Proposition 3 on a given matrix: shift=beta is K + beta, the same SVM."""
+    X, y, Xt = problem(rng)
+    K, Kt = gram(X), gram(Xt, X)
+    plain = kgeo.SVM(kernel="precomputed").fit(K, y)
+    shifted = kgeo.SVM(kernel="precomputed", shift=shift).fit(K, y)
+    np.testing.assert_array_equal(shifted.support_, plain.support_)
+    np.testing.assert_allclose(shifted.dual_coef_, plain.dual_coef_, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(shifted.intercept_, plain.intercept_, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(shifted.decision_function(Kt), plain.decision_function(Kt),
+                               rtol=0, atol=1e-9)
+    # shift=beta reads K + beta: the same model as K + beta given.
+    assert_identical_models(shifted, kgeo.SVM(kernel="precomputed").fit(K + shift, y))
+    # And NGD + pi given is the ngd+pi kernel's model.
+    if shift == np.pi:
+        assert_identical_models(shifted, kgeo.SVM(kernel="ngd+pi").fit(X, y))
+
+
+def test_scaling_the_matrix_is_scaling_C(rng):
+    K, y, Kt = random_kernel_problem(rng)
+    a = kgeo.SVM(kernel="precomputed", C=2.0, tol=1e-8).fit(4.0 * K, y)
+    b = kgeo.SVM(kernel="precomputed", C=8.0, tol=1e-8).fit(K, y)
+    np.testing.assert_array_equal(a.support_, b.support_)
+    np.testing.assert_allclose(4.0 * a.dual_coef_, b.dual_coef_, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(a.decision_function(4.0 * Kt), b.decision_function(Kt),
+                               rtol=0, atol=1e-6)
+
+
+def test_cache_size_threads_and_float32(rng):
+    X, y, Xt = problem(rng, n_train=90, n_classes=4)
+    K = gram(X)
+    base = kgeo.SVM(kernel="precomputed").fit(K, y)
+    with pytest.warns(UserWarning, match="cache_size"):
+        small = kgeo.SVM(kernel="precomputed", cache_size=1e-6, n_jobs=2).fit(K, y)
+    assert_identical_models(small, base)
+    assert_identical_models(kgeo.SVM(kernel="precomputed", n_jobs=1).fit(K, y), base)
+    # float32: the SVM of the matrix rounded to float32, as the named kernel's.
+    single = kgeo.SVM(kernel="precomputed", cache_dtype="float32").fit(K, y)
+    assert single.cache_stats_["value_bytes"] == 4
+    assert_identical_models(single, kgeo.SVM(kernel="ngd", cache_dtype="float32").fit(X, y))
+
+
+def test_sparse_integer_and_read_only_matrices(rng):
+    K, y, Kt = random_kernel_problem(rng)
+    K = np.round(K * 10)  # whole numbers: exact as int64
+    base = kgeo.SVM(kernel="precomputed").fit(K, y)
+    assert_identical_models(kgeo.SVM(kernel="precomputed").fit(K.astype(np.int64), y), base)
+    assert_identical_models(kgeo.SVM(kernel="precomputed").fit(sp.csr_matrix(K), y), base)
+    assert_identical_models(kgeo.SVM(kernel="precomputed").fit(np.asfortranarray(K), y), base)
+    frozen = K.copy()
+    frozen.flags.writeable = False
+    assert_identical_models(kgeo.SVM(kernel="precomputed", shift=1.5).fit(frozen, y),
+                            kgeo.SVM(kernel="precomputed", shift=1.5).fit(K, y))
+    np.testing.assert_array_equal(frozen, K)
+    Kt = np.round(Kt * 10)
+    np.testing.assert_array_equal(base.decision_function(sp.csr_matrix(Kt)),
+                                  base.decision_function(Kt))
+
+
+def test_a_matrix_symmetric_to_rounding_is_read_as_given(rng):
+    """A Gram rounded asymmetrically (float32 arithmetic, say) is accepted;
+    the solver reads row i for sample i, as libsvm does."""
+    K, y, Kt = random_kernel_problem(rng)
+    noise = rng.normal(size=K.shape) * 1e-9 * np.abs(K).max()
+    bent = K + noise
+    assert not np.array_equal(bent, bent.T)
+    model = kgeo.SVM(kernel="precomputed", tol=1e-6).fit(bent, y)
+    ck.check_svm(model, bent, y, X_test=Kt, extra_slack=1e-6)
+
+
+def test_the_model_keeps_no_copy_and_pickles(rng):
+    X, y, Xt = problem(rng, n_train=200, n_classes=2)
+    K, Kt = gram(X), gram(Xt, X)
+    model = kgeo.SVM(kernel="precomputed").fit(K, y)
+    saved = pickle.dumps(model)
+    # Coefficients and indices of the support vectors, not K's 320 KB.
+    assert len(saved) < K.nbytes / 10
+    loaded = pickle.loads(saved)
+    np.testing.assert_array_equal(loaded.decision_function(Kt), model.decision_function(Kt))
+    assert loaded.score(Kt, loaded.predict(Kt)) == 1.0
+
+
+def test_estimator_tags_say_pairwise():
+    assert kgeo.SVM(kernel="precomputed").__sklearn_tags__().input_tags.pairwise
+    assert not kgeo.SVM(kernel="ngd").__sklearn_tags__().input_tags.pairwise
+
+
+def test_works_in_scikit_learn_cross_validation(rng):
+    """scikit-learn slices a pairwise estimator's X on both axes (its tag)."""
+    from sklearn.model_selection import cross_val_score
+
+    X, y, _ = problem(rng, n_train=90, n_classes=3, separation=3.0)
+    named = cross_val_score(kgeo.SVM(kernel="ngd"), X, y, cv=3)
+    given = cross_val_score(kgeo.SVM(kernel="precomputed"), gram(X), y, cv=3)
+    np.testing.assert_array_equal(given, named)
+
+
+# ==========================================================================
+# Bad input
+# ==========================================================================
+
+def _fit(K, y=None, **params):
+    K = np.asarray(K) if not sp.issparse(K) else K
+    y = np.arange(K.shape[0]) % 2 if y is None else y
+    return kgeo.SVM(kernel="precomputed", **params).fit(K, y)
+
+
+SQUARE = np.array([[2.0, 1.0, 0.0], [1.0, 2.0, 1.0], [0.0, 1.0, 2.0]])
+
+
+def _with(i, j, value, K=SQUARE):
+    K = K.copy()
+    K[i, j] = value
+    return K
+
+
+@pytest.mark.parametrize("K,y,error,match", [
+    (np.ones((3, 2)), None, ValueError,
+     r"square kernel matrix of the training samples.*shape \(3, 2\)"),
+    (np.ones(3), None, ValueError, r"Expected a 2D array for X, got a 1D array"),
+    (np.ones((0, 0)), [], ValueError, r"0 sample\(s\)"),
+    (np.ones((3, 0)), None, ValueError, r"0 feature\(s\) \(shape=\(3, 0\)\)"),
+    (_with(1, 2, np.nan), None, ValueError,
+     r"X contains 1 NaN or infinity value\(s\), first X\[1, 2\] = nan"),
+    (_with(0, 0, -np.inf), None, ValueError, r"X\[0, 0\] = -inf"),
+    (_with(0, 2, 0.5), None, ValueError,
+     r"not a symmetric kernel matrix: X\[0, 2\] = 0\.5 but X\[2, 0\] = 0\.0"),
+    (SQUARE.astype(complex), None, ValueError, r"Complex data not supported"),
+    (SQUARE.astype(str), None, TypeError, r"must hold numbers"),
+    (SQUARE, [0, 1], ValueError, r"3.*2|2.*3"),
+], ids=["not-square", "1d", "empty", "no-columns", "nan", "inf", "asymmetric",
+        "complex", "strings", "labels-length"])
+def test_bad_matrices_at_fit(K, y, error, match):
+    with pytest.raises(error, match=match):
+        _fit(K, y)
+
+
+def test_bad_matrix_none():
+    with pytest.raises(TypeError, match=r"X must be an array-like or a sparse matrix, got None"):
+        kgeo.SVM(kernel="precomputed").fit(None, [0, 1])
+
+
+def test_bad_matrices_at_prediction():
+    model = _fit(SQUARE, [0, 1, 1])
+    with pytest.raises(ValueError, match=r"X has 2 features, but SVM is expecting 3 features"
+                                         r".*kernel between the samples and the 3 training"):
+        model.predict(np.ones((4, 2)))
+    with pytest.raises(ValueError, match=r"X\[1, 0\] = nan"):
+        model.decision_function(_with(1, 0, np.nan))
+    with pytest.raises(ValueError, match=r"Expected a 2D array"):
+        model.predict(np.ones(3))
+    # Prediction does not ask for a square or symmetric matrix.
+    assert model.predict(np.array([[1.0, 2.0, 3.0]])).shape == (1,)
+
+
+def test_a_shift_that_swamps_the_matrix_is_refused():
+    with pytest.raises(ValueError, match=r"shift=1e\+20 swamps the kernel: its values here "
+                                         r"are at most 2 in magnitude"):
+        _fit(SQUARE, [0, 1, 1], shift=1e20)
+    with pytest.warns(UserWarning, match=r"keeps only about"):
+        _fit(SQUARE, [0, 1, 1], shift=1e10)
+
+
+def test_damaged_support_is_named(rng):
+    model = _fit(SQUARE, [0, 1, 1])
+    model.support_ = model.support_ + 10
+    with pytest.raises(ValueError, match=r"support_ must index the 3 training samples"):
+        model.predict(SQUARE)
+
+
+def test_kernel_changed_after_fit_is_refused():
+    model = _fit(SQUARE, [0, 1, 1])
+    model.set_params(kernel="linear")
+    with pytest.raises(ValueError, match=r"kernel='linear', but this SVM was fitted with "
+                                         r"kernel='precomputed'"):
+        model.predict(SQUARE)
+
+
+def test_unknown_kernel_message_names_precomputed():
+    with pytest.raises(ValueError, match=r"Unknown kernel 'gram'; known kernels: .*; or "
+                                         r"'precomputed' \(X is then the kernel matrix\)"):
+        kgeo.SVM(kernel="gram").fit(SQUARE, [0, 1, 1])
+
+
+def test_an_indefinite_matrix_trains(rng):
+    """SMO copes with negative curvature (TAU), as for sigmoid or NGD."""
+    K, y, Kt = random_kernel_problem(rng)
+    K = K - 3.0 * np.eye(K.shape[0])  # negative eigenvalues
+    assert np.linalg.eigvalsh(K).min() < 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = kgeo.SVM(kernel="precomputed").fit(K, y)
+    assert np.all(np.isfinite(model.decision_function(Kt)))
