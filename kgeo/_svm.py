@@ -27,6 +27,7 @@ from ._kernels import (
     get_kernel,
     kernel_diagonal,
     kernel_matrix,
+    kernel_matrix_summary,
     kernel_params,
     kernel_weighted_sums,
     take_rows,
@@ -468,7 +469,7 @@ class SVM(EstimatorMixin):
         precomputed = self.kernel == PRECOMPUTED
         if precomputed:
             # X's own array when already float64 in C order: only read below.
-            X_checked = check_kernel_matrix(X, name="X")
+            X_checked = check_kernel_matrix(X, name="X", n_threads=resolve_n_jobs(self.n_jobs))
         else:
             # Possibly X's own arrays (when already canonical CSR): only read below.
             X_checked = check_matrix(X, name="X", copy=False)
@@ -503,8 +504,8 @@ class SVM(EstimatorMixin):
             index, centre = self._training_rows(X_checked, y_index, kernel, kernel_args,
                                                 order, class_start, n_threads)
         if self.shift != 0.0:
-            self._check_shift(_largest_magnitude(X_checked) if precomputed
-                              else self._kernel_scale(X_checked, kernel_args))
+            self._check_shift(kernel_matrix_summary(X_checked, False, n_threads)[2]
+                              if precomputed else self._kernel_scale(X_checked, kernel_args))
         single = self._cache_single()
         cache = KernelRowCache(kernel, index, self._cache_bytes(counts, single), single=single,
                                n_threads=n_threads)
@@ -1065,7 +1066,7 @@ def _kernel_matrix_sums(model, X, n_threads):
             f"this SVM's fitted attributes are damaged: support_ must index the "
             f"{n_train} training samples of its kernel matrix, got "
             f"{support.tolist() if support.size <= 10 else support}; fit it again")
-    X = check_kernel_matrix(X, name="X", n_columns=n_train)
+    X = check_kernel_matrix(X, name="X", n_columns=n_train, n_threads=n_threads)
     shift = float(model.shift)
 
     def weighted_sums(rows_of_X, sv_start, coef_t):
@@ -1075,13 +1076,6 @@ def _kernel_matrix_sums(model, X, n_threads):
         return weighted_sums_of_values(values, sv_start, coef_t, n_threads)
 
     return X, support.shape[0], weighted_sums
-
-
-def _largest_magnitude(K):
-    """max |K|, a slice of rows at a time (no temporary as large as K)."""
-    step = max(1, _PREDICT_CHUNK_VALUES // max(1, K.shape[1]))
-    return max(float(np.max(np.abs(K[start:start + step])))
-               for start in range(0, K.shape[0], step))
 
 
 def _check_fitted_arrays(model, n_sv):

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from ._kernels import kernel_matrix_summary
 from .exceptions import DataConversionWarning, sklearn_compatible
 
 _MAX_ROWS_LISTED = 10
@@ -113,7 +114,7 @@ def _dense_float64(X, name):
     return np.asarray(arr, dtype=np.float64)
 
 
-def check_kernel_matrix(K, *, name="X", n_columns=None):
+def check_kernel_matrix(K, *, name="X", n_columns=None, n_threads=1):
     """Return a kernel matrix as a C-ordered float64 ndarray with finite values.
 
     Parameters
@@ -129,6 +130,8 @@ def check_kernel_matrix(K, *, name="X", n_columns=None):
         None asks for the kernel matrix of the training samples (fit):
         square, and symmetric to within rounding (1e-6 of its largest
         magnitude).
+    n_threads : int, default=1
+        Threads for the pass over the values.
 
     Returns
     -------
@@ -149,18 +152,14 @@ def check_kernel_matrix(K, *, name="X", n_columns=None):
         raise ValueError(
             f"Found array with 0 feature(s) (shape={K.shape}) while a minimum of 1 is "
             f"required.")
-    n_bad, first = 0, None
-    for start, part in _row_chunks(K):
-        bad = np.argwhere(~np.isfinite(part))
-        if bad.size and first is None:
-            first = (start + int(bad[0, 0]), int(bad[0, 1]))
-        n_bad += bad.shape[0]
+    square = n_columns is None and K.shape[0] == K.shape[1]
+    n_bad, first, largest, asymmetry, (i, j) = kernel_matrix_summary(K, square, n_threads)
     if n_bad:
-        i, j = first
+        bi, bj = first
         raise ValueError(
             f"{name} contains {n_bad} NaN or infinity value(s), first "
-            f"{name}[{i}, {j}] = {float(K[i, j])!r}; every kernel value must be finite")
-    if n_columns is None and K.shape[0] != K.shape[1]:
+            f"{name}[{bi}, {bj}] = {float(K[bi, bj])!r}; every kernel value must be finite")
+    if n_columns is None and not square:
         raise ValueError(
             f"kernel='precomputed' needs the square kernel matrix of the training "
             f"samples, K[i, j] = k(x_i, x_j); {name} has shape {K.shape}")
@@ -170,8 +169,13 @@ def check_kernel_matrix(K, *, name="X", n_columns=None):
             f"{name} has {K.shape[1]} features, but SVM is expecting {n_columns} features "
             f"as input: with kernel='precomputed', {name} must be the kernel between the "
             f"samples and the {n_columns} training samples, of shape (n_samples, {n_columns})")
-    if n_columns is None:
-        _check_symmetric(K, name)
+    if asymmetry > _ASYMMETRY_TOLERANCE * largest:
+        raise ValueError(
+            f"{name} is not a symmetric kernel matrix: {name}[{i}, {j}] = {float(K[i, j])!r} "
+            f"but {name}[{j}, {i}] = {float(K[j, i])!r}, beyond rounding "
+            f"({_ASYMMETRY_TOLERANCE:g} of its largest magnitude, {largest:.6g}); "
+            f"kernel='precomputed' needs K[i, j] = k(x_i, x_j) of the training samples "
+            f"(symmetrise with (K + K.T) / 2)")
     return K
 
 
@@ -179,32 +183,6 @@ def check_kernel_matrix(K, *, name="X", n_columns=None):
 # pipeline leaves ~1e-7 of its largest value. More is not a kernel (a
 # similarity that is not symmetric, or K(X_test, X_train) passed to fit).
 _ASYMMETRY_TOLERANCE = 1e-6
-
-
-def _check_symmetric(K, name):
-    worst, at, scale = 0.0, (0, 0), 0.0
-    for start, part in _row_chunks(K):
-        gap = np.abs(part - K[:, start:start + part.shape[0]].T)
-        k = int(np.argmax(gap))
-        if gap.flat[k] > worst:
-            worst, at = float(gap.flat[k]), (start + k // K.shape[1], k % K.shape[1])
-        scale = max(scale, float(np.max(np.abs(part))))
-    if worst > _ASYMMETRY_TOLERANCE * scale:
-        i, j = at
-        raise ValueError(
-            f"{name} is not a symmetric kernel matrix: {name}[{i}, {j}] = {float(K[i, j])!r} "
-            f"but {name}[{j}, {i}] = {float(K[j, i])!r}, beyond rounding "
-            f"({_ASYMMETRY_TOLERANCE:g} of its largest magnitude, {scale:.6g}); "
-            f"kernel='precomputed' needs K[i, j] = k(x_i, x_j) of the training samples "
-            f"(symmetrise with (K + K.T) / 2)")
-
-
-def _row_chunks(K, values=1 << 22):
-    """(first row, view) over slices of K's rows of about ``values`` entries:
-    whole-matrix temporaries of a 20 Newsgroups kernel would be 1 GB each."""
-    step = max(1, values // max(1, K.shape[1]))
-    for start in range(0, K.shape[0], step):
-        yield start, K[start:start + step]
 
 
 def _is_canonical_csr(X, name):

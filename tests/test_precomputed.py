@@ -248,6 +248,52 @@ def test_works_in_scikit_learn_cross_validation(rng):
 
 
 # ==========================================================================
+# The compiled pass behind the checks, against NumPy
+# ==========================================================================
+
+def summary_reference(K, square):
+    finite = np.isfinite(K)
+    bad = np.argwhere(~finite)
+    largest = float(np.abs(K[finite]).max(initial=0.0))
+    asymmetry, at = 0.0, (0, 0)
+    if square and finite.all():
+        gap = np.triu(np.abs(K - K.T), 1)
+        asymmetry = float(gap.max())
+        if asymmetry > 0:
+            at = tuple(int(v) for v in np.argwhere(gap == asymmetry)[0])
+    return (int(bad.shape[0]), tuple(int(v) for v in bad[0]) if bad.size else None,
+            largest, asymmetry, at)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 200, 700])
+def test_matrix_summary_matches_numpy(n, n_threads, rng):
+    from kgeo._kernels import kernel_matrix_summary
+
+    A = rng.normal(size=(n, 5))
+    K = A @ A.T
+    K = (K + K.T) / 2
+    cases = [K]
+    bent = K.copy()
+    k = rng.integers(0, n, size=(6, 2))
+    bent[k[:, 0], k[:, 1]] += rng.normal(size=6)  # asymmetric where the pair differs
+    cases.append(bent)
+    tied = K.copy()
+    if n > 2:
+        # Equal gaps in two places: the first in row order is named.
+        tied[n - 2, n - 1] += 1.0
+        tied[0, n - 1] += 1.0
+    cases.append(tied)
+    broken = K.copy()
+    broken[k[:3, 0], k[:3, 1]] = [np.nan, np.inf, -np.inf]
+    cases.append(broken)
+    for M in cases:
+        assert kernel_matrix_summary(M, True, n_threads) == summary_reference(M, True)
+        rect = M[:, : max(1, n // 2)].copy()
+        assert kernel_matrix_summary(rect, False, n_threads) == summary_reference(rect, False)
+
+
+# ==========================================================================
 # Bad input
 # ==========================================================================
 
