@@ -57,10 +57,14 @@ _PREDICT_CHUNK_VALUES = 1 << 22
 PRECOMPUTED = "precomputed"
 
 
+def _is_precomputed(kernel):
+    return isinstance(kernel, str) and kernel == PRECOMPUTED
+
+
 def _params_of(kernel):
     """The parameters ``kernel`` reads (``kernel_params``), none for a
     precomputed one; an unknown kernel is a ValueError listing the known ones."""
-    if isinstance(kernel, str) and kernel == PRECOMPUTED:
+    if _is_precomputed(kernel):
         return {}
     try:
         return kernel_params(kernel)
@@ -466,7 +470,7 @@ class SVM(EstimatorMixin):
     def _fit(self, X, y):
         started = time.perf_counter()
         self._check_params()
-        precomputed = self.kernel == PRECOMPUTED
+        precomputed = _is_precomputed(self.kernel)
         if precomputed:
             # X's own array when already float64 in C order: only read below.
             X_checked = check_kernel_matrix(X, name="X", n_threads=resolve_n_jobs(self.n_jobs))
@@ -511,8 +515,9 @@ class SVM(EstimatorMixin):
                                n_threads=n_threads)
         if precomputed:
             # Rows are read from X, not computed: a class pair's sweep would
-            # save nothing, and it fills rows by transposing, which would
-            # make a matrix symmetric only to rounding exactly symmetric.
+            # save nothing, and it fills one class's rows by transposing the
+            # other's, K[j, i] for K[i, j], where every row must be read as
+            # given (libsvm's reading of a matrix symmetric only to rounding).
             cache.sweep_enabled = False
 
         n_pairs = n_classes * (n_classes - 1) // 2
@@ -767,7 +772,7 @@ class SVM(EstimatorMixin):
         self.n_support_ = np.array(
             [np.count_nonzero(is_sv[class_start[c]:class_start[c + 1]])
              for c in range(class_start.shape[0] - 1)], dtype=np.int32)
-        if self.kernel == PRECOMPUTED:
+        if _is_precomputed(self.kernel):
             # No feature vectors: prediction reads the columns support_ of
             # its kernel matrix (scikit-learn's SVC keeps this shape too).
             self.support_vectors_ = np.empty((0, 0))
@@ -823,7 +828,7 @@ class SVM(EstimatorMixin):
         model = _FittedView(self.__dict__)
         _check_kernel_unchanged(model)
         n_threads = resolve_n_jobs(model.n_jobs)
-        if model.kernel == PRECOMPUTED:
+        if _is_precomputed(model.kernel):
             X, n_sv, weighted_sums = _kernel_matrix_sums(model, X, n_threads)
             on_simplex = False
         else:
@@ -856,7 +861,7 @@ class SVM(EstimatorMixin):
         # Test rows per call: bounds the shares (and the prepared rows, or a
         # precomputed kernel's values gathered for its support vectors) held at once.
         per_row = n_classes * (n_classes - 1)
-        if model.kernel == PRECOMPUTED:
+        if _is_precomputed(model.kernel):
             per_row = max(per_row, n_sv)
         chunk = max(1, _PREDICT_CHUNK_VALUES // per_row)
 
@@ -976,7 +981,7 @@ class SVM(EstimatorMixin):
             target_tags=TargetTags(required=True),
             classifier_tags=ClassifierTags(),
             input_tags=InputTags(sparse=True, positive_only=on_simplex,
-                                 pairwise=self.kernel == PRECOMPUTED),
+                                 pairwise=_is_precomputed(self.kernel)),
         )
 
 
@@ -1058,7 +1063,7 @@ def _row_sums(model, X, n_threads):
 def _kernel_matrix_sums(model, X, n_threads):
     """``_row_sums`` for kernel="precomputed": X is K(X, X_train), of which
     prediction reads the columns of the support vectors (plus the shift)."""
-    n_train = model.shape_fit_[0]
+    n_train = model.n_features_in_  # the training samples, a column each
     support = np.asarray(model.support_)
     if (support.ndim != 1 or support.dtype.kind not in "iu"
             or (support.size and not (0 <= support.min() and support.max() < n_train))):
