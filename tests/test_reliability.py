@@ -1377,18 +1377,14 @@ def test_shift_leaves_no_rounding_residue_in_the_support():
         assert np.array_equal(plain.support_, shifted.support_), shift
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: at C = 1e4 with shift = 100 (same 68344 iterations as unshifted) sample "
-    "0 keeps a dual coefficient of 6.4e-11 = 6.4e-15 C instead of 0: one more "
-    "support vector than with shift 0, -10, 0.5, pi or -1. Traced: a same-class "
-    "step takes alpha from 0.1667 to 6.4e-11 (its partner to 5000.5); the step's "
-    "delta carries the gradient's rounding, about eps * shift * C * l / quad "
-    "(~1e-10 here), which the snap (relative to the alphas, 1e-14) does not "
-    "cover. Tried: also snapping within 32 eps max|Q_kk| sum(alpha) / quad of a "
-    "bound. It stalled SMO where quad is floored at TAU (duplicate rows: every "
-    "step snapped back), and the shifted run took 2 iterations where the plain one took 6"))
 def test_shift_leaves_no_rounding_residue_at_large_C():
     # Found by test_fuzz_shift_changes_nothing; the (-1, 7) pair of the example.
+    # At C = 1e4 with shift = 100 a same-class step took sample 0's alpha from
+    # 0.1667 to 6.4e-11 (6.4e-15 C) where the unshifted run clips it to 0: the
+    # step's delta carried the gradient's rounding, eps * shift * C * l / quad.
+    # A snap within 32 eps max|Q_kk| sum(alpha) / quad of a bound at every
+    # step stalled SMO where quad is floored at TAU (duplicate rows); the snap
+    # at the end of a pair (snap_residues) leaves SMO's path alone.
     X = np.array([[0, 3], [0, 0], [2, 1], [0, 0], [2, 1], [0, 0], [1, 2], [2, 1], [0, 3],
                   [0, 0], [0, 0], [0, 2], [0, 2], [0, 1], [2, 1], [0, 0], [0, 2], [0, 2],
                   [0, 1], [2, 4]], dtype=float)
