@@ -27,7 +27,6 @@ from ._kernels import (
     get_kernel,
     kernel_diagonal,
     kernel_matrix,
-    kernel_matrix_summary,
     kernel_params,
     kernel_weighted_sums,
     take_rows,
@@ -473,7 +472,8 @@ class SVM(EstimatorMixin):
         precomputed = _is_precomputed(self.kernel)
         if precomputed:
             # X's own array when already float64 in C order: only read below.
-            X_checked = check_kernel_matrix(X, name="X", n_threads=resolve_n_jobs(self.n_jobs))
+            X_checked, largest = check_kernel_matrix(X, name="X",
+                                                     n_threads=resolve_n_jobs(self.n_jobs))
         else:
             # Possibly X's own arrays (when already canonical CSR): only read below.
             X_checked = check_matrix(X, name="X", copy=False)
@@ -500,6 +500,7 @@ class SVM(EstimatorMixin):
         n_threads = resolve_n_jobs(self.n_jobs)
         if precomputed:
             kernel_args, centre = {}, None
+            self._check_matrix_range(largest)
             kernel = PrecomputedKernel(X_checked, order.astype(np.int64), self.shift)
             index = PostingIndex(empty_rows(X_checked.shape[0]), class_start)
         else:
@@ -508,8 +509,8 @@ class SVM(EstimatorMixin):
             index, centre = self._training_rows(X_checked, y_index, kernel, kernel_args,
                                                 order, class_start, n_threads)
         if self.shift != 0.0:
-            self._check_shift(kernel_matrix_summary(X_checked, False, n_threads)[2]
-                              if precomputed else self._kernel_scale(X_checked, kernel_args))
+            self._check_shift(largest if precomputed
+                              else self._kernel_scale(X_checked, kernel_args))
         single = self._cache_single()
         cache = KernelRowCache(kernel, index, self._cache_bytes(counts, single), single=single,
                                n_threads=n_threads)
@@ -709,6 +710,25 @@ class SVM(EstimatorMixin):
         probe = kernel_matrix(unshifted, sample, single_block(sample), 1)
         diagonal = kernel_diagonal(unshifted, prepare_rows(unshifted, X))
         return max(float(np.max(np.abs(probe))), float(np.max(np.abs(diagonal))))
+
+    def _check_matrix_range(self, largest):
+        """Refuse a precomputed kernel matrix (largest magnitude ``largest``)
+        whose values the solver's arithmetic cannot carry, as the named
+        kernels refuse rows whose squares leave float64."""
+        tiny, top = np.finfo(np.float64).tiny, np.finfo(np.float64).max / 4
+        if 0.0 < largest < tiny:
+            raise ValueError(
+                f"kernel 'precomputed' underflows float64 on X: its largest magnitude is "
+                f"{largest:.3g}, below float64's smallest normal number ({tiny:.3g}), so "
+                f"the solver's sums of its values lose their bits; scale X up (scaling "
+                f"the kernel by c is the same SVM as scaling C by c)")
+        reach = largest + abs(float(self.shift))
+        if not reach <= top:
+            raise ValueError(
+                f"kernel 'precomputed' overflows float64 on X: its values (largest "
+                f"magnitude {largest:.3g}, shift {self.shift!r}) reach {reach:.3g}, and the "
+                f"solver's K_ii + K_jj - 2 K_ij leaves float64's range above {top:.3g}; "
+                f"scale X down (scaling the kernel by c is the same SVM as scaling C by c)")
 
     def _check_shift(self, scale):
         """Refuse a shift that rounds the kernel away; warn when it eats half of it.
@@ -1071,7 +1091,7 @@ def _kernel_matrix_sums(model, X, n_threads):
             f"this SVM's fitted attributes are damaged: support_ must index the "
             f"{n_train} training samples of its kernel matrix, got "
             f"{support.tolist() if support.size <= 10 else support}; fit it again")
-    X = check_kernel_matrix(X, name="X", n_columns=n_train, n_threads=n_threads)
+    X, _ = check_kernel_matrix(X, name="X", n_columns=n_train, n_threads=n_threads)
     shift = float(model.shift)
 
     def weighted_sums(rows_of_X, sv_start, coef_t):

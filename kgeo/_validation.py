@@ -56,16 +56,7 @@ def check_matrix(X, *, name="X", min_samples=1, copy=True):
         _check_shape_and_values(X, name, min_samples)
         return X
     if sp.issparse(X):
-        if np.iscomplexobj(X.data if hasattr(X, "data") else X):
-            raise ValueError(f"Complex data not supported; {name} has dtype {X.dtype}")
-        if X.dtype.kind not in "biuf":
-            raise TypeError(
-                f"{name} must hold numbers (bool, int or float), got dtype {X.dtype}")
-        if len(X.shape) != 2:
-            raise ValueError(
-                f"Expected a 2D array for {name}, got a {len(X.shape)}D sparse array of shape "
-                f"{X.shape}")
-        X = sparse_as_float64_csr(X, name)
+        X = _sparse_float64(X, name)
     else:
         X = sp.csr_matrix(_dense_float64(X, name))
     X.sum_duplicates()  # also sorts the indices
@@ -80,6 +71,20 @@ def check_matrix(X, *, name="X", min_samples=1, copy=True):
     X.indices = X.indices.astype(np.int32, copy=False)
     X.indptr = X.indptr.astype(np.int32, copy=False)
     return X
+
+
+def _sparse_float64(X, name):
+    """A SciPy sparse matrix of numbers as a CSR matrix of float64 (values unchecked)."""
+    if np.iscomplexobj(X.data if hasattr(X, "data") else X):
+        raise ValueError(f"Complex data not supported; {name} has dtype {X.dtype}")
+    if X.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{name} must hold numbers (bool, int or float), got dtype {X.dtype}")
+    if len(X.shape) != 2:
+        raise ValueError(
+            f"Expected a 2D array for {name}, got a {len(X.shape)}D sparse array of shape "
+            f"{X.shape}")
+    return sparse_as_float64_csr(X, name)
 
 
 def _dense_float64(X, name):
@@ -122,7 +127,8 @@ def check_kernel_matrix(K, *, name="X", n_columns=None, n_threads=1):
     K : array-like or sparse matrix of shape (n_samples, n_columns)
         The kernel between some samples (rows) and the training samples
         (columns). Converted as ``check_matrix`` converts data; a sparse
-        matrix is made dense (a kernel matrix is read whole).
+        matrix is made dense (a kernel matrix is read whole), as is any
+        array that is not float64 in C order.
     name : str, default="X"
         Name used in error messages.
     n_columns : int or None, default=None
@@ -137,13 +143,22 @@ def check_kernel_matrix(K, *, name="X", n_columns=None, n_threads=1):
     -------
     K : ndarray of float64, shape (n_samples, n_columns), C order
         The input itself when it is already such an array; never modified.
+    largest : float
+        max |K[i, j]|.
     """
     if K is None:
         raise TypeError(f"{name} must be an array-like or a sparse matrix, got None")
+    given = K
     if sp.issparse(K):
-        K = check_matrix(K, name=name, min_samples=0).toarray()
+        K = _sparse_float64(K, name).toarray()
     else:
         K = np.ascontiguousarray(_dense_float64(K, name))
+    if n_columns is not None and K.shape[1] != n_columns:
+        # scikit-learn's words (its estimator checks match them), then ours.
+        raise ValueError(
+            f"{name} has {K.shape[1]} features, but SVM is expecting {n_columns} features "
+            f"as input: with kernel='precomputed', {name} must be the kernel between the "
+            f"samples and the {n_columns} training samples, of shape (n_samples, {n_columns})")
     if K.shape[0] == 0:
         raise ValueError(
             f"Found array with 0 sample(s) (shape={K.shape}) while a minimum of 1 is "
@@ -156,19 +171,16 @@ def check_kernel_matrix(K, *, name="X", n_columns=None, n_threads=1):
     n_bad, first, largest, asymmetry, (i, j) = kernel_matrix_summary(K, square, n_threads)
     if n_bad:
         bi, bj = first
+        # The value as given (None, a long double beyond float64), when it can be read.
+        value = given[bi, bj] if isinstance(given, np.ndarray) and given.ndim == 2 else K[bi, bj]
         raise ValueError(
-            f"{name} contains {n_bad} NaN or infinity value(s), first "
-            f"{name}[{bi}, {bj}] = {float(K[bi, bj])!r}; every kernel value must be finite")
+            f"{name} contains {n_bad} value(s) that are NaN, infinite or beyond float64's "
+            f"range, first {name}[{bi}, {bj}] = {_scalar_repr(value)}; every kernel value "
+            f"must be a finite float64")
     if n_columns is None and not square:
         raise ValueError(
             f"kernel='precomputed' needs the square kernel matrix of the training "
             f"samples, K[i, j] = k(x_i, x_j); {name} has shape {K.shape}")
-    if n_columns is not None and K.shape[1] != n_columns:
-        # scikit-learn's words (its estimator checks match them), then ours.
-        raise ValueError(
-            f"{name} has {K.shape[1]} features, but SVM is expecting {n_columns} features "
-            f"as input: with kernel='precomputed', {name} must be the kernel between the "
-            f"samples and the {n_columns} training samples, of shape (n_samples, {n_columns})")
     if asymmetry > _ASYMMETRY_TOLERANCE * largest:
         raise ValueError(
             f"{name} is not a symmetric kernel matrix: {name}[{i}, {j}] = {float(K[i, j])!r} "
@@ -176,7 +188,14 @@ def check_kernel_matrix(K, *, name="X", n_columns=None, n_threads=1):
             f"({_ASYMMETRY_TOLERANCE:g} of its largest magnitude, {largest:.6g}); "
             f"kernel='precomputed' needs K[i, j] = k(x_i, x_j) of the training samples "
             f"(symmetrise with (K + K.T) / 2)")
-    return K
+    return K, largest
+
+
+def _scalar_repr(value):
+    """A NumPy scalar as Python writes its value (nan, not np.float64(nan))."""
+    if isinstance(value, np.floating) and np.dtype(type(value)).itemsize <= 8:
+        return repr(float(value))
+    return str(value) if isinstance(value, np.generic) else repr(value)
 
 
 # A precomputed kernel matrix may be asymmetric by its rounding: a float32
