@@ -153,17 +153,11 @@ def check_kernel_matrix(K, *, name="X", n_columns=None, n_threads=1):
         K = _sparse_float64(K, name).toarray()
     else:
         K = np.ascontiguousarray(_dense_float64(K, name))
-    if n_columns is not None and K.shape[1] != n_columns:
-        # scikit-learn's words (its estimator checks match them), then ours.
-        raise ValueError(
-            f"{name} has {K.shape[1]} features, but SVM is expecting {n_columns} features "
-            f"as input: with kernel='precomputed', {name} must be the kernel between the "
-            f"samples and the {n_columns} training samples, of shape (n_samples, {n_columns})")
     if K.shape[0] == 0:
         raise ValueError(
             f"Found array with 0 sample(s) (shape={K.shape}) while a minimum of 1 is "
             f"required; {name} is empty")
-    if K.shape[1] == 0:
+    if K.shape[1] == 0 and n_columns is None:
         raise ValueError(
             f"Found array with 0 feature(s) (shape={K.shape}) while a minimum of 1 is "
             f"required.")
@@ -177,6 +171,13 @@ def check_kernel_matrix(K, *, name="X", n_columns=None, n_threads=1):
             f"{name} contains {n_bad} value(s) that are NaN, infinite or beyond float64's "
             f"range, first {name}[{bi}, {bj}] = {_scalar_repr(value)}; every kernel value "
             f"must be a finite float64")
+    if n_columns is not None and K.shape[1] != n_columns:
+        # scikit-learn's words (its estimator checks match them), then ours;
+        # after the values, as scikit-learn's checks ask too.
+        raise ValueError(
+            f"{name} has {K.shape[1]} features, but SVM is expecting {n_columns} features "
+            f"as input: with kernel='precomputed', {name} must be the kernel between the "
+            f"samples and the {n_columns} training samples, of shape (n_samples, {n_columns})")
     if n_columns is None and not square:
         raise ValueError(
             f"kernel='precomputed' needs the square kernel matrix of the training "
