@@ -236,17 +236,34 @@ def merge_runs(runs):
     return merged
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def parse_args(doc, configs, repeat):
+    """The command line of a benchmark whose configurations run in worker processes."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "..", "..",
                                                        "shared", "data"))
-    parser.add_argument("--skip", nargs="*", default=[], choices=CONFIGS)
-    parser.add_argument("--repeat", type=int, default=5,
+    parser.add_argument("--skip", nargs="*", default=[], choices=configs)
+    parser.add_argument("--repeat", type=int, default=repeat,
                         help="fresh-process runs of each kgeo configuration (medians reported)")
     parser.add_argument("--worker", nargs=2, metavar=("CONFIG", "DIR"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, got {args.repeat}")
+    return args
+
+
+def worker_runs(script, config, work_dir, repeat):
+    """The results of ``script --worker config work_dir``, each in a fresh
+    process, ``repeat`` times for kgeo's configurations and once for the others."""
+    runs = []
+    for _ in range(repeat if config.startswith("kgeo-") else 1):
+        out = subprocess.run([sys.executable, script, "--worker", config, work_dir],
+                             check=True, capture_output=True, text=True).stdout
+        runs.append(json.loads(out.strip().splitlines()[-1]))
+    return runs
+
+
+def main():
+    args = parse_args(__doc__, CONFIGS, 5)
     if args.worker:
         worker(*args.worker)
         return 0
@@ -258,11 +275,7 @@ def main():
         for config in CONFIGS:
             if config in args.skip:
                 continue
-            runs = []
-            for _ in range(args.repeat if config.startswith("kgeo-") else 1):
-                out = subprocess.run([sys.executable, __file__, "--worker", config, work_dir],
-                                     check=True, capture_output=True, text=True).stdout
-                runs.append(json.loads(out.strip().splitlines()[-1]))
+            runs = worker_runs(__file__, config, work_dir, args.repeat)
             results[config] = r = merge_runs(runs)
             if config == "floor":
                 print(f"{config:<19} kgeo's rows for the whole training Gram: NGD "

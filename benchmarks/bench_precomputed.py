@@ -19,11 +19,9 @@ and steady).
     python benchmarks/bench_precomputed.py --data ../shared/data [--repeat 3]
 """
 
-import argparse
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +29,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from bench_20ng import ngd_gram, prepare, sqrt_l1
+from bench_20ng import ngd_gram, parse_args, prepare, sqrt_l1, worker_runs
 
 CONFIGS = ["kgeo-ngd", "sklearn-ngd", "kgeo-linear", "sklearn-linear"]
 
@@ -83,16 +81,7 @@ def worker(config, work_dir):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "..", "..",
-                                                       "shared", "data"))
-    parser.add_argument("--skip", nargs="*", default=[], choices=CONFIGS)
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="fresh-process runs of each kgeo configuration (medians reported)")
-    parser.add_argument("--worker", nargs=2, metavar=("CONFIG", "DIR"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.repeat < 1:
-        parser.error(f"--repeat must be at least 1, got {args.repeat}")
+    args = parse_args(__doc__, CONFIGS, 3)
     if args.worker:
         worker(*args.worker)
         return 0
@@ -105,11 +94,7 @@ def main():
         for config in CONFIGS:
             if config in args.skip:
                 continue
-            runs = []
-            for _ in range(args.repeat if config.startswith("kgeo-") else 1):
-                out = subprocess.run([sys.executable, __file__, "--worker", config, work_dir],
-                                     check=True, capture_output=True, text=True).stdout
-                runs.append(json.loads(out.strip().splitlines()[-1]))
+            runs = worker_runs(__file__, config, work_dir, args.repeat)
             r = dict(runs[-1])
             for key in ("fit_s", "predict_s"):
                 r[key] = float(np.median([run[key] for run in runs]))
