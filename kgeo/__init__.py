@@ -4,7 +4,8 @@ Documents are bags of words; L1-normalised they are points of the multinomial
 manifold. kgeo trains SVMs with kernels built on its Fisher geometry (the
 negative geodesic distance kernel of Zhang, Chen & Lee 2005, the diffusion
 kernel of Lafferty & Lebanon 2005) and with the usual Euclidean ones, using
-its own SMO solver.
+its own SMO solver; any other kernel trains the same solver through its matrix
+(``SVM(kernel="precomputed")``).
 """
 
 try:
