@@ -746,18 +746,19 @@ cdef float64_t TIE = 1e-9
 # there it would be a free variable (and a support vector) in one run and
 # not in another.
 cdef float64_t SNAP = 1e-14
-# A variable the exact step puts on a bound can also be left off it by the
-# gradient's rounding, which the step's delta (G_i - G_j) / quad carries:
-# about eps max|K_kk| sum(alpha) / quad (at C = 1e4 a shift of 100 left an
-# alpha of 6.4e-11 where the unshifted run has 0: one more support vector).
-# When a pair ends, a variable within RESIDUE_OF_C of C_k of a bound (far
-# below the 1e-10 C that sum(y alpha) = 0 is held to) whose distance moves
-# no gradient entry by more than RESIDUE_ULPS ulps of that rounding, nor by
-# more than RESIDUE_OF_TOL of tol, is put on it: the support set then does
-# not depend on the rounding, and the solution moves less than G's noise.
-cdef float64_t RESIDUE_OF_C = 1e-12
+# A step whose exact result is a bound can also stop short of it by the
+# gradient's rounding, which its delta (G_i - G_j) / quad carries: a variable
+# then left 1e-14..1e-11 C off a bound is free (a support vector, or one in
+# I_up and I_low both) in one run and on the bound in another, and the next
+# step may spend itself moving that residue. Seen with shifts (Proposition 3
+# says they change nothing but rounding): at C = 1e4 a shift of 100 left an
+# alpha of 6.4e-11 where the unshifted run has 0; at C = 100, shift -10, a
+# step meant to put two variables on C stopped 1.6e-13 C short. So a variable
+# that a step moves toward a bound and leaves within the step's rounding of it,
+# RESIDUE_ULPS ulps of G's terms (1 and max |K| sum(alpha)) over quad, is put on
+# it, its partner moved to keep sum(y alpha) (never back: a step is only ever
+# lengthened, by at most its own rounding, so SMO cannot stall on it).
 cdef float64_t RESIDUE_ULPS = 64.0
-cdef float64_t RESIDUE_OF_TOL = 1e-4
 cdef float64_t FLOAT64_EPS = 2.220446049250313e-16
 # A tol below float64's resolution of the gradient cannot be met: SMO's
 # steps then change nothing (STATUS_STALLED) or, with G's rounding, cycle with
@@ -1819,9 +1820,13 @@ cdef int select_working_set(KernelRowCache cache, Pair* P, float64_t tol,
     return 0
 
 
-cdef void update_pair(Pair* P, intp_t i, intp_t j, float64_t Kij) noexcept nogil:
-    """Solve the two-variable subproblem exactly and clip to the box (libsvm's rule)."""
-    cdef float64_t Ci = P.C[i], Cj = P.C[j]
+cdef void update_pair(Pair* P, intp_t i, intp_t j, float64_t Kij,
+                      float64_t G_rounding) noexcept nogil:
+    """Solve the two-variable subproblem exactly and clip to the box (libsvm's
+    rule); a variable left within the step's rounding of the bound it moved
+    toward is put on it (see RESIDUE_ULPS). ``G_rounding`` estimates the
+    absolute rounding of a gradient entry."""
+    cdef float64_t Ci = P.C[i], Cj = P.C[j], old_ai = P.alpha[i], old_aj = P.alpha[j]
     cdef float64_t quad, delta, diff, total
     cdef float64_t* alpha = P.alpha
     cdef float64_t* G = P.G
@@ -1872,6 +1877,8 @@ cdef void update_pair(Pair* P, intp_t i, intp_t j, float64_t Kij) noexcept nogil
                 alpha[j] = total
     snap_to_bound(P, i, j)
     snap_to_bound(P, j, i)
+    snap_toward(P, i, j, old_ai, G_rounding / quad)
+    snap_toward(P, j, i, old_aj, G_rounding / quad)
     refresh_masks(P, i)
     refresh_masks(P, j)
 
@@ -1898,6 +1905,35 @@ cdef inline void snap_to_bound(Pair* P, intp_t k, intp_t m) noexcept nogil:
         P.alpha[m] = 0.0
     elif P.alpha[m] > P.C[m]:
         P.alpha[m] = P.C[m]
+
+
+cdef inline void snap_toward(Pair* P, intp_t k, intp_t m, float64_t old_k,
+                             float64_t reach) noexcept nogil:
+    # Put alpha_k on the bound it moved toward from old_k when it stopped
+    # within reach of it, and move alpha_m as the step does, so that
+    # sum y alpha stays as it was; unless alpha_m cannot follow in its box.
+    cdef float64_t target, delta, partner
+    if P.alpha[k] > old_k and P.C[k] - P.alpha[k] <= reach:
+        target = P.C[k]
+    elif P.alpha[k] < old_k and P.alpha[k] <= reach:
+        target = 0.0
+    else:
+        return
+    delta = target - P.alpha[k]
+    if delta == 0.0:
+        return
+    partner = P.alpha[m] - y_of(P, k) * y_of(P, m) * delta
+    # Beyond its box by a rounding of the sum at most (SNAP, as above).
+    if partner < 0.0:
+        if partner < -SNAP * P.C[m]:
+            return
+        partner = 0.0
+    elif partner > P.C[m]:
+        if partner > P.C[m] * (1.0 + SNAP):
+            return
+        partner = P.C[m]
+    P.alpha[k] = target
+    P.alpha[m] = partner
 
 
 cdef void update_gradient(Pair* P, Row* ri, float64_t ci, Row* rj, float64_t cj,
@@ -2055,6 +2091,10 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
     cdef int64_t stuck_after = max(STUCK_STEPS_PER_VARIABLE * P.l, STUCK_STEPS_MIN)
     # The scale of G's terms (see STUCK_GAP): max |K_kk| and sum(alpha).
     cdef float64_t kernel_scale = 0.0, alpha_sum = 0.0
+    # max |K| over the diagonal and the K_ij of the steps so far: with
+    # alpha_sum, the scale of G's rounding that a step's snap allows for
+    # (see RESIDUE_ULPS; the geodesic kernels' diagonal is 0).
+    cdef float64_t term_scale
     # Gmax, Gmax2 (and P.up_blocks) describe the current state: they come
     # from the gradient update that made it.
     cdef bint maxima_known = False
@@ -2065,6 +2105,7 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
         P.G_bar[k] = 0.0
         refresh_masks(P, k)
         kernel_scale = max(kernel_scale, fabs(P.QD[k]))
+    term_scale = kernel_scale
     while True:
         if max_iter >= 0 and it >= max_iter:
             status = STATUS_MAX_ITER
@@ -2116,7 +2157,9 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
         old_aj = P.alpha[j]
         ui = is_upper(P, i)
         uj = is_upper(P, j)
-        update_pair(P, i, j, Kij)
+        term_scale = max(term_scale, fabs(Kij))
+        update_pair(P, i, j, Kij,
+                    RESIDUE_ULPS * FLOAT64_EPS * (1.0 + term_scale * alpha_sum))
         dai = P.alpha[i] - old_ai
         daj = P.alpha[j] - old_aj
         alpha_sum += dai + daj
@@ -2143,40 +2186,6 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
         activate_all(P)
     n_iter[0] = it
     return status
-
-
-cdef int snap_residues(KernelRowCache cache, Pair* P, float64_t tol) except -1 nogil:
-    """Put on its bound every variable rounding alone keeps off it (see
-    RESIDUE_OF_C), adding its row to G so that G stays Q alpha - 1."""
-    cdef intp_t k, m
-    cdef float64_t scale = 0.0, mass = 0.0, limit, room, reach, delta, yk
-    cdef Row r
-    for k in range(P.l):
-        scale = max(scale, fabs(P.QD[k]))
-        mass += P.alpha[k]
-    limit = min(RESIDUE_ULPS * FLOAT64_EPS * scale * mass, RESIDUE_OF_TOL * tol)
-    for k in range(P.l):
-        room = min(P.alpha[k], P.C[k] - P.alpha[k])
-        # |K_kk| <= max_m |K_km|: most variables are ruled out without a row.
-        if not (0.0 < room <= RESIDUE_OF_C * P.C[k] and room * fabs(P.QD[k]) <= limit):
-            continue
-        fetch_row(cache, P, k, &r)
-        reach = 0.0
-        for m in range(P.l):
-            reach = max(reach, fabs(K_at(&r, P, m)))
-        if room * reach <= limit:
-            if P.alpha[k] <= P.C[k] - P.alpha[k]:
-                delta = -P.alpha[k]
-                P.alpha[k] = 0.0
-            else:
-                delta = P.C[k] - P.alpha[k]
-                P.alpha[k] = P.C[k]
-            refresh_masks(P, k)
-            yk = y_of(P, k)
-            for m in range(P.l):
-                P.G[m] += y_of(P, m) * yk * K_at(&r, P, m) * delta
-        release_row(cache, P, &r)
-    return 0
 
 
 cdef float64_t intercept(Pair* P) noexcept nogil:
@@ -2310,7 +2319,6 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
         try:
             cache.sweep_cross(cls_s, cls_t, P.acc, P.scratch)
             status = solve_pair_core(cache, &P, tol, shrink_mode, max_iter, &n_iter)
-            snap_residues(cache, &P, tol)
         finally:
             release_held_rows(cache, &P)
         cache.retire_pair(cls_s, cls_t)

@@ -174,7 +174,11 @@ class SVM(EstimatorMixin):
         Constant added to the kernel. By Proposition 3 of Zhang, Chen & Lee
         (2005) it changes nothing but rounding: ``ngd`` and ``ngd+pi`` give
         the same SVM (where rounding tips one of SMO's last steps, two
-        solutions within ``tol``).
+        solutions within ``tol``). A shift that dwarfs the kernel's
+        variation costs its values digits: K + shift rounds the curvatures
+        ``K_ii + K_jj - 2 K_ij`` to about ``4 eps |shift|``, and where that
+        exceeds 1e-9 of the smallest one, SMO may break a tie otherwise and
+        end at another solution within ``tol``.
     gamma : {"scale", "auto"} or float, default="scale"
         For ``poly``, ``rbf`` and ``sigmoid``: ``"scale"`` is
         ``1 / (n_features * X.var())``, ``"auto"`` is ``1 / n_features``.
@@ -264,11 +268,14 @@ class SVM(EstimatorMixin):
         ``b*`` of each class pair: the mean over its free support vectors
         (``0 < alpha < C``), or, when it has none, the midpoint of the
         interval the KKT conditions allow (libsvm's rules). A dual variable
-        within a relative 1e-14 of a bound is put on it; libsvm may instead
-        keep one a few ulps below C and count it as free, and then reports
-        one end of that interval: in such pairs (small C with
-        ``class_weight="balanced"``, say) ``sklearn.svm.SVC``'s intercept and
-        predictions can differ from kgeo's.
+        within a relative 1e-14 of a bound is put on it, as is one that an
+        SMO step moved toward a bound and left within that step's rounding
+        of it (64 ulps of the gradient's terms over the step's curvature),
+        so that the support set does not depend on rounding (``shift``
+        changes nothing). libsvm may instead keep one a few ulps below C
+        and count it as free, and then reports one end of that interval: in
+        such pairs (small C with ``class_weight="balanced"``, say)
+        ``sklearn.svm.SVC``'s intercept and predictions can differ from kgeo's.
     dual_objective_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
         ``sum(alpha) - 1/2 alpha'Q alpha`` of each class pair at the solution.
     n_iter_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
