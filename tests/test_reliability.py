@@ -1328,11 +1328,11 @@ def test_fuzz_shift_changes_nothing(problem, shift):
     carries an error of a few hundred ulps of |beta| C (seen: 8.8e-9 for
     beta = -10, C = 1e4, i.e. 400 ulps of 1e5).
 
-    Rounding may still change SMO's path, not its end: a step whose exact
-    result is a bound can land a few ulps short of it in one run (seen: alpha
-    = C - 1.6e-13 C with shift -10 where the unshifted run has C), and the
-    next step spends itself moving that residue (one step more, the same
-    SVM). So the two fitted models are compared first.
+    A step whose exact result is a bound can land a few ulps short of it in
+    one run (seen: alpha = C - 1.6e-13 C with shift -10 where the unshifted
+    run has C); the solver puts such a variable on the bound (snap_toward),
+    as the other run does. The two fitted models are compared first, and
+    only where they differ is the cause looked for.
 
     Where they differ, rounding decided the stop: when a pair's gap equals
     tol up to rounding, one run stops and the other takes one more step.
@@ -1481,8 +1481,8 @@ def test_rounding_may_decide_a_tie_that_K_plus_shift_cannot_resolve(case):
 def test_shift_snaps_the_same_residues_at_small_C():
     # Found by test_fuzz_shift_changes_nothing with another seed. Bhattacharyya,
     # C = 1e-3: a step of both runs left samples 3 and 4 5.5e-14 C off their
-    # bounds, and the snap at the end of a pair (before the step's own snap)
-    # put them on the bounds unshifted but not with shift -10, where its
+    # bounds, and a snap at the end of each pair (which the step's own snap
+    # replaced) put them on the bounds unshifted but not with shift -10: its
     # threshold, 64 ulps of max |K_kk| sum(alpha), lacked G's -1 (the
     # largest term at small C): a support vector more.
     X = np.tile([1.0, 0.0], (10, 1))
