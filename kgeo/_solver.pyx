@@ -754,10 +754,17 @@ cdef float64_t SNAP = 1e-14
 # says they change nothing but rounding): at C = 1e4 a shift of 100 left an
 # alpha of 6.4e-11 where the unshifted run has 0; at C = 100, shift -10, a
 # step meant to put two variables on C stopped 1.6e-13 C short. So a variable
-# that a step moves toward a bound and leaves within the step's rounding of it,
-# RESIDUE_ULPS ulps of G's terms (1 and max |K| sum(alpha)) over quad, is put on
-# it, its partner moved to keep sum(y alpha) (never back: a step is only ever
-# lengthened, by at most its own rounding, so SMO cannot stall on it).
+# that a step moves toward a bound and leaves within reach of it is put on it,
+# its partner moved to keep sum(y alpha); reach is the step's rounding,
+# RESIDUE_ULPS ulps of G's terms (1, and max |K| sum(alpha) with max |K| over
+# the diagonal and the K_ij of the steps so far) over quad. A step is only ever
+# lengthened the way it went, never turned back, so SMO cannot stall on it;
+# where quad is floored to TAU, reach can exceed the box, but such a step is
+# clipped to a bound already and its partner cannot follow any further.
+# The limit: reach grows with |K|, so with a shift it is larger, and a
+# coefficient that is genuinely that small (1e-13..1e-12 C next to a shift of
+# 100) is put on its bound in the shifted run and kept in the other, one
+# support vector apart (both solutions within tol).
 cdef float64_t RESIDUE_ULPS = 64.0
 cdef float64_t FLOAT64_EPS = 2.220446049250313e-16
 # A tol below float64's resolution of the gradient cannot be met: SMO's
@@ -2123,9 +2130,11 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
         if Gmax + Gmax2 < least_gap:
             least_gap = Gmax + Gmax2
             least_gap_at = it
-        elif (it - least_gap_at > stuck_after
+        elif (it - least_gap_at > stuck_after and Gmax + Gmax2 > tol
               and Gmax + Gmax2 <= STUCK_GAP * max(fabs(Gmax), fabs(Gmax2),
                                                   kernel_scale * alpha_sum)):
+            # (A gap within tol is no stall: the selection below ends the pair,
+            # or, on a shrunk set, judges all the variables.)
             if P.active_size == P.l:
                 status = STATUS_STALLED
                 break
@@ -2148,6 +2157,10 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
             if select_working_set(cache, P, tol, Gmax, Gmax2, False, &i, &j, &ri):
                 break
             counter = 1  # shrink again at the next iteration
+            # The least gap so far was the shrunk set's, smaller than any
+            # gap on all the variables may be for long: measure anew.
+            least_gap = Gmax + Gmax2
+            least_gap_at = it
         it += 1
         fetch_row(cache, P, j, &rj)
         yi = y_of(P, i)

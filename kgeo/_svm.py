@@ -176,9 +176,10 @@ class SVM(EstimatorMixin):
         the same SVM (where rounding tips one of SMO's last steps, two
         solutions within ``tol``). A shift that dwarfs the kernel's
         variation costs its values digits: K + shift rounds the curvatures
-        ``K_ii + K_jj - 2 K_ij`` to about ``4 eps |shift|``, and where that
-        exceeds 1e-9 of the smallest one, SMO may break a tie otherwise and
-        end at another solution within ``tol``.
+        ``K_ii + K_jj - 2 K_ij`` to about ``4 eps |shift|``, and the gradient
+        to about that times ``sum(C)``; where the first exceeds 1e-9 of the
+        smallest curvature, or the second 1e-9 ``tol``, SMO may break a tie
+        otherwise and end at another solution within ``tol``.
     gamma : {"scale", "auto"} or float, default="scale"
         For ``poly``, ``rbf`` and ``sigmoid``: ``"scale"`` is
         ``1 / (n_features * X.var())``, ``"auto"`` is ``1 / n_features``.
@@ -270,9 +271,12 @@ class SVM(EstimatorMixin):
         interval the KKT conditions allow (libsvm's rules). A dual variable
         within a relative 1e-14 of a bound is put on it, as is one that an
         SMO step moved toward a bound and left within that step's rounding
-        of it (64 ulps of the gradient's terms over the step's curvature),
-        so that the support set does not depend on rounding (``shift``
-        changes nothing). libsvm may instead keep one a few ulps below C
+        of it (64 ulps of the gradient's terms over the step's curvature):
+        rounding residues do not become support vectors, with or without a
+        ``shift``. (That rounding grows with the kernel's magnitude, so a
+        coefficient genuinely that small, about 1e-12 C next to a shift of
+        100, can be a support vector without the shift and not with it.)
+        libsvm may instead keep one a few ulps below C
         and count it as free, and then reports one end of that interval: in
         such pairs (small C with ``class_weight="balanced"``, say)
         ``sklearn.svm.SVC``'s intercept and predictions can differ from kgeo's.

@@ -1478,6 +1478,29 @@ def test_rounding_may_decide_a_tie_that_K_plus_shift_cannot_resolve(case):
     assert_same_svm(plain, again, C, harmless)
 
 
+def test_a_genuinely_tiny_coefficient_may_be_snapped_under_a_shift_alone():
+    # Found by a review (C tuned to where sample 3 enters the support): its
+    # alpha is 8.3e-13 C in both runs' exact arithmetic. The step's reach,
+    # its rounding over quad, is 1.4e-13 unshifted and 1.1e-12 with shift
+    # 100 (the rounding grows with |K + shift|), so only the shifted run puts
+    # it on 0: one support vector apart, and b*, a mean over the free ones,
+    # 3e-4 apart; both solutions within tol, as the docstrings say.
+    X = np.array([[0.88, 1.25], [-0.41, 0.29], [0.06, 1.23], [1.56, -0.39],
+                  [3.75, -0.04], [-0.4, 0.57], [0.73, 0.52]])
+    y = np.array([0, 1, 0, 1, 1, 1, 0])
+    C = 0.5836299310478277
+    plain = kgeo.SVM(kernel="linear", C=C).fit(X, y)
+    shifted = kgeo.SVM(kernel="linear", C=C, shift=100.0).fit(X, y)
+    assert not rounding_can_decide_ties("linear", {}, X, 100.0, C * len(y))
+    assert np.setdiff1d(plain.support_, shifted.support_).tolist() == [3]
+    assert np.setdiff1d(shifted.support_, plain.support_).size == 0
+    tiny = plain.dual_coef_[0, plain.support_ == 3]
+    assert 0 < abs(tiny[0]) < 1e-12 * C
+    check_kkt(plain, X, y, {})
+    check_kkt(shifted, X, y, {})
+    assert_same_up_to_tol(plain, shifted, X, X, y)
+
+
 def test_shift_snaps_the_same_residues_at_small_C():
     # Found by test_fuzz_shift_changes_nothing with another seed. Bhattacharyya,
     # C = 1e-3: a step of both runs left samples 3 and 4 5.5e-14 C off their

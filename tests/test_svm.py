@@ -1563,6 +1563,22 @@ def test_the_stuck_gap_rule_judges_all_variables():
                                rtol=0, atol=1e-5)
 
 
+@pytest.mark.parametrize("shrinking", [True, False, "auto"])
+def test_a_converged_pair_is_never_called_stuck(shrinking):
+    """Found by a review's fuzzing: with shrinking="auto" the pair ended at a
+    gap of 9.1e-13 (tol 1e-3) after 59,981 iterations, yet warned that SMO
+    stopped before tol: the stuck rule compared that gap with the least gap
+    of a shrunk set (2.2e-16, 47,000 iterations before), and it ran before
+    the selection that ends a pair within tol."""
+    X = np.array([-4.0, 2.0, 2.0, -1.0, -3.0, 2.0, -1.0, -1.0, 1.0, 2.0])[:, None]
+    y = np.array([3, 2, 3, 2, 3, 2, 2, 2, 3, 3])
+    C = 2607.858510651656
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kgeo.ConvergenceWarning)
+        model = kgeo.SVM(kernel="linear", C=C, shrinking=shrinking).fit(X, y)
+    ck.check_svm(model, X, y)
+
+
 def test_bytes_and_object_labels_reach_the_warnings_and_messages():
     # The warnings named the classes with .item(), which plain bytes and str
     # (an object array) do not have; a list of bytes stays bytes.
