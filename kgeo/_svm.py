@@ -276,10 +276,10 @@ class SVM(EstimatorMixin):
         ``shift``. (That rounding grows with the kernel's magnitude, so a
         coefficient genuinely that small, about 1e-12 C next to a shift of
         100, can be a support vector without the shift and not with it.)
-        libsvm may instead keep one a few ulps below C
-        and count it as free, and then reports one end of that interval: in
-        such pairs (small C with ``class_weight="balanced"``, say)
-        ``sklearn.svm.SVC``'s intercept and predictions can differ from kgeo's.
+        libsvm may instead keep one a few ulps below C and count it as
+        free, and then reports one end of that interval: in such pairs
+        (small C with ``class_weight="balanced"``, say) ``sklearn.svm.SVC``'s
+        intercept and predictions can differ from kgeo's.
     dual_objective_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
         ``sum(alpha) - 1/2 alpha'Q alpha`` of each class pair at the solution.
     n_iter_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
