@@ -761,6 +761,9 @@ cdef float64_t SNAP = 1e-14
 # lengthened the way it went, never turned back, so SMO cannot stall on it;
 # where quad is floored to TAU, reach can exceed the box, but such a step is
 # clipped to a bound already and its partner cannot follow any further.
+# Measured (random problems like the shift fuzz test's, 4,984 of them, each
+# fitted with and without a shift): 148 snaps, at 5e-3 of reach (median),
+# 0.012 (90 %), 0.22 at most; 16 ulps would leave little margin.
 # The limit: reach grows with |K|, so with a shift it is larger, and a
 # coefficient that is genuinely that small (1e-13..1e-12 C next to a shift of
 # 100) is put on its bound in the shifted run and kept in the other, one
