@@ -1837,7 +1837,7 @@ cdef void update_pair(Pair* P, intp_t i, intp_t j, float64_t Kij,
     toward is put on it (see RESIDUE_ULPS). ``G_rounding`` estimates the
     absolute rounding of a gradient entry."""
     cdef float64_t Ci = P.C[i], Cj = P.C[j], old_ai = P.alpha[i], old_aj = P.alpha[j]
-    cdef float64_t quad, delta, diff, total
+    cdef float64_t quad, delta, diff, total, reach
     cdef float64_t* alpha = P.alpha
     cdef float64_t* G = P.G
     quad = P.QD[i] + P.QD[j] - 2.0 * Kij
@@ -1887,8 +1887,9 @@ cdef void update_pair(Pair* P, intp_t i, intp_t j, float64_t Kij,
                 alpha[j] = total
     snap_to_bound(P, i, j)
     snap_to_bound(P, j, i)
-    snap_toward(P, i, j, old_ai, G_rounding / quad)
-    snap_toward(P, j, i, old_aj, G_rounding / quad)
+    reach = G_rounding / quad
+    snap_toward(P, i, j, old_ai, reach)
+    snap_toward(P, j, i, old_aj, reach)
     refresh_masks(P, i)
     refresh_masks(P, j)
 
