@@ -31,6 +31,12 @@ state of the machine); the median of those ratios is reported beside the ratio o
 the medians. After the floor, each run fits the same model once more: that second
 fit finds its memory already mapped, and the difference shows what the first fit
 spends on page faults and a cold start (the targets are judged on the first fit).
+Last, each run times its SMO alone (``smo_alone``): every class pair solved again, in
+one thread, from a cache that kept every block of a first solve and with its rows left
+in the processor's caches by the solve just before, so no kernel value is computed.
+Against the floor in one thread, it is a lower bound on the part of a fit that no
+kernel work can remove: a fit within 2x its floor needs its kernel values and set-up
+within 2 floors minus that.
 
     python benchmarks/bench_20ng.py --data ../shared/data [--skip sklearn-linear] [--repeat 5]
 """
@@ -93,6 +99,49 @@ def recording_svm():
             return super()._solve_pairs(cache, pairs, class_weight)
 
     return RecordingSVM
+
+
+def smo_alone(params, X, y):
+    """The fit's SMO without any kernel work, at its fastest, and the floor,
+    both in one thread: (SMO seconds, floor seconds).
+
+    A first solve keeps every block it makes (``retire_enabled`` off, a
+    budget of the whole Gram). Then each class pair is solved twice more
+    in one thread from that cache, and the second solve is timed: it
+    computes no kernel value (checked) and finds its rows where the first
+    left them, in the processor's caches as far as they fit, with no second
+    thread sharing them. So this is a lower bound on what the fit's SMO
+    steps cost beyond its kernel values, to compare with the floor's
+    kernel values computed in one thread.
+    """
+    import kgeo
+
+    timed = {}
+    whole_gram_mb = X.shape[0] ** 2 * 8 / 2**20 + 1
+
+    class Resolving(kgeo.SVM):
+        def _solve_pairs(self, cache, pairs, class_weight):
+            cache.retire_enabled = False
+            solutions = super()._solve_pairs(cache, pairs, class_weight)
+            cache.sweep_enabled = False
+            self.n_jobs = 1
+            computed = cache.stats()["values_computed"]
+            seconds = 0.0
+            for pair, solution in zip(pairs, solutions):
+                super()._solve_pairs(cache, [pair], class_weight)
+                started = time.perf_counter()
+                (again,) = super()._solve_pairs(cache, [pair], class_weight)
+                seconds += time.perf_counter() - started
+                if not np.array_equal(again[0], solution[0]) or again[1:] != solution[1:]:
+                    raise RuntimeError(f"pair {pair} solved again gave another solution")
+            if cache.stats()["values_computed"] != computed:
+                raise RuntimeError("solving the pairs again computed kernel values")
+            timed["smo_s"] = seconds
+            timed["floor_s"] = cache.recompute_used(1)[0]
+            return solutions
+
+    Resolving(**{**params, "cache_size": whole_gram_mb}).fit(X, y)
+    return timed["smo_s"], timed["floor_s"]
 
 
 def symmetric_entries_used(used, counts):
@@ -213,13 +262,15 @@ def worker(config, work_dir):
         result["refit_s"] = time.perf_counter() - started
         if not np.array_equal(again.dual_coef_, model.dual_coef_):
             raise RuntimeError("a second fit of the same data gave another model")
+        result["smo_alone_s"], result["floor_1_thread_s"] = smo_alone(model.get_params(), A,
+                                                                      y_train)
     print(json.dumps(result))
 
 
 def merge_runs(runs):
     """One result from repeated runs: median times, largest peak memory."""
     merged = dict(runs[-1])
-    for key in ("fit_s", "predict_s", "floor_s", "refit_s"):
+    for key in ("fit_s", "predict_s", "floor_s", "refit_s", "smo_alone_s", "floor_1_thread_s"):
         if key in merged:
             merged[key] = float(np.median([run[key] for run in runs]))
     merged["peak_mb"] = max(run["peak_mb"] for run in runs)
@@ -229,6 +280,8 @@ def merge_runs(runs):
         merged["run_ratio_range"] = (min(ratios), max(ratios))
         merged["refit_ratio"] = float(np.median([run["refit_s"] / run["floor_s"]
                                                  for run in runs]))
+        merged["smo_ratio"] = float(np.median([run["smo_alone_s"] / run["floor_1_thread_s"]
+                                               for run in runs]))
     for key in ("accuracy", "n_sv", "floor_values", "symmetric_used"):
         if len({run.get(key) for run in runs}) != 1:
             raise RuntimeError(f"{key} differs between runs of {merged['config']}: the fit "
@@ -293,7 +346,10 @@ def main():
                           f"s, system {run['fit_sys_s']:.2f} s, {run['fit_page_faults']} page "
                           f"faults), floor {run['floor_s']:.2f} s "
                           f"({run['fit_s'] / run['floor_s']:.2f}x); a second fit "
-                          f"{run['refit_s']:.2f} s ({run['refit_s'] / run['floor_s']:.2f}x)")
+                          f"{run['refit_s']:.2f} s ({run['refit_s'] / run['floor_s']:.2f}x); "
+                          f"one thread: SMO alone {run['smo_alone_s']:.2f} s, floor "
+                          f"{run['floor_1_thread_s']:.2f} s "
+                          f"({run['smo_alone_s'] / run['floor_1_thread_s']:.2f}x)")
             else:
                 print(f"{config:<19} peak {r['peak_mb']:.0f} MB (loading the data only)", flush=True)
 
@@ -309,6 +365,11 @@ def main():
                   f"each run against its own floor: median {ours['run_ratio']:.2f}x, "
                   f"{low:.2f}-{high:.2f}x). A second fit in the same process: "
                   f"{ours['refit_s']:.2f} s (median {ours['refit_ratio']:.2f}x its run's floor)")
+            print(f"{kind}: its SMO alone (one thread, each pair solved again from rows "
+                  f"already cached, no kernel value computed): {ours['smo_alone_s']:.2f} s, "
+                  f"median {ours['smo_ratio']:.2f}x its run's floor in one thread "
+                  f"({ours['floor_1_thread_s']:.2f} s); a fit within 2x its floor needs its "
+                  f"kernel work and set-up within the other {2 - ours['smo_ratio']:.2f} floors")
         if ours and floor:
             used = ours["cache_stats"]["values_used"] / floor["n_train"] ** 2
             floor_s = floor[f"gram_{kernel}_s"] * used

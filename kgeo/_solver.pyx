@@ -866,6 +866,12 @@ cdef class KernelRowCache:
         Whether a pair's cross-class blocks may be swept before its SMO
         (``sweep_cross``); True by default. The blocks, hence the models,
         are the same bits either way: tests turn it off to check that.
+    retire_enabled : bool
+        Whether a solved pair frees the blocks no later pair can use
+        (``retire_pair``); True by default. Turned off, blocks leave only
+        when the budget needs room, so that with a budget of the whole
+        kernel matrix the pairs can be solved again from the cache alone:
+        the benchmarks time the SMO without kernel work that way.
     """
     cdef Kernel kernel
     cdef PostingIndex index
@@ -916,6 +922,7 @@ cdef class KernelRowCache:
     # whether sweeping a pair's cross blocks pays (``sweep_cross``).
     cdef int64_t cross_values, cross_values_used
     cdef public bint sweep_enabled  # whether sweep_cross may run (tests turn it off)
+    cdef public bint retire_enabled  # whether retire_pair frees dead blocks
     cdef int stop_requested
 
     def __cinit__(self, Kernel kernel, PostingIndex index, int64_t budget_bytes,
@@ -968,6 +975,7 @@ cdef class KernelRowCache:
             self.pairs_left[c] = self.n_classes - 1
         self.slab_bytes = self.largest_slab_bytes()
         self.sweep_enabled = True
+        self.retire_enabled = True
         self.slots[self.n_keys].lru_prev = self.n_keys
         self.slots[self.n_keys].lru_next = self.n_keys
 
@@ -1416,7 +1424,7 @@ cdef class KernelRowCache:
         for a in range(t0, t1):
             if self.slots[a * self.n_classes + cls_s].used:
                 self.cross_values_used += s1 - s0
-        if dropped != NULL:
+        if self.retire_enabled and dropped != NULL:
             n_dropped += self.drop_blocks(s0, s1, cls_t, dropped + n_dropped)
             n_dropped += self.drop_blocks(t0, t1, cls_s, dropped + n_dropped)
             if self.pairs_left[cls_s] == 0:

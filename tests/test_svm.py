@@ -990,6 +990,39 @@ def test_solved_pairs_free_exactly_the_blocks_no_later_pair_uses(n_jobs, rng):
         assert_identical(model, kgeo.SVM(kernel="ngd", n_jobs=1).fit(X, y))
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_without_retiring_the_pairs_solve_again_from_the_cache_alone(n_jobs, rng):
+    """With ``retire_enabled`` off and a budget of the whole Gram, a fit keeps
+    every block it made: the same model, and a second solve of all pairs
+    from that cache computes no kernel value and gives the same solutions
+    (the benchmarks time the SMO alone this way)."""
+    X, y = ck.make_count_data(rng, 150, 15, 5, n_duplicates=3)
+    kept = {}
+
+    class Keeping(kgeo.SVM):
+        def _solve_pairs(self, cache, pairs, class_weight):
+            cache.retire_enabled = False
+            kept.update(cache=cache, pairs=pairs, class_weight=class_weight)
+            kept["solutions"] = super()._solve_pairs(cache, pairs, class_weight)
+            return kept["solutions"]
+
+    model = Keeping(kernel="ngd", cache_size=200, n_jobs=n_jobs).fit(X, y)
+    assert_identical(model, kgeo.SVM(kernel="ngd", n_jobs=1).fit(X, y))
+    cache = kept["cache"]
+    first = cache.stats()
+    assert cache.used == first["values_distinct"] == first["peak_values"]  # nothing freed
+    assert cache.held == 0
+    cache.sweep_enabled = False  # its blocks are all there: nothing to sweep
+    again = model._solve_pairs(cache, kept["pairs"], kept["class_weight"])
+    second = cache.stats()
+    for name in ("values_computed", "values_transposed", "values_distinct", "values_used"):
+        assert second[name] == first[name], name
+    assert second["blocks_requested"] == 2 * first["blocks_requested"]
+    for solution, repeated in zip(kept["solutions"], again):
+        np.testing.assert_array_equal(repeated[0], solution[0])
+        assert repeated[1:] == solution[1:]
+
+
 @pytest.mark.parametrize("cache_dtype", ["float64", "float32"])
 @pytest.mark.parametrize("kernel", ["ngd", "linear", "ned", "rbf"])
 def test_sweeping_a_pairs_cross_blocks_changes_no_bit(kernel, cache_dtype, rng):
