@@ -123,8 +123,8 @@ def smo_alone(params, X, y):
         def _solve_pairs(self, cache, pairs, class_weight):
             cache.retire_enabled = False
             solutions = super()._solve_pairs(cache, pairs, class_weight)
-            cache.sweep_enabled = False
-            self.n_jobs = 1
+            cache.sweep_enabled = False  # every block is there already
+            self.n_jobs = 1  # this throwaway model's pairs, one at a time, like the floor below
             computed = cache.stats()["values_computed"]
             seconds = 0.0
             for pair, solution in zip(pairs, solutions):
