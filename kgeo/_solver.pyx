@@ -99,12 +99,14 @@ cdef extern from *:
 # (0 inside a set, -inf outside, changed for two variables per step) the
 # scans are branch-free reductions and searches that four AVX2 lanes run at
 # once; GCC does not vectorise an arg-max or an early-exit search by itself.
-# Each scan exists twice, in AVX2 intrinsics and in portable C, and both
-# compute the same values in the same roundings (setup.py forbids fused
-# multiply-adds; maxima and minima do not depend on order, and searches
-# return the first index), so the solution does not depend on the CPU. The
-# AVX2 copies serve the unshrunk, contiguous case; a shrunk active set is
-# read through its index list by the portable copies.
+# Each scan exists in AVX2 intrinsics and in portable C, and the two that
+# cost most (the gradient update and the j objectives) in AVX-512 too, eight
+# lanes, where the CPU has it. All copies compute the same values in the
+# same roundings (setup.py forbids fused multiply-adds; maxima and minima do
+# not depend on order, and searches return the first index), so the
+# solution does not depend on the CPU. The vector copies serve the
+# unshrunk, contiguous case; a shrunk active set is read through its index
+# list by the portable copies.
 #
 # Conventions: a segment holds the variables of one class (sign = +1 on
 # class s, -1 on class t), so that -sign G is a variable's value in I_up's
@@ -122,20 +124,42 @@ cdef extern from *:
     #else
     #  define KGEO_SMO_AVX2 0
     #endif
+    /* _mm512_reduce_max_pd and friends: GCC 7, clang 4. */
+    #if KGEO_SMO_AVX2 && ((defined(__clang__) && __clang_major__ >= 4) \
+                          || (!defined(__clang__) && __GNUC__ >= 7))
+    #  define KGEO_SMO_AVX512 1
+    #else
+    #  define KGEO_SMO_AVX512 0
+    #endif
 
     static const double KGEO_TAU = 1e-12;
     static int kgeo_smo_use_avx2 = 0;
+    static int kgeo_smo_use_avx512 = 0;
+    static int kgeo_smo_want_avx512 = 1;
 
-    /* Whether the AVX2 copies run: asked for, and the CPU has AVX2. Returns
-       the setting in force. */
+    /* Whether the AVX2 copies run: asked for, and the CPU has AVX2; the
+       AVX-512 copies run where AVX2 does, the CPU has AVX-512 (F and DQ)
+       and they are not turned off. Returns the AVX2 setting in force. */
     static int kgeo_smo_set_avx2(int wanted) {
     #if KGEO_SMO_AVX2
         __builtin_cpu_init();
         kgeo_smo_use_avx2 = wanted && __builtin_cpu_supports("avx2");
+    #  if KGEO_SMO_AVX512
+        kgeo_smo_use_avx512 = kgeo_smo_use_avx2 && kgeo_smo_want_avx512
+            && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+    #  endif
     #else
         kgeo_smo_use_avx2 = 0;
     #endif
         return kgeo_smo_use_avx2;
+    }
+
+    /* Let the AVX-512 copies run where they can (the default), or not.
+       Returns whether they run now. */
+    static int kgeo_smo_set_avx512(int wanted) {
+        kgeo_smo_want_avx512 = wanted;
+        kgeo_smo_set_avx2(kgeo_smo_use_avx2);
+        return kgeo_smo_use_avx512;
     }
 
     #define KGEO_K(a) (idx ? (ptrdiff_t)idx[a] : (a))
@@ -478,11 +502,136 @@ cdef extern from *:
     }
     #endif  /* KGEO_SMO_AVX2 */
 
-    /* The dispatchers: AVX2 for contiguous segments where the CPU has it. */
+    /* The update and the j objectives in eight lanes: the same operations,
+       in the same order, as the AVX2 copies above (the reductions' order
+       aside, which does not change a maximum or a minimum), and the same
+       scalar code for a segment's last 0-7 variables. On the Zen 5 this was
+       written on, the SMO's steps took 8-9 % less time than with AVX2. */
+    #if KGEO_SMO_AVX512
+    #define KGEO_AVX512 __attribute__((target("avx2,avx512f,avx512dq")))
+
+    /* Eight kernel values from K + k, widened to float64 from float32
+       storage (exactly). */
+    KGEO_AVX512 KGEO_INLINE __m512d kgeo_k8(const void *K, ptrdiff_t k, int single) {
+        if (single)
+            return _mm512_cvtps_pd(_mm256_loadu_ps((const float *)K + k));
+        return _mm512_loadu_pd((const double *)K + k);
+    }
+
+    KGEO_AVX512 KGEO_INLINE void kgeo_update_avx512_body(double *G, const void *Ki,
+            const void *Kj, double ci, double cj, double sign,
+            const double *up_mask, const double *low_mask, ptrdiff_t n,
+            double *up, double *low, double *up_blocks, int single) {
+        const __m512d vci = _mm512_set1_pd(ci), vcj = _mm512_set1_pd(cj);
+        const __m512d vsign = _mm512_set1_pd(sign), neg = _mm512_set1_pd(-0.0);
+        __m512d vl = _mm512_set1_pd(-INFINITY);
+        double u = *up, w = *low;
+        for (ptrdiff_t start = 0; start < n; start += KGEO_SCAN_BLOCK) {
+            ptrdiff_t end = kgeo_min_index(start + KGEO_SCAN_BLOCK, n), k = start;
+            __m512d vu = _mm512_set1_pd(-INFINITY);
+            for (; k + 8 <= end; k += 8) {
+                kgeo_prefetch_ahead(Kj, k, n, single);  /* Ki: read by the j scan just before */
+                __m512d x = _mm512_add_pd(_mm512_mul_pd(vci, kgeo_k8(Ki, k, single)),
+                                          _mm512_mul_pd(vcj, kgeo_k8(Kj, k, single)));
+                __m512d g = _mm512_add_pd(_mm512_loadu_pd(G + k), _mm512_mul_pd(vsign, x));
+                __m512d f = _mm512_mul_pd(vsign, g);
+                _mm512_storeu_pd(G + k, g);
+                vu = _mm512_max_pd(_mm512_add_pd(_mm512_xor_pd(f, neg),
+                                                 _mm512_loadu_pd(up_mask + k)), vu);
+                vl = _mm512_max_pd(_mm512_add_pd(f, _mm512_loadu_pd(low_mask + k)), vl);
+            }
+            double block = _mm512_reduce_max_pd(vu);
+            for (; k < end; k++) {  /* the segment's last 0-7 variables */
+                double vk, lk;
+                kgeo_update_one(G, Ki, Kj, ci, cj, sign, up_mask, low_mask, k, single,
+                                &vk, &lk);
+                block = vk > block ? vk : block;
+                w = lk > w ? lk : w;
+            }
+            up_blocks[start / KGEO_SCAN_BLOCK] = block;
+            u = block > u ? block : u;
+        }
+        double wl = _mm512_reduce_max_pd(vl);
+        *up = u;
+        *low = wl > w ? wl : w;
+    }
+
+    KGEO_AVX512 static void kgeo_update_avx512(double *G, const void *Ki,
+            const void *Kj, double ci, double cj, double sign,
+            const double *up_mask, const double *low_mask, ptrdiff_t n,
+            double *up, double *low, double *up_blocks, int single) {
+        if (single)
+            kgeo_update_avx512_body(G, Ki, Kj, ci, cj, sign, up_mask, low_mask, n,
+                                    up, low, up_blocks, 1);
+        else
+            kgeo_update_avx512_body(G, Ki, Kj, ci, cj, sign, up_mask, low_mask, n,
+                                    up, low, up_blocks, 0);
+    }
+
+    KGEO_AVX512 KGEO_INLINE double kgeo_j_objectives_avx512_body(const double *G,
+            const void *Ki, const double *QD, double QDi, double Gmax,
+            double sign, const double *low_mask, ptrdiff_t n, double *obj,
+            double *obj_blocks, double best, int single) {
+        const __m512d vsign = _mm512_set1_pd(sign), vGmax = _mm512_set1_pd(Gmax);
+        const __m512d vQDi = _mm512_set1_pd(QDi), two = _mm512_set1_pd(2.0);
+        const __m512d tau = _mm512_set1_pd(KGEO_TAU), zero = _mm512_setzero_pd();
+        const __m512d inf = _mm512_set1_pd(INFINITY), neg = _mm512_set1_pd(-0.0);
+        for (ptrdiff_t start = 0; start < n; start += KGEO_SCAN_BLOCK) {
+            ptrdiff_t end = kgeo_min_index(start + KGEO_SCAN_BLOCK, n), k = start;
+            __m512d vblock = inf;
+            for (; k + 8 <= end; k += 8) {
+                kgeo_prefetch_ahead(Ki, k, n, single);
+                __m512d gd = _mm512_add_pd(vGmax, _mm512_add_pd(
+                    _mm512_mul_pd(vsign, _mm512_loadu_pd(G + k)),
+                    _mm512_loadu_pd(low_mask + k)));
+                __m512d quad = _mm512_sub_pd(_mm512_add_pd(vQDi, _mm512_loadu_pd(QD + k)),
+                                             _mm512_mul_pd(two, kgeo_k8(Ki, k, single)));
+                /* mask_blend(m, a, b): b where m is set, a elsewhere */
+                quad = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(quad, zero, _CMP_LE_OQ),
+                                            quad, tau);
+                __m512d o = _mm512_div_pd(_mm512_xor_pd(_mm512_mul_pd(gd, gd), neg), quad);
+                o = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(gd, zero, _CMP_GT_OQ), inf, o);
+                _mm512_storeu_pd(obj + k, o);
+                vblock = _mm512_min_pd(o, vblock);
+            }
+            double block = _mm512_reduce_min_pd(vblock);
+            for (; k < end; k++) {  /* the segment's last 0-7 variables */
+                double o = kgeo_j_objective_one(G, Ki, QD, QDi, Gmax, sign, low_mask, k,
+                                                single);
+                obj[k] = o;
+                block = o < block ? o : block;
+            }
+            obj_blocks[start / KGEO_SCAN_BLOCK] = block;
+            best = block < best ? block : best;
+        }
+        return best;
+    }
+
+    KGEO_AVX512 static double kgeo_j_objectives_avx512(const double *G,
+            const void *Ki, const double *QD, double QDi, double Gmax,
+            double sign, const double *low_mask, ptrdiff_t n, double *obj,
+            double *obj_blocks, double best, int single) {
+        if (single)
+            return kgeo_j_objectives_avx512_body(G, Ki, QD, QDi, Gmax, sign, low_mask,
+                                                 n, obj, obj_blocks, best, 1);
+        return kgeo_j_objectives_avx512_body(G, Ki, QD, QDi, Gmax, sign, low_mask, n,
+                                             obj, obj_blocks, best, 0);
+    }
+    #endif  /* KGEO_SMO_AVX512 */
+
+    /* The dispatchers: AVX-512, else AVX2, for contiguous segments where the
+       CPU has them. */
     static void kgeo_smo_update(double *G, const void *Ki, const void *Kj,
             double ci, double cj, double sign, const double *up_mask,
             const double *low_mask, const int32_t *idx, ptrdiff_t n,
             double *up, double *low, double *up_blocks, int single) {
+    #if KGEO_SMO_AVX512
+        if (idx == NULL && kgeo_smo_use_avx512) {
+            kgeo_update_avx512(G, Ki, Kj, ci, cj, sign, up_mask, low_mask, n, up, low,
+                               up_blocks, single);
+            return;
+        }
+    #endif
     #if KGEO_SMO_AVX2
         if (idx == NULL && kgeo_smo_use_avx2) {
             kgeo_update_avx2(G, Ki, Kj, ci, cj, sign, up_mask, low_mask, n, up, low,
@@ -498,6 +647,11 @@ cdef extern from *:
             const double *QD, double QDi, double Gmax, double sign,
             const double *low_mask, const int32_t *idx, ptrdiff_t n,
             double *obj, double *obj_blocks, double best, int single) {
+    #if KGEO_SMO_AVX512
+        if (idx == NULL && kgeo_smo_use_avx512)
+            return kgeo_j_objectives_avx512(G, Ki, QD, QDi, Gmax, sign, low_mask, n,
+                                            obj, obj_blocks, best, single);
+    #endif
     #if KGEO_SMO_AVX2
         if (idx == NULL && kgeo_smo_use_avx2)
             return kgeo_j_objectives_avx2(G, Ki, QD, QDi, Gmax, sign, low_mask, n,
@@ -567,6 +721,7 @@ cdef extern from *:
     }
     """
     int smo_set_avx2 "kgeo_smo_set_avx2"(int wanted) noexcept nogil
+    int smo_set_avx512 "kgeo_smo_set_avx512"(int wanted) noexcept nogil
     void prefetch_head "kgeo_prefetch_head"(const void* K, intp_t n, int single) noexcept nogil
     void smo_update "kgeo_smo_update"(
         float64_t* G, const void* Ki, const void* Kj, float64_t ci,
@@ -717,6 +872,16 @@ def _use_avx2_scans(bint wanted=True):
 
 
 _use_avx2_scans(True)
+
+
+def _use_avx512_scans(bint wanted=True):
+    """Run the costliest SMO scans in AVX-512 where the CPU has it and the
+    AVX2 copies run (the default), or in AVX2.
+
+    All copies give the same bits; tests switch to check that. Returns
+    whether the AVX-512 copies are now in use.
+    """
+    return bool(smo_set_avx512(wanted))
 
 
 def _use_scan_blocks(bint wanted=True):

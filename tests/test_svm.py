@@ -635,32 +635,72 @@ def test_threads_do_not_change_solution(cache_dtype, rng):
                                        cache_dtype=cache_dtype).fit(X, y))
 
 
+def set_scans(copy):
+    """Make the SMO run the scans ``copy`` ("avx512", "avx2" or "portable");
+    return whether this CPU has them."""
+    from kgeo import _solver
+
+    has_avx2 = _solver._use_avx2_scans(copy != "portable")
+    has_avx512 = _solver._use_avx512_scans(copy == "avx512")
+    return {"avx512": has_avx512, "avx2": has_avx2, "portable": True}[copy]
+
+
+def fit_with_scans(copy, X, y, **params):
+    """kgeo.SVM(**params).fit(X, y) with the scans ``copy``, or None where this
+    CPU lacks them; the default scans are restored after."""
+    try:
+        return kgeo.SVM(**params).fit(X, y) if set_scans(copy) else None
+    finally:
+        set_scans("avx512")
+
+
 @pytest.mark.parametrize("cache_dtype", ["float64", "float32"])
 @pytest.mark.parametrize("shrinking", [False, True])
 @pytest.mark.parametrize("kernel", ["ngd", "rbf", "linear", "diffusion"])
-def test_avx2_and_portable_scans_give_the_same_bits(kernel, shrinking, cache_dtype, rng):
-    """The SMO scans exist in AVX2 and in portable C; the model must not
-    depend on which one this CPU runs. Class sizes that are not multiples of
-    4 exercise the vector loops' tails; with shrinking, the shrunk phases run
-    the portable copy between AVX2 phases."""
-    from kgeo import _solver
-
+def test_vector_and_portable_scans_give_the_same_bits(kernel, shrinking, cache_dtype, rng):
+    """The SMO scans exist in AVX-512 (the update and the j objectives), AVX2
+    and portable C; the model must not depend on which one this CPU runs.
+    Class sizes that are not multiples of 8 exercise the vector loops' tails;
+    with shrinking, the shrunk phases run the portable copy between vector
+    phases."""
     X, y = ck.make_count_data(rng, 157, 15, 3, n_duplicates=3)
+    assert np.any(np.bincount(y) % 8 >= 4)  # tails longer than AVX2's
     params = dict(kernel=kernel, C=30.0, shrinking=shrinking, n_jobs=1,
                   cache_dtype=cache_dtype)
-    if not _solver._use_avx2_scans(True):
+    fits = {copy: fit_with_scans(copy, X, y, **params)
+            for copy in ("avx512", "avx2", "portable")}
+    if fits["avx2"] is None:
         pytest.skip("this CPU has no AVX2: only the portable scans run here")
-    fast = kgeo.SVM(**params).fit(X, y)
-    _solver._use_avx2_scans(False)
-    try:
-        portable = kgeo.SVM(**params).fit(X, y)
-    finally:
-        _solver._use_avx2_scans(True)
-    assert_identical(fast, portable)
+    for copy in ("avx512", "avx2"):
+        if fits[copy] is not None:
+            assert_identical(fits[copy], fits["portable"])
     if shrinking:
-        assert fast.n_iter_.max() > np.bincount(y).max()  # long enough to shrink
+        assert fits["avx2"].n_iter_.max() > np.bincount(y).max()  # long enough to shrink
     if cache_dtype == "float64":
-        ck.check_svm(fast, X, y)
+        ck.check_svm(fits["avx2"], X, y)
+
+
+def test_the_avx512_scans_are_used_where_the_cpu_has_them():
+    """The default: AVX-512 where the CPU has it (F and DQ, per /proc/cpuinfo
+    on Linux), never without AVX2."""
+    from kgeo import _solver
+
+    assert set_scans("avx512") == _solver._use_avx512_scans(True)
+    try:
+        set_scans("portable")
+        assert not _solver._use_avx512_scans(True)  # not without AVX2
+    finally:
+        set_scans("avx512")
+    try:
+        with open("/proc/cpuinfo") as info:
+            flags = next((line.split(":", 1)[1].split() for line in info
+                          if line.startswith("flags")), None)
+    except OSError:
+        flags = None
+    if flags is None:
+        pytest.skip("no /proc/cpuinfo flags to compare with")
+    expected = {"avx2", "avx512f", "avx512dq"} <= set(flags)
+    assert _solver._use_avx512_scans(True) == expected
 
 
 @pytest.mark.parametrize("kernel,C,shrinking", [("ngd", 50.0, False), ("linear", 0.2, True)])
@@ -677,21 +717,20 @@ def test_block_extrema_find_the_variables_a_plain_search_finds(kernel, C, shrink
     params = dict(kernel=kernel, C=C, shrinking=shrinking, n_jobs=1)
     fits = {}
     for blocks in (True, False):
-        for avx2 in (True, False):
+        for copy in ("avx512", "avx2", "portable"):
             before = _solver._use_scan_blocks(blocks)
-            _solver._use_avx2_scans(avx2)
             try:
-                fits[blocks, avx2] = kgeo.SVM(**params).fit(X, y)
+                fits[blocks, copy] = fit_with_scans(copy, X, y, **params)
             finally:
                 _solver._use_scan_blocks(before)
-                _solver._use_avx2_scans(True)
     for key, fit in fits.items():
-        assert_identical(fit, fits[False, False])
+        if fit is not None:
+            assert_identical(fit, fits[False, "portable"])
     assert np.bincount(y).min() == 64
-    assert fits[True, True].n_iter_.min() > 200  # many selections per pair
+    assert fits[True, "portable"].n_iter_.min() > 200  # many selections per pair
     if shrinking:  # shrunk phases too: most variables end at C
-        assert fits[True, True].n_iter_.max() > 2000
-    ck.check_svm(fits[True, True], X, y)
+        assert fits[True, "portable"].n_iter_.max() > 2000
+    ck.check_svm(fits[True, "portable"], X, y)
 
 
 @pytest.mark.parametrize("verbose", [0, 1])
