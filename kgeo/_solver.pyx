@@ -506,7 +506,7 @@ cdef extern from *:
        in the same order, as the AVX2 copies above (the reductions' order
        aside, which does not change a maximum or a minimum), and the same
        scalar code for a segment's last 0-7 variables. On the Zen 5 this was
-       written on, the SMO's steps took 8-9 % less time than with AVX2. */
+       written on, the SMO's steps took 8-10 % less time than with AVX2. */
     #if KGEO_SMO_AVX512
     #define KGEO_AVX512 __attribute__((target("avx2,avx512f,avx512dq")))
 
@@ -863,9 +863,9 @@ def _sweep_slab_max_bytes(intp_t n):
 
 def _use_avx2_scans(bint wanted=True):
     """Run the SMO scans (and the sweep's scatter) in AVX2 where the CPU has
-    it (the default), or not.
+    it (the default), or all in portable C (no AVX-512 copies either).
 
-    Both copies give the same bits; tests switch to check that. Returns
+    All copies give the same bits; tests switch to check that. Returns
     whether the AVX2 copies are now in use.
     """
     return bool(smo_set_avx2(wanted))
@@ -1793,7 +1793,7 @@ cdef struct Segment:
 cdef inline void segments(Pair* P, Segment* s, Segment* t) noexcept nogil:
     if P.active_size == P.l:
         # Every variable active (no shrinking yet, or shrinking off): the
-        # contiguous layout that the AVX2 scans run on.
+        # contiguous layout that the vector scans run on.
         s.offset = 0
         s.idx = NULL
         s.n = P.n_s
