@@ -108,11 +108,12 @@ def smo_alone(params, X, y):
     A first solve keeps every block it makes (``retire_enabled`` off, a
     budget of the whole Gram). Then each class pair is solved twice more
     in one thread from that cache, and the second solve is timed: it
-    computes no kernel value (checked) and finds its rows where the first
-    left them, in the processor's caches as far as they fit, with no second
-    thread sharing them. So this is a lower bound on what the fit's SMO
-    steps cost beyond its kernel values, to compare with the floor's
-    kernel values computed in one thread.
+    computes no kernel block (checked; only each pair's diagonal, one
+    value per variable) and finds its rows where the first left them, in
+    the processor's caches as far as they fit, with no second thread
+    sharing them. So this is a lower bound on what the fit's SMO steps
+    cost beyond its kernel values, to compare with the floor's kernel
+    values computed in one thread.
     """
     import kgeo
 
@@ -123,7 +124,6 @@ def smo_alone(params, X, y):
         def _solve_pairs(self, cache, pairs, class_weight):
             cache.retire_enabled = False
             solutions = super()._solve_pairs(cache, pairs, class_weight)
-            cache.sweep_enabled = False  # every block is there already
             self.n_jobs = 1  # this throwaway model's pairs, one at a time, like the floor below
             computed = cache.stats()["values_computed"]
             seconds = 0.0

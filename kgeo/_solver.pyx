@@ -124,9 +124,10 @@ cdef extern from *:
     #else
     #  define KGEO_SMO_AVX2 0
     #endif
-    /* _mm512_reduce_max_pd and friends: GCC 7, clang 4. */
-    #if KGEO_SMO_AVX2 && ((defined(__clang__) && __clang_major__ >= 4) \
-                          || (!defined(__clang__) && __GNUC__ >= 7))
+    /* _mm512_reduce_max_pd and friends: GCC 7, clang 4 (Apple's clang 9);
+       "avx512vbmi2" in __builtin_cpu_supports: GCC 8, clang 7. */
+    #if KGEO_SMO_AVX2 && ((defined(__clang__) && __clang_major__ >= 9) \
+                          || (!defined(__clang__) && __GNUC__ >= 8))
     #  define KGEO_SMO_AVX512 1
     #else
     #  define KGEO_SMO_AVX512 0
@@ -139,14 +140,20 @@ cdef extern from *:
 
     /* Whether the AVX2 copies run: asked for, and the CPU has AVX2; the
        AVX-512 copies run where AVX2 does, the CPU has AVX-512 (F and DQ)
-       and they are not turned off. Returns the AVX2 setting in force. */
+       and runs it at full clock, and they are not turned off. Their gain
+       was measured on an AMD Zen 5; AMD's Zen 4 and 5 do not lower a
+       core's clock for 512-bit vectors, Intel's cores before Ice Lake do
+       (which would slow the kernel rows the same threads compute), Ice
+       Lake and later (the ones with VBMI2) far less. Returns the AVX2
+       setting in force. */
     static int kgeo_smo_set_avx2(int wanted) {
     #if KGEO_SMO_AVX2
         __builtin_cpu_init();
         kgeo_smo_use_avx2 = wanted && __builtin_cpu_supports("avx2");
     #  if KGEO_SMO_AVX512
         kgeo_smo_use_avx512 = kgeo_smo_use_avx2 && kgeo_smo_want_avx512
-            && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+            && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
+            && (__builtin_cpu_is("amd") || __builtin_cpu_supports("avx512vbmi2"));
     #  endif
     #else
         kgeo_smo_use_avx2 = 0;
@@ -196,7 +203,7 @@ cdef extern from *:
 
     /* Ask for the line KGEO_PREFETCH_BYTES past value k of the block K of n
        values, when value k starts a new 64 bytes and that line is inside K
-       (scans advance k by 4). */
+       (scans advance k by 4 or 8). */
     KGEO_INLINE void kgeo_prefetch_ahead(const void *K, ptrdiff_t k, ptrdiff_t n,
                                          int single) {
         ptrdiff_t size = single ? (ptrdiff_t)sizeof(float) : (ptrdiff_t)sizeof(double);
@@ -506,7 +513,11 @@ cdef extern from *:
        in the same order, as the AVX2 copies above (the reductions' order
        aside, which does not change a maximum or a minimum), and the same
        scalar code for a segment's last 0-7 variables. On the Zen 5 this was
-       written on, the SMO's steps took 8-10 % less time than with AVX2. */
+       written on, the SMO's steps took 8-10 % less time than with AVX2. The
+       avx512f target also enables FMA: like the arccos, these copies rely
+       on setup.py's -ffp-contract=off to keep each product and sum rounded
+       apart (a build without it gives other bits, which the tests that fit
+       with every copy would catch). */
     #if KGEO_SMO_AVX512
     #define KGEO_AVX512 __attribute__((target("avx2,avx512f,avx512dq")))
 
@@ -1033,10 +1044,12 @@ cdef class KernelRowCache:
         are the same bits either way: tests turn it off to check that.
     retire_enabled : bool
         Whether a solved pair frees the blocks no later pair can use
-        (``retire_pair``); True by default. Turned off, blocks leave only
-        when the budget needs room, so that with a budget of the whole
-        kernel matrix the pairs can be solved again from the cache alone:
-        the benchmarks time the SMO without kernel work that way.
+        (``retire_pair``); True by default. Turned off (before the pairs
+        are solved), blocks leave only when the budget needs room and no
+        pair's cross blocks are swept ahead, so that with a budget of the
+        whole kernel matrix the pairs can be solved again from the cache
+        alone: the benchmarks time the SMO without kernel work that way.
+        Solved pairs are counted either way, again when solved again.
     """
     cdef Kernel kernel
     cdef PostingIndex index
@@ -1362,7 +1375,10 @@ cdef class KernelRowCache:
         cdef bint ok = True, worth, allocated = False
         cdef timespec started, finished
         lock_acquire(&self.lock)
-        worth = (self.sweep_enabled and self.cross_values > 0
+        # Not without retiring: a slab is freed with its last block, which
+        # only retire_pair makes prompt; under the LRU order alone, slabs
+        # partly evicted would hold memory beyond the budget.
+        worth = (self.sweep_enabled and self.retire_enabled and self.cross_values > 0
                  and 2 * self.cross_values_used >= self.cross_values
                  and 2 * n_s * n_t <= self.budget // SWEEP_BUDGET_SHARE)
         if worth and in_slab and capacity == self.slab_bytes and self.n_spare > 0:
