@@ -886,8 +886,9 @@ _use_avx2_scans(True)
 
 
 def _use_avx512_scans(bint wanted=True):
-    """Run the costliest SMO scans in AVX-512 where the CPU has it and the
-    AVX2 copies run (the default), or in AVX2.
+    """Run the costliest SMO scans in AVX-512 where the AVX2 copies run and
+    the CPU has AVX-512 at full clock (AMD's, or Intel's with VBMI2; the
+    default), or in AVX2.
 
     All copies give the same bits; tests switch to check that. Returns
     whether the AVX-512 copies are now in use.
