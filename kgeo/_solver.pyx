@@ -517,7 +517,10 @@ cdef extern from *:
        avx512f target also enables FMA: like the arccos, these copies rely
        on setup.py's -ffp-contract=off to keep each product and sum rounded
        apart (a build without it gives other bits, which the tests that fit
-       with every copy would catch). */
+       with every copy would catch). A copy rather than one source for both
+       widths: every intrinsic differs, and the blends take their masks
+       differently; a macro template would hide the per-lane arithmetic
+       that the same-bits argument is about. */
     #if KGEO_SMO_AVX512
     #define KGEO_AVX512 __attribute__((target("avx2,avx512f,avx512dq")))
 
