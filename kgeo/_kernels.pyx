@@ -294,8 +294,12 @@ cdef intp_t PREFETCH_WORDS = 16
 
 
 # Bhattacharyya coefficients above this get their gap 1 - c from the rows'
-# difference (the arccos error of the rounded gap stays below ~1e-12 under it);
-# so do NED's and RBF's squared distances below 1 - NEAR_ONE of |x|^2 + |y|^2.
+# difference; so do NED's and RBF's squared distances below 1 - NEAR_ONE of
+# |x|^2 + |y|^2. Under it, c as summed carries its rounding, about sqrt(n) ulp
+# for n shared words, and the angle arccos(c) multiplies it by at most
+# 1 / sqrt(1 - NEAR_ONE^2) = 71: an NGD value's absolute error is then about
+# 2e-13 for a thousand shared words, 2e-12 for 10^5 (measured against a
+# long-double reference; a document rarely shares more than a few thousand).
 cdef float64_t NEAR_ONE = 0.9999
 
 

@@ -18,7 +18,7 @@ from ._kernels import (
     kernel_matrix,
     sqrt_of_row_shares,
 )
-from ._validation import check_matrix, check_on_simplex, sparse_as_float64_csr
+from ._validation import check_matrix, check_on_simplex, check_positive, sparse_as_float64_csr
 
 __all__ = [
     "pairwise_kernels",
@@ -518,11 +518,6 @@ def _check_square(K):
     return (K + K.T) / 2, size
 
 
-def _check_tol(tol):
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real):
-        raise TypeError(f"tol must be a real number, got {tol!r} ({type(tol).__name__})")
-    if not (np.isfinite(tol) and tol >= 0):
-        raise ValueError(f"tol must be finite and >= 0, got {tol!r}")
 
 
 def _passes(eigenvalues, tol, size):
@@ -550,7 +545,7 @@ def is_positive_definite(K, tol=1e-8):
     -------
     bool
     """
-    _check_tol(tol)
+    tol = check_positive(tol, "tol", allow_zero=True)
     K, size = _check_square(K)
     return _passes(np.linalg.eigvalsh(K), tol, size)
 
@@ -575,7 +570,7 @@ def is_conditionally_positive_definite(K, tol=1e-8):
     -------
     bool
     """
-    _check_tol(tol)
+    tol = check_positive(tol, "tol", allow_zero=True)
     K, size = _check_square(K)
     # K is scaled to entries below 1 in magnitude, so neither these sums nor
     # the means overflow.

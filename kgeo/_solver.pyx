@@ -2426,6 +2426,19 @@ cdef float64_t intercept(Pair* P) noexcept nogil:
     return -(upper + lower) / 2
 
 
+def libsvm_iteration_cap(l):
+    """SMO iterations libsvm allows a problem of l variables: max(10**7, 100 l).
+
+    Where the kernel cannot separate the classes, SMO's iterations grow in
+    proportion to C times the kernel's scale (X scaled by s is the linear
+    kernel times s**2, the SVM of C times s**2): six points took 2.7
+    million iterations scaled by 1e3, 270 million by 1e4, and each
+    iteration costs O(l). libsvm (svm.cpp, since 3.18) stops at this cap
+    with a warning rather than run for hours; ``max_iter=-1`` does the same.
+    """
+    return max(10_000_000, 100 * int(l))
+
+
 def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
                float64_t C_s, float64_t C_t, float64_t tol, shrinking,
                int64_t max_iter):
@@ -2447,7 +2460,8 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
         True: a shrinking pass every min(l, 1000) iterations (libsvm's
         schedule); "auto": the same, starting after 2 l iterations.
     max_iter : int
-        Iteration limit, -1 for none.
+        Iteration limit; -1 for libsvm's own, ``max(10**7, 100 l)`` with l
+        the pair's size (``libsvm_iteration_cap``).
 
     Returns
     -------
@@ -2518,6 +2532,8 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
     cdef int status
     cdef int shrink_mode = SHRINK_AUTO if shrinking == "auto" else (
         SHRINK_ON if shrinking else SHRINK_OFF)
+    if max_iter < 0:
+        max_iter = libsvm_iteration_cap(l)
     cdef float64_t b, objective = 0.0
     with nogil:
         for k in range(l):

@@ -38,12 +38,13 @@ from ._pairwise import (centred, fits_unmoved, overflow_message, prepare_rows,
 from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp_threads,
                       one_vs_one_coefficients, one_vs_one_votes, solve_pair)
 from ._validation import (check_kernel_matrix, check_labels, check_matrix, check_on_simplex,
-                          check_positive, checked_accuracy)
+                          check_positive, check_real, checked_accuracy)
 from .exceptions import ConvergenceWarning, sklearn_compatible
 
 __all__ = ["SVM"]
 
-# max_iter above this (the solver counts in int64) means no limit in practice.
+# max_iter above this (the solver counts in int64) means no limit in practice;
+# -1 reaches the solver as is, which then applies libsvm's cap per pair.
 _MAX_ITER_CAP = np.iinfo(np.int64).max
 
 logger = logging.getLogger(__name__)
@@ -167,9 +168,11 @@ class SVM(EstimatorMixin):
     C : float, default=1.0
         Box bound of the dual variables (the penalty of slack). Where the
         kernel cannot separate the classes, SMO (here as in libsvm) needs a
-        number of iterations that grows in proportion to C: 6.1 million
-        (3.6 s) for six points at C = 1e6, 10x more per decade. For very
-        large C set ``max_iter``; Ctrl-C stops a fit within a second.
+        number of iterations that grows in proportion to C times the
+        kernel's scale: 6.1 million (3.6 s) for six points at C = 1e6, 10x
+        more per decade, and as many for X scaled by 1e3 with the linear
+        kernel (the kernel times 1e6). ``max_iter=-1`` stops such a fit at
+        libsvm's cap, with a warning; Ctrl-C stops a fit within a second.
     shift : float, default=0.0
         Constant added to the kernel. By Proposition 3 of Zhang, Chen & Lee
         (2005) it changes nothing but rounding: ``ngd`` and ``ngd+pi`` give
@@ -233,8 +236,10 @@ class SVM(EstimatorMixin):
     class_weight : dict, "balanced" or None, default=None
         Multiply C by a weight per class.
     max_iter : int, default=-1
-        SMO iterations per class pair; -1 for no limit. Reaching it warns
-        with a ``ConvergenceWarning``.
+        SMO iterations per class pair; -1 for libsvm's limit, ``max(10**7,
+        100 l)`` for a pair of l samples (pass a larger number, such as
+        10**18, for no limit). Reaching it warns with a
+        ``ConvergenceWarning``.
     decision_function_shape : {"ovr", "ovo"}, default="ovr"
         Shape of ``decision_function`` for more than two classes.
     n_jobs : int, default=None
@@ -343,7 +348,8 @@ class SVM(EstimatorMixin):
                 f"shrinking must be True, False or 'auto', got {self.shrinking!r}")
         if (isinstance(self.max_iter, bool) or not isinstance(self.max_iter, numbers.Integral)
                 or (self.max_iter < 0 and self.max_iter != -1)):
-            raise ValueError(f"max_iter must be -1 (no limit) or an integer >= 0, got {self.max_iter!r}")
+            raise ValueError(f"max_iter must be -1 (libsvm's limit) or an integer >= 0, got "
+                             f"{self.max_iter!r}")
         if not (isinstance(self.decision_function_shape, str)
                 and self.decision_function_shape in ("ovr", "ovo")):
             raise ValueError(
@@ -367,10 +373,11 @@ class SVM(EstimatorMixin):
                         f"gamma must be 'scale', 'auto' or a float > 0, got {self.gamma!r}")
             else:
                 check_positive(self.gamma, "gamma")
-        if "coef0" not in used and (isinstance(self.coef0, bool)
-                                    or not isinstance(self.coef0, numbers.Real)
-                                    or not np.isfinite(self.coef0)):
-            raise ValueError(f"coef0 must be a finite real number, got {self.coef0!r}")
+        if "coef0" not in used:
+            try:
+                check_real(self.coef0, "coef0")
+            except TypeError as error:  # a ValueError, as for the kernels that read it
+                raise ValueError(str(error)) from None
         if "degree" not in used and (isinstance(self.degree, bool)
                                      or not isinstance(self.degree, numbers.Real)
                                      or (isinstance(self.degree, float)
@@ -497,7 +504,7 @@ class SVM(EstimatorMixin):
         self.classes_ = classes
         class_weight = self._class_weights(counts)
         with np.errstate(over="ignore", under="ignore"):
-            box = self.C * class_weight
+            box = float(self.C) * class_weight  # float: C may be a Fraction
         if not np.all(np.isfinite(box) & (box > 0)):
             bad = int(np.flatnonzero(~(np.isfinite(box) & (box > 0)))[0])
             raise ValueError(
@@ -564,11 +571,21 @@ class SVM(EstimatorMixin):
                 f"in float64, or its gap, down to the gradient's rounding, no longer falls; "
                 f"tol is below what this problem can resolve; use a larger tol",
                 sklearn_compatible(ConvergenceWarning), stacklevel=3)
-        if unconverged:
+        if unconverged and self.max_iter == -1:
+            first = next(p for p, solution in enumerate(solutions)
+                         if solution[4] == MAX_ITER_REACHED)
+            warnings.warn(
+                f"SMO reached libsvm's iteration limit (max_iter=-1: max(10**7, 100 l) for a "
+                f"pair of l samples, {n_iter[first]} for {unconverged[0]}) before "
+                f"tol={self.tol} for {len(unconverged)} of {n_pairs} class pair(s): SMO's "
+                f"iterations grow with C times the kernel's scale, here C={self.C!r} with "
+                f"kernel {self.kernel!r}; lower C, scale X (or gamma, coef0) down, or pass "
+                f"a larger max_iter", sklearn_compatible(ConvergenceWarning), stacklevel=3)
+        elif unconverged:
             warnings.warn(
                 f"SMO reached max_iter={self.max_iter} before tol={self.tol} for "
                 f"{len(unconverged)} of {n_pairs} class pair(s), first {unconverged[0]}; "
-                f"increase max_iter (-1 for no limit) or tol",
+                f"increase max_iter or tol",
                 sklearn_compatible(ConvergenceWarning), stacklevel=3)
 
         self._set_support(X, X_checked, order, class_start, alphas, pairs)
@@ -640,8 +657,8 @@ class SVM(EstimatorMixin):
         """
         def solve(pair):
             s, t = pair
-            solution = solve_pair(cache, s, t, self.C * class_weight[s],
-                                  self.C * class_weight[t], float(self.tol),
+            solution = solve_pair(cache, s, t, float(self.C) * class_weight[s],
+                                  float(self.C) * class_weight[t], float(self.tol),
                                   self.shrinking if isinstance(self.shrinking, str)
                                   else bool(self.shrinking),
                                   min(int(self.max_iter), _MAX_ITER_CAP))
@@ -931,6 +948,12 @@ class SVM(EstimatorMixin):
             ``classes_[1]``), else (n_samples, n_classes) with
             ``decision_function_shape="ovr"`` or (n_samples, n_pairs) with
             ``"ovo"`` (positive for the first class of the pair).
+
+        Notes
+        -----
+        The values are as computed, rounding included; ``predict`` counts a
+        value within ``1e-12 (|b| + sum|coef| max|K|)`` of zero as zero (see
+        its Notes), so on a boundary its class may differ from this sign.
         """
         shape = self.decision_function_shape
         if not (isinstance(shape, str) and shape in ("ovr", "ovo")):
@@ -961,6 +984,18 @@ class SVM(EstimatorMixin):
         Returns
         -------
         y : ndarray of shape (n_samples,)
+
+        Notes
+        -----
+        A pair's decision value within its rounding of zero, ``|d| <= 1e-12
+        (|b| + sum|coef| max|K|)`` (the largest kernel value of the sample
+        against the support vectors), votes as an exact zero does in libsvm:
+        for the pair's second class. So a sample on a boundary gets the same
+        class from a model trained with ``K`` or ``K + beta`` (Proposition 3),
+        whichever way rounding tips its decision value; there ``predict``
+        may differ from the sign of ``decision_function``, which returns the
+        value as computed (a binary model's value of -8e-16 next to ``|b| +
+        sum|coef|`` of order 1 predicts ``classes_[1]``).
         """
         n_samples, classes, chunks = self._decision_chunks(X)
         winners = np.empty(n_samples, dtype=np.intp)

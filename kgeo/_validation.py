@@ -8,6 +8,7 @@ manifold kernels) non-negative rows with some mass.
 import decimal
 import math
 import numbers
+import reprlib
 import warnings
 
 import numpy as np
@@ -488,12 +489,34 @@ def checked_accuracy(y_true, y_pred):
     return float(np.mean(y_pred == y_true))
 
 
+def _short_repr(value):
+    """repr shortened for messages: 2**2000 has 603 digits."""
+    return reprlib.repr(value)
+
+
+def check_real(value, name, *, requirement="a finite real number"):
+    """Return ``value`` as a finite float, or raise naming ``name``.
+
+    Any ``numbers.Real`` but bool is accepted (``Fraction``, NumPy scalars);
+    an integer beyond float64's range raises ``ValueError``, where ``float``
+    would raise ``OverflowError``.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {_short_repr(value)} "
+                        f"({type(value).__name__})")
+    try:
+        as_float = float(value)
+    except OverflowError:
+        as_float = math.inf
+    if not math.isfinite(as_float):
+        raise ValueError(f"{name} must be {requirement}, got {_short_repr(value)}")
+    return as_float
+
+
 def check_positive(value, name, *, allow_zero=False):
     """Return ``value`` as a float, or raise if it is not a finite positive number."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
-    value = float(value)
-    if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be finite and {bound}, got {value!r}")
+    requirement = f"finite and {'>= 0' if allow_zero else '> 0'}"
+    value = check_real(value, name, requirement=requirement)
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{name} must be {requirement}, got {value!r}")
     return value

@@ -294,6 +294,20 @@ BAD_INPUTS = [
     ("cache-zero", "fitted(cache_size=0)", ValueError, r"cache_size must be finite and > 0, got 0\.0"),
     ("cache-negative", "fitted(cache_size=-200)", ValueError,
      r"cache_size must be finite and > 0, got -200\.0"),
+    # integers beyond float64: float() raises OverflowError, not a ValueError
+    *[(f"{name}-beyond-float64", f"fitted({name}=2**2000)", ValueError,
+       rf"{name} must be finite and > 0, got 114813069527425452\.\.\.3762184851149029376$")
+      for name in ("C", "tol", "cache_size")],
+    ("class-weight-beyond-float64", "fitted(class_weight={1: 2**2000})", ValueError,
+     r"class_weight\[1\] must be finite and > 0, got 1148130695"),
+    ("unused-gamma-beyond-float64", "fitted(kernel='linear', gamma=2**2000)", ValueError,
+     r"gamma must be finite and > 0, got 1148130695"),
+    ("unused-coef0-beyond-float64", "fitted(kernel='linear', coef0=2**2000)", ValueError,
+     r"coef0 must be a finite real number, got 1148130695"),
+    ("unused-coef0-str", "fitted(kernel='linear', coef0='1')", ValueError,
+     r"coef0 must be a real number, got '1' \(str\)"),
+    ("pd-tol-beyond-float64", "kgeo.is_positive_definite(np.eye(2), tol=2**2000)", ValueError,
+     r"tol must be finite and >= 0, got 1148130695"),
     ("unknown-kernel", "fitted(kernel='geodesic')", ValueError,
      rf"Unknown kernel 'geodesic'; known kernels: {KNOWN_KERNELS}"),
     ("kernel-none", "fitted(kernel=None)", ValueError, rf"Unknown kernel None; known kernels: {KNOWN_KERNELS}"),
@@ -417,6 +431,10 @@ ACCEPTED_INPUTS = [
     ("n_jobs-huge", "same_model_as_float64_csr(X, n_jobs=100_000)"),
     ("n_jobs-beyond-int64", "same_model_as_float64_csr(X, n_jobs=2**70)"),
     ("max_iter-beyond-int64", "same_model_as_float64_csr(X, max_iter=10**30)"),
+    # a Fraction is a numbers.Real: C * class_weight made an object array
+    ("C-fraction", "same_model_as_float64_csr(X, C=Fraction(1, 1))"),
+    ("tol-fraction", "same_model_as_float64_csr(X, tol=Fraction(1, 1000))"),
+    ("pd-tol-fraction", "kgeo.is_positive_definite(np.eye(2), tol=Fraction(1, 10**9))"),
 ]
 
 
@@ -749,6 +767,31 @@ def test_huge_C_on_inseparable_classes_stops_at_max_iter(tmp_path):
         iterations = [kgeo.SVM(kernel="linear", C=C).fit(X, y).n_iter_[0] for C in (1e2, 1e3, 1e4)]
         assert 9 < iterations[1] / iterations[0] < 11 and 9 < iterations[2] / iterations[1] < 11
     """, timeout=60)
+
+
+def test_data_of_a_huge_scale_stops_at_libsvms_iteration_limit(tmp_path):
+    # X scaled by s is the linear kernel times s**2, the SVM of C s**2: at
+    # X * 1e5 SMO would need about 3e10 iterations (hours). max_iter=-1
+    # stops each pair at libsvm's limit, max(10**7, 100 l), with a warning
+    # saying why; an explicit max_iter is not capped by it.
+    _assert_child_ok(tmp_path, """
+        import warnings
+        from kgeo._solver import libsvm_iteration_cap
+        assert libsvm_iteration_cap(6) == 10**7 and libsvm_iteration_cap(200_000) == 2 * 10**7
+        Xb = np.array([[3., 1], [1, 3], [2, 2], [3, 2], [2, 3], [1, 1]]) * 1e5
+        yb = [0, 1, 0, 1, 0, 1]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = kgeo.SVM(kernel="linear").fit(Xb, yb)
+        assert model.n_iter_.tolist() == [10**7]
+        messages = [str(w.message) for w in caught]
+        assert any("libsvm's iteration limit (max_iter=-1" in m and "C=1.0" in m
+                   and "scale X" in m for m in messages), messages
+        assert np.all(np.isfinite(model.decision_function(Xb)))
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            assert kgeo.SVM(kernel="linear", max_iter=10**7 + 3).fit(Xb, yb).n_iter_[0] == 10**7 + 3
+    """, timeout=120)
 
 
 def test_huge_cache_size_is_clamped_or_refused_clearly():
