@@ -518,8 +518,6 @@ def _check_square(K):
     return (K + K.T) / 2, size
 
 
-
-
 def _passes(eigenvalues, tol, size):
     # Rounding in eigvalsh (and in the centring of the cpd check) is relative
     # to the matrix's scale, so the allowance is too: no floor of 1, which made

@@ -578,7 +578,7 @@ class SVM(EstimatorMixin):
                 f"SMO reached libsvm's iteration limit (max_iter=-1: max(10**7, 100 l) for a "
                 f"pair of l samples, {n_iter[first]} for {unconverged[0]}) before "
                 f"tol={self.tol} for {len(unconverged)} of {n_pairs} class pair(s): SMO's "
-                f"iterations grow with C times the kernel's scale, here C={self.C!r} with "
+                f"iterations grow with C times the kernel's scale, here C={float(self.C)!r} with "
                 f"kernel {self.kernel!r}; lower C, scale X (or gamma, coef0) down, or pass "
                 f"a larger max_iter", sklearn_compatible(ConvergenceWarning), stacklevel=3)
         elif unconverged:

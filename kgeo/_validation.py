@@ -506,10 +506,11 @@ def check_real(value, name, *, requirement="a finite real number"):
                         f"({type(value).__name__})")
     try:
         as_float = float(value)
+        shown = repr(as_float)
     except OverflowError:
-        as_float = math.inf
+        as_float, shown = math.inf, _short_repr(value)
     if not math.isfinite(as_float):
-        raise ValueError(f"{name} must be {requirement}, got {_short_repr(value)}")
+        raise ValueError(f"{name} must be {requirement}, got {shown}")
     return as_float
 
 
