@@ -34,11 +34,31 @@ cdef class PostingIndex:
     cdef readonly object arrays
 
 
+# One-way flags (0, then 1 for good) that several threads set and read
+# without a lock: a kernel's ``overflowed``, the row cache's stop request.
+# Relaxed atomics: plain accesses from two threads are a data race (undefined
+# behaviour in C; ThreadSanitizer reported both flags), and a loop could keep
+# a plain flag in a register. Nothing else is published through them, so
+# they need no ordering.
+cdef extern from *:
+    """
+    #if defined(__GNUC__)
+    static inline void kgeo_flag_raise(int *flag) { __atomic_store_n(flag, 1, __ATOMIC_RELAXED); }
+    static inline int kgeo_flag_raised(int *flag) { return __atomic_load_n(flag, __ATOMIC_RELAXED); }
+    #else
+    static inline void kgeo_flag_raise(int *flag) { *(volatile int *)flag = 1; }
+    static inline int kgeo_flag_raised(int *flag) { return *(volatile int *)flag; }
+    #endif
+    """
+    void flag_raise "kgeo_flag_raise"(bint* flag) noexcept nogil
+    bint flag_raised "kgeo_flag_raised"(bint* flag) noexcept nogil
+
+
 cdef class Kernel:
     cdef readonly bint on_simplex         # rows are mapped to sqrt(x / sum(x)) first
     cdef readonly bint geodesic           # a function of the angle arccos(<x, y>)
     cdef readonly float64_t shift         # constant added to every value
-    cdef readonly bint overflowed         # some value came out beyond float64 (see poly)
+    cdef readonly bint overflowed         # some value came out beyond float64 (see poly); a flag
     cdef readonly bint precomputed        # a PrecomputedKernel: values read, not computed
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,

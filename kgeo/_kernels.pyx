@@ -604,7 +604,7 @@ cdef class PolynomialKernel(Kernel):
             dots[j] = 0.0
         if overflow:
             # Threads only ever set it: which one writes first does not matter.
-            self.overflowed = True
+            flag_raise(&self.overflowed)
         return 0
 
 

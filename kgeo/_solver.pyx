@@ -32,7 +32,8 @@ import threading
 
 import numpy as np
 
-from kgeo._kernels cimport Kernel, PostingIndex, RowSet, kernel_block_row, kernel_self
+from kgeo._kernels cimport (Kernel, PostingIndex, RowSet, flag_raise, flag_raised,
+                            kernel_block_row, kernel_self)
 from kgeo._typedefs cimport float32_t, float64_t, int32_t, int64_t, intp_t
 
 # The row cache's lock. Its critical sections are a few pointer updates, and
@@ -1105,7 +1106,7 @@ cdef class KernelRowCache:
     cdef int64_t cross_values, cross_values_used
     cdef public bint sweep_enabled  # whether sweep_cross may run (tests turn it off)
     cdef public bint retire_enabled  # whether retire_pair frees dead blocks
-    cdef int stop_requested
+    cdef bint stop_requested  # a one-way flag (flag_raise, flag_raised)
 
     def __cinit__(self, Kernel kernel, PostingIndex index, int64_t budget_bytes,
                   bint single=False, int n_threads=1):
@@ -1412,7 +1413,7 @@ cdef class KernelRowCache:
         # all afterwards read them back from L3 or memory: on a loaded
         # machine that took a fifth of the sweep.
         while ok and n_made < n_s:
-            if n_made % SIGNAL_CHECK_EVERY == 0 and self.stop_requested:
+            if n_made % SIGNAL_CHECK_EVERY == 0 and flag_raised(&self.stop_requested):
                 ok = False
                 break
             blocks_s[n_made] = ((slab + (n_t * n_s + n_made * n_t) * self.value_bytes)
@@ -1682,7 +1683,7 @@ cdef class KernelRowCache:
 
     def request_stop(self):
         """Make every solver using this cache raise KeyboardInterrupt soon."""
-        self.stop_requested = 1
+        flag_raise(&self.stop_requested)
 
     def live_slabs(self):
         """How many sweeps' slabs are still allocated (none once every pair
@@ -1915,10 +1916,10 @@ cdef int check_signals(KernelRowCache cache, Pair* P) except -1 nogil:
     if P.signals_here:
         with gil:
             PyErr_CheckSignals()
-    if cache.stop_requested:
+    if flag_raised(&cache.stop_requested):
         with gil:
             raise KeyboardInterrupt("fit interrupted")
-    if cache.kernel.overflowed:
+    if flag_raised(&cache.kernel.overflowed):
         # inf in the rows would end in NaN gradients or a solution of
         # nothing; the caller names the kernel and its parameters.
         with gil:
