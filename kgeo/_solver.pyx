@@ -2434,7 +2434,7 @@ def libsvm_iteration_cap(l):
     proportion to C times the kernel's scale (X scaled by s is the linear
     kernel times s**2, the SVM of C times s**2): six points took 2.7
     million iterations scaled by 1e3, 270 million by 1e4, and each
-    iteration costs O(l). libsvm (svm.cpp, since 3.18) stops at this cap
+    iteration costs O(l). libsvm's own solver (svm.cpp) stops at this cap
     with a warning rather than run for hours; ``max_iter=-1`` does the same.
     """
     return max(10_000_000, 100 * int(l))

@@ -170,9 +170,10 @@ class SVM(EstimatorMixin):
         kernel cannot separate the classes, SMO (here as in libsvm) needs a
         number of iterations that grows in proportion to C times the
         kernel's scale: 6.1 million (3.6 s) for six points at C = 1e6, 10x
-        more per decade, and as many for X scaled by 1e3 with the linear
-        kernel (the kernel times 1e6). ``max_iter=-1`` stops such a fit at
-        libsvm's cap, with a warning; Ctrl-C stops a fit within a second.
+        more per decade; scaling X by 1e3 does the same with the linear
+        kernel (the kernel times 1e6: 2.7 million for six other points).
+        ``max_iter=-1`` stops such a fit at libsvm's cap, with a warning;
+        Ctrl-C stops a fit within a second.
     shift : float, default=0.0
         Constant added to the kernel. By Proposition 3 of Zhang, Chen & Lee
         (2005) it changes nothing but rounding: ``ngd`` and ``ngd+pi`` give

@@ -771,7 +771,7 @@ def test_huge_C_on_inseparable_classes_stops_at_max_iter(tmp_path):
 
 def test_data_of_a_huge_scale_stops_at_libsvms_iteration_limit(tmp_path):
     # X scaled by s is the linear kernel times s**2, the SVM of C s**2: at
-    # X * 1e5 SMO would need about 3e10 iterations (hours). max_iter=-1
+    # X * 1e5 SMO would need about 3e10 iterations (half an hour). max_iter=-1
     # stops each pair at libsvm's limit, max(10**7, 100 l), with a warning
     # saying why; an explicit max_iter is not capped by it.
     _assert_child_ok(tmp_path, """
