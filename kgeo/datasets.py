@@ -27,6 +27,7 @@ import numbers
 import os
 import posixpath
 import re
+import reprlib
 import tarfile
 import tempfile
 import urllib.error
@@ -330,6 +331,18 @@ def _require_exists(path, what):
         raise DatasetNotFoundError(f"{what}: {str(path)!r} does not exist")
 
 
+_INT64 = np.iinfo(np.int64)
+
+
+def _document_id(text):
+    """A document or query number as an int in int64's range (the id arrays'
+    type); ValueError otherwise."""
+    value = int(text)
+    if not _INT64.min <= value <= _INT64.max:
+        raise ValueError(f"id {value} does not fit in int64")
+    return value
+
+
 class _TailReader:
     """A read-only stream that remembers its last bytes.
 
@@ -442,7 +455,10 @@ def _scan_tar(archive, select):
     regular member names (cheap: names come with the headers anyway). The
     archive is decompressed once, front to back (tarfile's stream mode), which
     is what makes the 18,846-member 20 Newsgroups archive load in about a
-    second; a damaged or truncated archive is an error, never a shorter corpus.
+    second; a damaged or truncated archive is an error, never a shorter corpus,
+    with one exception that tar itself shares: in an uncompressed archive,
+    zeros over two or more whole header blocks read as the end-of-archive
+    marker (compressed archives fail their checksum instead).
 
     A wanted link (hard or symbolic) gets the bytes of the file it points
     at, as a folder would: from the members kept so far, or, when its
@@ -671,7 +687,9 @@ def _warn_other_universities(where, others):
 def _check_ordered(values, name):
     # A set's order changes from run to run (string hashing is salted): class
     # numbers, columns and document order would too.
-    if isinstance(values, collections.abc.Set):
+    # dict.keys() is a Set too, but keeps insertion order.
+    if (isinstance(values, collections.abc.Set)
+            and not isinstance(values, collections.abc.KeysView)):
         raise TypeError(f"{name} must be an ordered sequence such as a list, got a "
                         f"{type(values).__name__}, whose order changes from run to run")
 
@@ -813,7 +831,10 @@ def _sgml_unescape(text):
     def repl(m):
         if m.group(2):
             return _SGML_NAMED[m.group(2)]
-        code = int(m.group(1))
+        digits = m.group(1).lstrip("0")
+        if len(digits) > 7:  # beyond U+10FFFF; and int() refuses 4,300 digits or more
+            return ""
+        code = int(digits or "0")
         if code < 32 and code not in (9, 10, 13) or 127 <= code < 160:
             return ""
         # Surrogates (U+D800-U+DFFF) are no characters: one alone cannot even be encoded.
@@ -859,11 +880,11 @@ def _parse_reuters_file(text, filename):
         title = _sgml_unescape(title).strip()
         body = _sgml_unescape(body).strip()
         try:
-            newid = int(attrs.get("NEWID", ""))
+            newid = _document_id(attrs.get("NEWID", ""))
         except ValueError:
             raise ValueError(
-                f"{filename}: <REUTERS> element without an integer NEWID attribute "
-                f"(attributes {attrs})") from None
+                f"{filename}: <REUTERS> element without an integer NEWID attribute in "
+                f"int64's range (attributes {reprlib.repr(attrs)})") from None
         yield {
             "newid": newid,
             "topics_flag": attrs.get("TOPICS", ""),
@@ -1060,7 +1081,20 @@ def topics_to_indicator(topics, category_names=None, sparse=True, dtype=np.int8)
     ValueError
         If a document has a label missing from ``category_names``, or
         ``category_names`` repeats a name.
+    TypeError
+        If ``sparse`` is not a bool, ``dtype`` not a bool, integer or float
+        dtype, or a label or name not a str.
     """
+    if not isinstance(sparse, (bool, np.bool_)):
+        raise TypeError(f"sparse must be a bool, got {sparse!r}")
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be a NumPy dtype, got {dtype!r}") from None
+    if dtype.kind not in "biuf" or (sparse and dtype == np.float16):
+        raise TypeError(f"dtype must be a bool, integer or float dtype"
+                        f"{' other than float16 (scipy.sparse has none)' if sparse else ''}, "
+                        f"got {dtype}")
     if isinstance(topics, str):
         raise TypeError("topics must be a sequence of label lists, got a single str")
     if not hasattr(topics, "__iter__"):
@@ -1102,11 +1136,15 @@ def topics_to_indicator(topics, category_names=None, sparse=True, dtype=np.int8)
             rows.append(i)
             cols.append(j)
     shape = (len(topics), len(category_names))
+    if not sparse:
+        Y = np.zeros(shape, dtype=dtype)
+        Y[rows, cols] = 1
+        return Y, category_names
     Y = sp.csr_matrix((np.ones(len(rows), dtype=dtype), (np.array(rows, dtype=np.int64),
                                                           np.array(cols, dtype=np.int64))),
                       shape=shape, dtype=dtype)
     Y.sort_indices()
-    return (Y if sparse else Y.toarray()), category_names
+    return Y, category_names
 
 
 # ---------------------------------------------------------------------------
@@ -1123,7 +1161,10 @@ _SMART_FILES = {
     "med": ("MED.ALL", "MED.QRY", (("MED.REL", "trec"), ("MED.REL.OLD", "pairs"))),
 }
 _SMART_TAG = re.compile(r"\.([A-Z])(?:[ \t]+(\S+))?[ \t]*\Z")
-_SMART_RECORD_START = re.compile(r"\.I(?:[ \t]|\Z)")
+# '.I' then a blank, a digit or nothing: '.I2' is a record start with its
+# blank missing, not text (read as text, its record would be lost in the one
+# before); a line such as '.In' stays text.
+_SMART_RECORD_START = re.compile(r"\.I(?:[ \t\d]|\Z)")
 # Tags that, once a document's abstract has begun, are stray lines of the
 # abstract rather than new fields (CRAN document 240 has ".A" and ".B" lines
 # inside its abstract, documents 576 and 578 a second ".W").
@@ -1141,10 +1182,11 @@ def _parse_smart_records(text, what, fold_into_abstract):
             # Any '.I' line starts a record: a malformed one ('.I 2 extra')
             # would otherwise be read as text, and its record lost.
             try:
-                ids.append(int(m.group(2)))
+                ids.append(_document_id(m.group(2)))
             except (AttributeError, TypeError, ValueError):
                 raise ValueError(
-                    f"{what}: malformed record start {line!r}; expected '.I <number>'") from None
+                    f"{what}: malformed record start {reprlib.repr(line)}; expected '.I <number>' "
+                    f"with the number in int64's range") from None
             if ids[-1] in ids[:-1]:
                 raise ValueError(f"{what}: record .I {ids[-1]} appears twice")
             fields = {}
@@ -1221,6 +1263,10 @@ def _locate_smart(path, name):
     _require_exists(path, f"{name.upper()} collection not found")
     if path.is_file():
         return "tar", path
+    if not path.is_dir():
+        raise DatasetNotFoundError(
+            f"{name.upper()} collection not found: {str(path)!r} is neither a folder nor an "
+            f"archive")
     doc_file = _SMART_FILES[name][0]
     present = {p.name.lower() for p in path.iterdir()}
     if doc_file.lower() in present:

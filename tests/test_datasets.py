@@ -636,14 +636,30 @@ def test_reuters_bad_input(reuters_tar, tmp_path):
      r"reut2-000.sgm: .*'NEWID': '1'.* has <BODY> elements not closed by </BODY>"),
     (lambda f: {**f, "reut2-001.sgm": f["reut2-001.sgm"].replace(b"</TEXT>", b"", 1)},
      r"reut2-001.sgm: .*'NEWID': '7'.* has <TEXT> elements not closed by </TEXT>"),
+    # Used to raise a bare OverflowError from NumPy.
+    (lambda f: {**f, "reut2-001.sgm": f["reut2-001.sgm"] + _story(
+        10**20, "TEST", ["earn"], "HUGE", "x").encode()},
+     r"reut2-001.sgm: <REUTERS> element without an integer NEWID attribute in int64's range "
+     r"\(attributes .*'NEWID': '100000000000000000000'"),
 ], ids=["no-story", "unclosed", "duplicate-newid", "last-unclosed", "unclosed-topics",
-        "unclosed-body", "unclosed-text"])
+        "unclosed-body", "unclosed-text", "newid-beyond-int64"])
 def test_reuters_damaged_files_are_refused(tmp_path, damage, match):
     # Each used to load: an empty file list entry, two stories merged into one,
     # a story counted twice.
     _write_tree(tmp_path / "folder", damage(_reuters_files()))
     with pytest.raises(ValueError, match=match):
         load_reuters21578(tmp_path / "folder")
+
+
+def test_reuters_references_beyond_unicode_are_dropped(tmp_path):
+    # 5,000 digits used to raise the interpreter's limit on int() (4,300 digits);
+    # leading zeros do not make a code larger.
+    files = _reuters_files()
+    files["reut2-001.sgm"] += _story(20, "TRAIN", ["earn"], "LONG",
+                                     "a&#" + "9" * 5000 + ";b&#" + "0" * 20 + "65;c").encode()
+    _write_tree(tmp_path / "folder", files)
+    corpus = load_reuters21578(tmp_path / "folder")
+    assert corpus.data[list(corpus.newids).index(20)] == "LONG\nabAc"
 
 
 def test_reuters_surrogate_references_are_dropped(tmp_path):
@@ -679,6 +695,20 @@ def test_topics_to_indicator_bad_category_names(names, match):
         topics_to_indicator([["earn"], []], names)
 
 
+@pytest.mark.parametrize("kwargs, match", [
+    # A truthy string used to give a sparse matrix, None a dense one.
+    (dict(sparse="False"), r"sparse must be a bool, got 'False'"),
+    (dict(sparse=None), r"sparse must be a bool, got None"),
+    (dict(dtype="U2"), r"dtype must be a bool, integer or float dtype .*got <U2"),
+    (dict(dtype=np.float16), r"dtype must be a bool, integer or float dtype other than float16 "
+                             r"\(scipy.sparse has none\), got float16"),
+    (dict(dtype="not a dtype"), r"dtype must be a NumPy dtype, got 'not a dtype'"),
+])
+def test_topics_to_indicator_bad_options(kwargs, match):
+    with pytest.raises(TypeError, match=match):
+        topics_to_indicator([["earn"], []], **kwargs)
+
+
 def test_topics_to_indicator():
     Y, names = topics_to_indicator([["b", "a"], [], ["b", "b"]])
     assert names == ["a", "b"]
@@ -687,6 +717,13 @@ def test_topics_to_indicator():
     dense, _ = topics_to_indicator([["x"]], ["x", "y"], sparse=False, dtype=np.float64)
     assert dense.dtype == np.float64
     np.testing.assert_array_equal(dense, [[1.0, 0.0]])
+    half, _ = topics_to_indicator([["y", "y"], []], ["x", "y"], sparse=False, dtype=np.float16)
+    assert half.dtype == np.float16  # dense: no scipy.sparse in between
+    np.testing.assert_array_equal(half, [[0, 1], [0, 0]])
+    # dict keys keep their order: they used to be refused as a set.
+    keyed, names = topics_to_indicator([["y"]], {"y": 0, "x": 1}.keys())
+    assert names == ["y", "x"]
+    np.testing.assert_array_equal(keyed.toarray(), [[1, 0]])
     with pytest.raises(ValueError, match="document 0 has label 'z'"):
         topics_to_indicator([["z"]], ["x"])
     # A repeated name left its first column empty.
@@ -769,6 +806,12 @@ def test_smart_bad_input(tmp_path):
         load_smart(tmp_path, "trec")
     with pytest.raises(DatasetNotFoundError, match="no ADI collection under"):
         load_smart(tmp_path, "adi")
+    if os.path.exists("/dev/null"):  # a path that is neither a file nor a folder
+        # Used to raise a bare NotADirectoryError.
+        with pytest.raises(DatasetNotFoundError,
+                           match=r"ADI collection not found: '/dev/null' is neither a folder "
+                                 r"nor an archive"):
+            load_smart("/dev/null", "adi")
     partial = _write_tar(tmp_path / "adi.tar.gz",
                          {k: v for k, v in ADI_FILES.items() if k != "ADI.QRY"})
     with pytest.raises(ValueError, match="has no ADI.QRY file"):
@@ -800,6 +843,13 @@ def test_smart_bad_input(tmp_path):
     # Each used to load, losing or inventing documents.
     ({"ADI.ALL": _crlf(".I 1\n.W\none\n.I 2 extra\n.W\ntwo\n.I 3\n.W\nthree\n")},
      r"ADI.ALL: malformed record start '.I 2 extra'; expected '.I <number>'"),
+    # Its record used to vanish into record 1, '.I2' and all.
+    ({"ADI.ALL": _crlf(".I 1\n.W\none\n.I2\n.W\ntwo\n.I 3\n.W\nthree\n")},
+     r"ADI.ALL: malformed record start '.I2'; expected '.I <number>'"),
+    # Used to raise a bare OverflowError from NumPy.
+    ({"ADI.ALL": _crlf(".I 1\n.W\none\n.I 100000000000000000000\n.W\ntwo\n")},
+     r"ADI.ALL: malformed record start '.I 100000000000000000000'; expected '.I <number>' "
+     r"with the number in int64's range"),
     ({"ADI.ALL": _crlf(".I 1\n.W\none\n.I 2\n.W\ntwo\n.I 2\n.W\nthree\n")},
      r"ADI.ALL: record .I 2 appears twice"),
     ({"ADI.REL": _crlf("1 1 0 0.0\n2 99 0 0.0\n")},
@@ -807,7 +857,7 @@ def test_smart_bad_input(tmp_path):
     ({"ADI.ALL": b""}, r"ADI.ALL holds no '.I' record"),
     ({"ADI.QRY": b"\r\n"}, r"ADI.QRY holds no '.I' record"),
     ({"ADI.REL": b""}, r"ADI.REL holds no relevance judgement"),
-], ids=["malformed-I", "duplicate-I", "unknown-document", "empty-documents", "empty-queries",
+], ids=["malformed-I", "I-without-blank", "I-beyond-int64", "duplicate-I", "unknown-document", "empty-documents", "empty-queries",
         "empty-judgements"])
 def test_smart_damaged_files_are_refused(tmp_path, replace, match):
     _write_tree(tmp_path / "adi", dict(ADI_FILES, **replace))
