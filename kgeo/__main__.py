@@ -1,6 +1,7 @@
 """The ``kgeo`` command: ``kgeo demo``, ``kgeo reproduce`` (and ``python -m kgeo ...``)."""
 
 import argparse
+import os
 import sys
 import time
 
@@ -30,6 +31,7 @@ def _demo(args):
 
     from ._embedding import MultinomialEmbedding
     from ._svm import SVM
+    from .experiments import _fit_without_empty_documents, _predict_empty_documents_too
 
     _check_demo_args(args)
     if args.data is None:
@@ -60,15 +62,23 @@ def _demo(args):
     for kernel, weighting, norm in (("ngd", "tf", "l1"), ("linear", "tfidf", "l2")):
         embedding = MultinomialEmbedding(weighting=weighting, norm=norm).fit(X_train)
         A, B = embedding.transform(X_train), embedding.transform(X_test)
+        # A document whose words were all pruned has no point on the simplex:
+        # NGD trains without it and predicts it by the intercepts' vote, as
+        # `kgeo reproduce` does (kgeo.experiments explains why).
+        model = SVM(kernel=kernel, C=args.C)
         started = time.perf_counter()
-        model = SVM(kernel=kernel, C=args.C).fit(A, y_train)
+        n_empty_train = _fit_without_empty_documents(model, A, y_train)
         fit_time = time.perf_counter() - started
         started = time.perf_counter()
-        accuracy = np.mean(model.predict(B) == y_test)
+        predictions, n_empty_test = _predict_empty_documents_too(model, B)
         predict_time = time.perf_counter() - started
+        accuracy = np.mean(predictions == y_test)
         label = f"{weighting.upper()} {norm.upper()}"
+        empty = (f"  ({n_empty_train} train / {n_empty_test} test documents without a word: "
+                 f"left out / predicted by the intercepts)" if n_empty_train + n_empty_test
+                 else "")
         print(f"{kernel:<8} {label:<12} {100 * accuracy:>8.2f}% {fit_time:>8.2f} "
-              f"{predict_time:>12.2f} {model.support_.shape[0]:>7}")
+              f"{predict_time:>12.2f} {model.support_.shape[0]:>7}{empty}")
     return 0
 
 
@@ -78,6 +88,12 @@ def _check_reproduce_args(args):
         raise ValueError(f"--C must be a finite number > 0, got {args.C}")
     if args.n_jobs is not None and args.n_jobs != -1 and args.n_jobs < 1:
         raise ValueError(f"--n-jobs must be -1 or an integer >= 1, got {args.n_jobs}")
+    if len(set(args.dataset)) != len(args.dataset):
+        raise ValueError(f"--dataset must not repeat a name, got {' '.join(args.dataset)}")
+    if args.data == "":
+        raise ValueError("--data must name the folder holding the corpora, got ''")
+    if args.out == "":
+        raise ValueError("--out must name a folder for the output files, got ''")
 
 
 def _reproduce(args):
@@ -113,7 +129,10 @@ def main(argv=None):
         description="Train every cell of the paper's tables with its preprocessing, and "
                     "write results.csv, results_by_split.csv, table.md (ours beside the "
                     "paper's), significance.csv, accuracy.png (with matplotlib) and, with "
-                    "--C-sweep, c_sweep.csv to OUT.")
+                    "--C-sweep, c_sweep.csv to OUT, replacing files of those names. An "
+                    "earlier run's c_sweep.csv or accuracy.png that this run does not write "
+                    "is removed if kgeo wrote it and it is unchanged (OUT/.kgeo-outputs.json "
+                    "lists what each run wrote), left with a warning otherwise.")
     reproduce.add_argument("experiment", choices=["zhang2005"],
                            help="the experiment to reproduce")
     reproduce.add_argument("--dataset", nargs="+", required=True, choices=["20ng", "webkb"],
@@ -140,7 +159,15 @@ def main(argv=None):
 
     args = parser.parse_args(argv)
     try:
-        return args.run(args)
+        status = args.run(args)
+        sys.stdout.flush()  # a closed pipe fails here, inside the try, not at exit
+        return status
+    except BrokenPipeError:
+        # The reader went away (`kgeo demo | head -1`): nothing to report.
+        # Python's own flush of stdout at exit would fail again, so stdout
+        # is pointed at /dev/null first.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except (ValueError, TypeError, OSError) as error:
         print(f"kgeo {args.command}: error: {error}", file=sys.stderr)
         return 2

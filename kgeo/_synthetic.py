@@ -10,10 +10,13 @@ __all__ = ["make_topic_corpus"]
 
 
 # Bytes the generator holds at its peak, per vocabulary word (the background
-# distribution, its permutation and cumulative sums), per topic word, and per
-# token (its document, two uniform draws, the topic mask, the word, and the
-# COO and CSR copies of the matrix).
+# distribution, its permutation and cumulative sums), per class (its topic's
+# words drawn as one small array before they are stacked: 409 bytes measured
+# at a million classes), per topic word, and per token (its document, two
+# uniform draws, the topic mask, the word, and the COO and CSR copies of the
+# matrix).
 _BYTES_PER_FEATURE = 32
+_BYTES_PER_CLASS = 512
 _BYTES_PER_TOPIC_WORD = 8
 _BYTES_PER_TOKEN = 80
 
@@ -32,7 +35,7 @@ def _check_fits_in_memory(n_documents, n_features, n_classes, words_per_document
     # overflow in np.arange (an empty array, then a crash in rng.choice), or
     # a Python loop over a billion classes that never ends.
     needed = (_BYTES_PER_FEATURE * int(n_features)
-              + _BYTES_PER_TOPIC_WORD * int(n_classes) * int(topic_size)
+              + (_BYTES_PER_CLASS + _BYTES_PER_TOPIC_WORD * int(topic_size)) * int(n_classes)
               + _BYTES_PER_TOKEN * int(n_documents) * int(words_per_document))
     available = _physical_memory()
     limit = available if available is not None else 2 ** 40
@@ -78,6 +81,15 @@ def make_topic_corpus(n_documents=3000, n_features=5000, n_classes=10, *,
                              ("n_classes", n_classes, 2), ("words_per_document", words_per_document, 1)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    # Plain ints: NumPy's unsigned or narrow integers would index badly
+    # (uint64 + int is a float) or overflow (int8 + 1).
+    n_documents, n_features, n_classes = int(n_documents), int(n_features), int(n_classes)
+    words_per_document = int(words_per_document)
+    if n_classes > n_documents:
+        # A class without a document: and the per-class loop below is bounded
+        # by the documents' own memory check.
+        raise ValueError(f"n_classes must be at most n_documents ({n_documents}), so that "
+                         f"every class has a document, got {n_classes}")
     if (isinstance(topic_weight, (bool, np.bool_)) or not isinstance(topic_weight, numbers.Real)
             or not 0.0 <= topic_weight <= 1.0):
         raise ValueError(f"topic_weight must be a number in [0, 1], got {topic_weight!r}")
@@ -86,6 +98,7 @@ def make_topic_corpus(n_documents=3000, n_features=5000, n_classes=10, *,
     if (isinstance(topic_size, (bool, np.bool_)) or not isinstance(topic_size, numbers.Integral)
             or not 1 <= topic_size <= n_features):
         raise ValueError(f"topic_size must be an integer in [1, n_features], got {topic_size!r}")
+    topic_size = int(topic_size)
     _check_fits_in_memory(n_documents, n_features, n_classes, words_per_document, topic_size)
     rng = np.random.default_rng(random_state)
 

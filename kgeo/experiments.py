@@ -43,11 +43,14 @@ discusses each with measurements):
 """
 
 import csv
+import hashlib
+import json
 import logging
 import math
 import numbers
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -198,7 +201,7 @@ def _check_datasets(dataset):
     if not names:
         raise ValueError(f"dataset must name at least one of {list(DATASETS)}, got none")
     for name in names:
-        if name not in DATASETS:
+        if not is_one_of(name, DATASETS):
             raise ValueError(f"dataset must be one of {list(DATASETS)}, got {name!r}")
     if len(set(names)) != len(names):
         raise ValueError(f"dataset must not repeat a name, got {names}")
@@ -247,7 +250,7 @@ def load_zhang2005_splits(dataset, data_dir, vocabulary="train"):
         ``n_documents``, ``n_classes``, ``target_names``, ``rainbow`` (the
         paper's options) and ``seconds`` spent loading and vectorising.
     """
-    if dataset not in DATASETS:
+    if not is_one_of(dataset, DATASETS):
         raise ValueError(f"dataset must be one of {list(DATASETS)}, got {dataset!r}")
     _check_vocabulary(vocabulary)
     data_dir = _check_data_dir(data_dir)
@@ -344,29 +347,56 @@ class _Outcome:
 
 def _fit_predict(kernel, C, X_train, y_train, X_test, n_jobs):
     """Train one SVM and predict; handles empty documents for the manifold kernels."""
-    name = KERNEL_NAMES[kernel]
-    on_simplex = KERNELS[name][1]
-    empty_train = np.diff(X_train.indptr) == 0
-    empty_test = np.diff(X_test.indptr) == 0
     y_train = np.asarray(y_train)
     if y_train.shape != (X_train.shape[0],):
         raise ValueError(f"y_train must hold one label per training document "
                          f"({X_train.shape[0]}), got shape {y_train.shape}")
     started = time.perf_counter()
-    model = SVM(kernel=name, C=C, n_jobs=n_jobs)
-    if on_simplex and empty_train.any():
-        model.fit(X_train[~empty_train], y_train[~empty_train])
+    model = SVM(kernel=KERNEL_NAMES[kernel], C=C, n_jobs=n_jobs)
+    _fit_without_empty_documents(model, X_train, y_train)
+    predictions, _ = _predict_empty_documents_too(model, X_test)
+    seconds = time.perf_counter() - started
+    # Reported for every kernel: LIN and NED take these documents as they are.
+    return _Outcome(predictions, seconds, int(np.sum(np.diff(X_train.indptr) == 0)),
+                    int(np.sum(np.diff(X_test.indptr) == 0)))
+
+
+def _empty_rows(model, X):
+    """Rows of CSR ``X`` without a word, if ``model``'s kernel needs rows on the simplex."""
+    if not KERNELS[model.kernel][1]:
+        return np.zeros(X.shape[0], dtype=bool)
+    return np.diff(X.indptr) == 0
+
+
+def _fit_without_empty_documents(model, X_train, y_train):
+    """Fit ``model`` on CSR ``X_train``, leaving out the documents without a word
+    when its kernel is a manifold kernel (they have no point on the simplex).
+
+    Returns the number of documents left out (0 for the other kernels).
+    """
+    empty = _empty_rows(model, X_train)
+    if empty.any():
+        model.fit(X_train[~empty], np.asarray(y_train)[~empty])
     else:
         model.fit(X_train, y_train)
-    if on_simplex and empty_test.any():
-        predictions = np.empty(X_test.shape[0], dtype=model.classes_.dtype)
-        if (~empty_test).any():
-            predictions[~empty_test] = model.predict(X_test[~empty_test])
-        predictions[empty_test] = predict_from_intercepts(model, int(empty_test.sum()))
-    else:
-        predictions = model.predict(X_test)
-    seconds = time.perf_counter() - started
-    return _Outcome(predictions, seconds, int(empty_train.sum()), int(empty_test.sum()))
+    return int(empty.sum())
+
+
+def _predict_empty_documents_too(model, X_test):
+    """``model.predict`` of CSR ``X_test``, where a document without a word gets,
+    for a manifold kernel, the intercepts' vote (see the module docstring).
+
+    Returns the predictions and the number of documents so predicted (0 for
+    the other kernels).
+    """
+    empty = _empty_rows(model, X_test)
+    if not empty.any():
+        return model.predict(X_test), 0
+    predictions = np.empty(X_test.shape[0], dtype=model.classes_.dtype)
+    if (~empty).any():
+        predictions[~empty] = model.predict(X_test[~empty])
+    predictions[empty] = predict_from_intercepts(model, int(empty.sum()))
+    return predictions, int(empty.sum())
 
 
 def evaluate_cell(split, representation, normalization, kernel, C=1.0, n_jobs=None):
@@ -708,6 +738,10 @@ def _describe_sweep(row):
 _LOCATORS = {"20ng": _locate_20newsgroups, "webkb": _locate_webkb}
 _OUTPUT_NAMES = ("results.csv", "results_by_split.csv", "significance.csv", "c_sweep.csv",
                  "table.md", "accuracy.png")
+# Which files of out_dir a run wrote, with their SHA-256: a later run removes
+# an earlier run's output only when it is listed here and unchanged, never a
+# file of the user's that happens to bear an output's name.
+_MANIFEST_NAME = ".kgeo-outputs.json"
 
 
 def _prepare_out_dir(out_dir):
@@ -726,7 +760,7 @@ def _prepare_out_dir(out_dir):
         probe.unlink()
     except OSError as exc:
         raise OSError(f"out_dir {str(out_dir)!r} cannot be created or written: {exc}") from exc
-    for name in _OUTPUT_NAMES:
+    for name in _OUTPUT_NAMES + (_MANIFEST_NAME,):
         target = out_dir / name
         if target.is_dir():
             raise IsADirectoryError(
@@ -758,7 +792,10 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
         Where to write ``results.csv``, ``results_by_split.csv``,
         ``table.md``, ``significance.csv``, ``accuracy.png`` (with
         matplotlib) and, with ``c_sweep``, ``c_sweep.csv``; created if
-        missing. None writes nothing.
+        missing. None writes nothing. Files of these names are replaced;
+        an earlier run's ``c_sweep.csv`` or ``accuracy.png`` that this run
+        does not write is removed if unchanged since kgeo wrote it (see
+        `write_outputs`), left with a warning otherwise.
     C : float, default=1.0
         Box constraint of every SVM (the paper: LIBSVM's default, 1). The
         paper's values are shown beside ours only when C is 1.
@@ -904,9 +941,12 @@ def write_outputs(results, out_dir, figure=True, progress=False):
 
     The files are written under temporary names and renamed into place once
     all of them are written, so that a failure leaves the folder as it was.
-    Output files of an earlier run in ``out_dir`` that this run does not
-    write (``c_sweep.csv``, ``accuracy.png``) are removed; no other file is
-    touched.
+    An output of an earlier run in ``out_dir`` that this run does not write
+    (``c_sweep.csv``, ``accuracy.png``) is removed if the earlier run's list
+    of what it wrote (``.kgeo-outputs.json``, with each file's SHA-256) says
+    kgeo wrote it and it has not changed since; a file of that name that
+    kgeo did not write, or that was changed, is left as it is, with a
+    warning. No other file is touched.
 
     Returns
     -------
@@ -936,13 +976,50 @@ def write_outputs(results, out_dir, figure=True, progress=False):
     # write (c_sweep.csv without a sweep, accuracy.png without a figure) would
     # sit beside the new files as if it belonged to them.
     written = {path.name for path in files.values()}
+    earlier = _read_manifest(out_dir)
     for name in _OUTPUT_NAMES:
         stale = out_dir / name
-        if name not in written and (stale.is_file() or stale.is_symlink()):
+        if name in written or not (stale.is_file() or stale.is_symlink()):
+            continue
+        if (not stale.is_symlink() and name in earlier
+                and _sha256_of(stale) == earlier[name]):
             stale.unlink()
             _note(progress, f"removed {stale}, an output of an earlier run that this run "
                             f"does not write")
+        else:
+            warnings.warn(
+                f"out_dir {str(out_dir)!r} holds {name!r}, which this run does not write and "
+                f"which is not an unchanged output of an earlier kgeo run: left as it is, "
+                f"though it does not belong to this run's results", UserWarning, stacklevel=3)
+    _write_manifest(out_dir, {path.name: _sha256_of(path) for path in files.values()})
     return files
+
+
+def _sha256_of(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _read_manifest(out_dir):
+    """The earlier run's {name: sha256}, or {} if there is none or it is unreadable."""
+    try:
+        listed = json.loads((out_dir / _MANIFEST_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(listed, dict):
+        return {}
+    return {name: digest for name, digest in listed.items()
+            if name in _OUTPUT_NAMES and isinstance(digest, str)}
+
+
+def _write_manifest(out_dir, digests):
+    path = out_dir / _MANIFEST_NAME
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n",
+                             encoding="utf-8")
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def _stage_outputs(results, out_dir, files, stage, figure, progress):

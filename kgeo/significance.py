@@ -17,6 +17,7 @@ Only NumPy and SciPy are used.
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse
 from scipy import stats
 
 from ._validation import KIND_NAMES, element_kind, is_missing_label
@@ -137,7 +138,14 @@ def _correctness(y_true, pred_a, pred_b):
                 hasattr(values, "__len__") or hasattr(values, "__array__")):
             raise TypeError(f"{name} must be an array-like of labels, one per document, got "
                             f"{type(values).__name__}")
-        arr = np.asarray(values)
+        if scipy.sparse.issparse(values):
+            # np.asarray wraps a sparse matrix as a 0-d object array.
+            raise TypeError(f"{name} must be a dense array-like of labels, one per document, "
+                            f"got a sparse {type(values).__name__} of shape {values.shape}")
+        try:
+            arr = np.asarray(values)
+        except ValueError as exc:  # ragged nesting
+            raise ValueError(f"{name} must be 1D (one label per document): {exc}") from None
         if arr.ndim != 1:
             raise ValueError(f"{name} must be 1D (one label per document), got shape {arr.shape}")
         arrays.append(arr)

@@ -435,6 +435,16 @@ def test_paper_values_are_shown_only_at_its_C(ng_data, tmp_path):
 def test_bad_arguments(ng_data, tmp_path):
     with pytest.raises(ValueError, match=r"dataset must be one of \['20ng', 'webkb'\], got 'reuters'"):
         run_zhang2005("reuters", ng_data, tmp_path / "out")
+    # A one-element array passed `in DATASETS` (element-wise ==), then failed
+    # as a dict key: "unhashable type" or "truth value ... is ambiguous".
+    for dataset in (np.array(["20ng"]), np.array("20ng"), np.array(["20ng", "webkb"])):
+        with pytest.raises(ValueError, match=r"dataset must be one of \['20ng', 'webkb'\], got "
+                                             r"array\("):
+            load_zhang2005_splits(dataset, ng_data)
+    for dataset in (["20ng", np.array("webkb")], np.array([["20ng"]])):
+        with pytest.raises(ValueError, match=r"dataset must be one of \['20ng', 'webkb'\], got "
+                                             r"array\("):
+            run_zhang2005(dataset, ng_data, tmp_path / "out")
     with pytest.raises(ValueError, match="C must be finite and > 0, got -1.0"):
         run_zhang2005("20ng", ng_data, tmp_path / "out", C=-1.0)
     missing = tmp_path / "nowhere"
@@ -522,6 +532,48 @@ def test_cli_c_sweep_flag(ng_data, tmp_path):
     assert (out / "c_sweep.csv").is_file()
 
 
+def test_cli_reproduce_repeated_dataset_names_the_option(ng_data, tmp_path, capsys):
+    assert main(["reproduce", "zhang2005", "--dataset", "20ng", "20ng", "--data", str(ng_data),
+                 "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    assert "kgeo reproduce: error: --dataset must not repeat a name, got 20ng 20ng" in (
+        capsys.readouterr().err)
+    assert not (tmp_path / "o").exists()
+
+
+def test_cli_demo_keeps_going_past_a_document_without_a_word(tmp_path, capsys):
+    # A test message of stop words only stopped the demo with NGD's all-zero
+    # row error; `kgeo reproduce` predicts such a document by the intercepts.
+    for split in ("train", "test"):
+        for group, words in (("a.x", "apple banana cherry"), ("b.y", "delta eagle falcon")):
+            folder = tmp_path / f"20news-bydate-{split}" / group
+            folder.mkdir(parents=True)
+            for i in range(3):
+                (folder / str(i + 1)).write_text(words + "\n")
+    (tmp_path / "20news-bydate-test" / "a.x" / "9").write_text("the and of\n")
+    assert main(["demo", "--data", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "20 Newsgroups bydate: 6 train / 7 test documents, 6 words"
+    ngd = next(line for line in lines if line.startswith("ngd "))
+    linear = next(line for line in lines if line.startswith("linear "))
+    # The six documents with words are right; the empty one is the intercepts' call.
+    assert re.search(r"\b(85\.71|100\.00)%", ngd), ngd
+    assert ngd.endswith("(0 train / 1 test documents without a word: left out / predicted "
+                        "by the intercepts)"), ngd
+    assert "without a word" not in linear  # a linear SVM takes the zero row as it is
+
+
+def test_cli_demo_into_a_closed_pipe_exits_quietly(tmp_path):
+    import subprocess
+
+    # `kgeo demo | head -1` used to print "error: [Errno 32] Broken pipe".
+    proc = subprocess.run(
+        f"{sys.executable!s} -m kgeo demo --n-documents 200 --n-classes 2 | head -c 1",
+        shell=True, capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        executable="/bin/bash")
+    assert proc.stdout == "s"
+    assert proc.stderr == "", proc.stderr
+
+
 def test_cli_unknown_dataset(ng_data, tmp_path, capsys):
     with pytest.raises(SystemExit) as excinfo:
         main(["reproduce", "zhang2005", "--dataset", "reuters", "--data", str(ng_data),
@@ -582,6 +634,9 @@ def test_cli_demo_bad_options_name_the_option(option, value, match, capsys):
     ("--C", "nan", "--C must be a finite number > 0, got nan"),
     ("--C", "inf", "--C must be a finite number > 0, got inf"),
     ("--n-jobs", "0", "--n-jobs must be -1 or an integer >= 1, got 0"),
+    # These two used to name run_zhang2005's parameters (data_dir, out_dir).
+    ("--data", "", "--data must name the folder holding the corpora, got ''"),
+    ("--out", "", "--out must name a folder for the output files, got ''"),
 ])
 def test_cli_reproduce_bad_options_name_the_option(option, value, match, ng_data, tmp_path,
                                                    capsys):
@@ -729,15 +784,62 @@ def test_cli_demo_sizes_beyond_the_machine_are_refused(capsys):
                          r"this machine's .* GiB of memory", err), err
 
 
-def test_a_reused_out_dir_keeps_only_this_runs_outputs(ng_data, tmp_path, capsys):
+def test_a_reused_out_dir_drops_only_outputs_kgeo_wrote(ng_data, tmp_path, capsys):
     out = tmp_path / "out"
-    out.mkdir()
-    (out / "accuracy.png").write_bytes(b"an earlier figure")
-    (out / "c_sweep.csv").write_text("an earlier sweep\n")
+    first = run_zhang2005("20ng", ng_data, out, progress=False, figure=False, c_sweep=True)
+    assert "c_sweep" in first.files
+    # Files that bear an output's name but that kgeo did not write: they were
+    # deleted as an earlier run's leftovers.
+    (out / "accuracy.png").write_bytes(b"the user's own figure")
     (out / "notes.txt").write_text("the user's own file\n")
-    results = run_zhang2005("20ng", ng_data, out, progress=True, figure=False)
+    with pytest.warns(UserWarning, match=r"holds 'accuracy.png', which this run does not write "
+                                         r"and which is not an unchanged output of an earlier "
+                                         r"kgeo run: left as it is"):
+        results = run_zhang2005("20ng", ng_data, out, progress=True, figure=False)
+    assert "c_sweep" not in results.files
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        [p.name for p in results.files.values()] + ["notes.txt"])
+        [p.name for p in results.files.values()]
+        + ["notes.txt", "accuracy.png", ".kgeo-outputs.json"])
+    assert (out / "accuracy.png").read_bytes() == b"the user's own figure"
     assert (out / "notes.txt").read_text() == "the user's own file\n"
-    printed = capsys.readouterr().out
-    assert f"removed {out / 'accuracy.png'}" in printed and "c_sweep.csv" in printed
+    assert f"removed {out / 'c_sweep.csv'}" in capsys.readouterr().out
+    # An earlier run's output changed since it was written is the user's now.
+    (out / "accuracy.png").unlink()
+    run_zhang2005("20ng", ng_data, out, progress=False, figure=False, c_sweep=True)
+    with open(out / "c_sweep.csv", "a") as fh:
+        fh.write("a line of the user's\n")
+    with pytest.warns(UserWarning, match=r"holds 'c_sweep.csv', which this run does not write"):
+        run_zhang2005("20ng", ng_data, out, progress=False, figure=False)
+    assert (out / "c_sweep.csv").read_text().endswith("a line of the user's\n")
+
+
+# ---------------------------------------------------------------------------
+# The demo's synthetic corpus
+# ---------------------------------------------------------------------------
+
+def test_synthetic_corpus_takes_numpy_integers_as_ints():
+    from kgeo._synthetic import make_topic_corpus
+
+    # np.uint64 sizes used to end in "arrays used as indices must be of
+    # integer type" (uint64 and int64 mix to float64).
+    X, y = make_topic_corpus(60, 200, 3, words_per_document=20, random_state=4)
+    for sizes in ((np.uint64(60), 200, 3), (60, np.uint16(200), np.uint64(3)),
+                  (np.int8(60), np.int16(200), np.int8(3))):
+        X2, y2 = make_topic_corpus(*sizes, words_per_document=np.uint8(20), random_state=4)
+        assert (X2 != X).nnz == 0 and np.array_equal(y2, y)
+
+
+def test_synthetic_corpus_counts_each_class_against_memory(monkeypatch):
+    from kgeo import _synthetic
+
+    with pytest.raises(ValueError, match=r"n_classes must be at most n_documents \(10\), so "
+                                         r"that every class has a document, got 11"):
+        _synthetic.make_topic_corpus(10, 50, 11)
+    # 5 million classes of one word and one document each: 0.4 GiB by the old
+    # count (8 bytes a class), 2.8 GiB with a class's own array counted, more
+    # than the machine made to have 1 GiB here. The old count let it start a
+    # Python loop of 5 million draws.
+    monkeypatch.setattr(_synthetic, "_physical_memory", lambda: 2**30)
+    with pytest.raises(ValueError, match=r"need about 2\.\d+ GiB to generate, more than this "
+                                         r"machine's 1 GiB of memory"):
+        _synthetic.make_topic_corpus(5 * 10**6, 10, 5 * 10**6, words_per_document=1)

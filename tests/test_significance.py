@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from scipy import stats
 
 from kgeo.significance import (
@@ -152,6 +153,13 @@ def test_bad_input(test):
         test([0, 1, 2], [0, 1], [0, 1, 2])
     with pytest.raises(ValueError, match="must be 1D"):
         test([[0, 1]], [[0, 1]], [[0, 1]])
+    # NumPy's "inhomogeneous shape" error used to name no argument.
+    with pytest.raises(ValueError, match=r"y_true must be 1D \(one label per document\): "):
+        test([[0], [1, 2]], [0, 1], [0, 1])
+    # A sparse matrix became a 0-d object array: "got shape ()".
+    with pytest.raises(TypeError, match=r"y_true must be a dense array-like of labels, one per "
+                                        r"document, got a sparse csr_matrix of shape \(1, 2\)"):
+        test(sp.csr_matrix([[0, 1]]), [0, 1], [0, 1])
     # 1 and 0.0 used to pass as True and False, an array to raise NumPy's error.
     for exact in ("yes", 1, 0.0, np.array([True, False])):
         with pytest.raises(ValueError, match="exact must be None, True or False"):
