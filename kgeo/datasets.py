@@ -3,7 +3,8 @@
 Every ``load_*`` function takes a path to a copy already on disk (an archive as
 distributed, or its extracted folder) and never touches the network. The two
 ``fetch_*`` functions download the canonical public archive into a cache folder
-first, verify its SHA-256 checksum, then call the matching loader.
+first, verify its SHA-256 checksum (by default for 20 Newsgroups; for WebKB when
+you pass one: kgeo ships none), then call the matching loader.
 
 - :func:`load_20newsgroups`: 20 Newsgroups, "bydate" split (J. Rennie);
 - :func:`load_webkb`: CMU WebKB "4 universities" pages;

@@ -96,11 +96,12 @@ class RainbowVectorizer:
 
     Parameters
     ----------
-    stoplist : {"smart"}, iterable of str or None, default="smart"
+    stoplist : {"smart"}, collection of str or None, default="smart"
         Words to drop after lower-casing. ``"smart"`` is Rainbow's built-in
         SMART list (:data:`kgeo._stoplist.SMART_STOPLIST`, 523 words); None
-        keeps every word (Rainbow's ``--no-stoplist``); an iterable gives
-        your own list, lower-cased.
+        keeps every word (Rainbow's ``--no-stoplist``); a collection (list,
+        tuple, set, ...) gives your own list, lower-cased. A one-shot
+        iterator is refused: a second fit would find it empty.
     skip_header : bool, default=False
         Drop everything up to and including the first blank line, as
         Rainbow's ``--skip-header`` (``-h``) does for mail and news headers;
