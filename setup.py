@@ -1,13 +1,19 @@
 """Build the Cython extensions; all metadata lives in pyproject.toml."""
 
 import os
+import shutil
+import tempfile
+import warnings
 
 import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+from setuptools.errors import CompileError, LinkError
 
 # KGEO_DEBUG_CYTHON=1 turns bounds and wraparound checks back on for debugging.
 DEBUG = os.environ.get("KGEO_DEBUG_CYTHON", "0") not in ("", "0")
+# KGEO_NO_OPENMP=1 builds without OpenMP even where the compiler has it.
 OPENMP = os.environ.get("KGEO_NO_OPENMP", "0") in ("", "0")
 
 # No errno and no FP traps: lets the compiler vectorise sqrt and the two-branch
@@ -23,6 +29,42 @@ compile_args = ["-O3", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=o
 link_args = ["-fopenmp"] if OPENMP else []
 
 
+class BuildWithOptionalOpenMP(build_ext):
+    """Builds with OpenMP where the compiler has it (``-fopenmp`` and
+    ``omp.h``), without it elsewhere: Apple's clang, or clang without
+    libomp's headers, would otherwise stop the build at ``omp.h``. Without
+    OpenMP the parallel loops (Gram matrices, prediction, the fit's set-up)
+    run on one thread; the class pairs of a fit still use ``n_jobs``
+    threads, and the results are the same bits."""
+
+    def build_extensions(self):
+        if OPENMP and not self._compiler_has_openmp():
+            warnings.warn("kgeo: this compiler cannot build OpenMP code (-fopenmp with "
+                          "omp.h); building without it, so the parallel loops run on one "
+                          "thread")
+            for ext in self.extensions:
+                ext.extra_compile_args = [a for a in ext.extra_compile_args if a != "-fopenmp"]
+                ext.extra_link_args = [a for a in ext.extra_link_args if a != "-fopenmp"]
+        super().build_extensions()
+
+    def _compiler_has_openmp(self):
+        folder = tempfile.mkdtemp(prefix="kgeo-openmp-")
+        try:
+            source = os.path.join(folder, "probe.c")
+            with open(source, "w") as fh:
+                fh.write("#include <omp.h>\n"
+                         "int main(void) { return omp_get_max_threads() > 0 ? 0 : 1; }\n")
+            objects = self.compiler.compile([source], output_dir=folder,
+                                            extra_postargs=["-fopenmp"])
+            self.compiler.link_executable(objects, "probe", output_dir=folder,
+                                          extra_postargs=["-fopenmp"])
+            return True
+        except (CompileError, LinkError):
+            return False
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def extension(name):
     return Extension(
         f"kgeo.{name}",
@@ -35,6 +77,7 @@ def extension(name):
 
 
 setup(
+    cmdclass={"build_ext": BuildWithOptionalOpenMP},
     ext_modules=cythonize(
         [extension("_kernels"), extension("_solver")],
         compiler_directives={
