@@ -857,8 +857,8 @@ def test_smart_bad_input(tmp_path):
     ({"ADI.ALL": b""}, r"ADI.ALL holds no '.I' record"),
     ({"ADI.QRY": b"\r\n"}, r"ADI.QRY holds no '.I' record"),
     ({"ADI.REL": b""}, r"ADI.REL holds no relevance judgement"),
-], ids=["malformed-I", "I-without-blank", "I-beyond-int64", "duplicate-I", "unknown-document", "empty-documents", "empty-queries",
-        "empty-judgements"])
+], ids=["malformed-I", "I-without-blank", "I-beyond-int64", "duplicate-I", "unknown-document",
+        "empty-documents", "empty-queries", "empty-judgements"])
 def test_smart_damaged_files_are_refused(tmp_path, replace, match):
     _write_tree(tmp_path / "adi", dict(ADI_FILES, **replace))
     with pytest.raises(ValueError, match=match):
