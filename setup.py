@@ -56,8 +56,10 @@ class BuildWithOptionalOpenMP(build_ext):
                          "int main(void) { return omp_get_max_threads() > 0 ? 0 : 1; }\n")
             objects = self.compiler.compile([source], output_dir=folder,
                                             extra_postargs=["-fopenmp"])
-            self.compiler.link_executable(objects, "probe", output_dir=folder,
-                                          extra_postargs=["-fopenmp"])
+            # Linked as the extensions are (LDSHARED with LDFLAGS), so that a
+            # runtime found only through LDFLAGS (-L/opt/llvm/lib) is found.
+            self.compiler.link_shared_object(objects, os.path.join(folder, "probe.so"),
+                                             extra_postargs=["-fopenmp"])
             return True
         except (CompileError, LinkError):
             return False

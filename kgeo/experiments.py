@@ -946,7 +946,8 @@ def write_outputs(results, out_dir, figure=True, progress=False):
     of what it wrote (``.kgeo-outputs.json``, with each file's SHA-256) says
     kgeo wrote it and it has not changed since; a file of that name that
     kgeo did not write, or that was changed, is left as it is, with a
-    warning. No other file is touched.
+    warning. The list of what this run wrote replaces the earlier one. No
+    other file is touched.
 
     Returns
     -------
@@ -1003,7 +1004,7 @@ def _read_manifest(out_dir):
     """The earlier run's {name: sha256}, or {} if there is none or it is unreadable."""
     try:
         listed = json.loads((out_dir / _MANIFEST_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: absurdly deep JSON
         return {}
     if not isinstance(listed, dict):
         return {}

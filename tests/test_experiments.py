@@ -10,6 +10,7 @@ checks a cheap cell against the paper.
 import csv
 import dataclasses
 import io
+import json
 import os
 import re
 import sys
@@ -811,6 +812,15 @@ def test_a_reused_out_dir_drops_only_outputs_kgeo_wrote(ng_data, tmp_path, capsy
     with pytest.warns(UserWarning, match=r"holds 'c_sweep.csv', which this run does not write"):
         run_zhang2005("20ng", ng_data, out, progress=False, figure=False)
     assert (out / "c_sweep.csv").read_text().endswith("a line of the user's\n")
+    # An unreadable list (here JSON nested past the interpreter's recursion
+    # limit, which used to escape as a RecursionError after the outputs were
+    # in place) vouches for nothing, and is replaced.
+    (out / ".kgeo-outputs.json").write_text("[" * 100_000)
+    with pytest.warns(UserWarning, match=r"holds 'c_sweep.csv', which this run does not write"):
+        results = run_zhang2005("20ng", ng_data, out, progress=False, figure=False)
+    assert (out / "c_sweep.csv").is_file()
+    assert json.loads((out / ".kgeo-outputs.json").read_text()).keys() == {
+        path.name for path in results.files.values()}
 
 
 # ---------------------------------------------------------------------------
