@@ -298,6 +298,13 @@ def single_block(rows):
     return PostingIndex(rows, np.array([0, rows.n_rows]))
 
 
+def posting_tables_are_cheap(n_features, nnz, n_blocks=1):
+    """Whether a posting index of ``n_blocks`` blocks over ``n_features``
+    columns costs no more in its tables than its ``nnz`` rows' values do
+    (see `used_columns_only`)."""
+    return n_blocks * n_features * 16 <= 4 * 12 * max(nnz, 1)
+
+
 def used_columns_only(*matrices, n_blocks=1):
     """The CSR matrices over only the columns some of them use, in order,
     when a posting index of ``n_blocks`` blocks would cost more in its
@@ -314,9 +321,7 @@ def used_columns_only(*matrices, n_blocks=1):
     normalisation). Returns the matrices as given when the tables are cheap
     (20 Newsgroups: 0.9x the postings).
     """
-    n_features = matrices[0].shape[1]
-    nnz = sum(M.nnz for M in matrices)
-    if n_blocks * n_features * 16 <= 4 * 12 * max(nnz, 1):
+    if posting_tables_are_cheap(matrices[0].shape[1], sum(M.nnz for M in matrices), n_blocks):
         return matrices
     kept = np.unique(np.concatenate([M.indices for M in matrices]))
     return tuple(
