@@ -361,6 +361,12 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
 
     Notes
     -----
+    The values come from posting lists, the route of sparse documents, and
+    give the bits ``SVM`` fits with. On dense rows that route is a
+    multiply-add per feature and pair, without a BLAS product's reuse of Y
+    between rows of X: 2,000 x 5,000 dense rows of 500 features took 4-7x
+    the time of ``X @ Y.T`` and its map (11x once Y outgrows the L3 cache).
+
     ``ned`` and ``rbf`` take a pair whose squared distance is below 1e-4 of
     ``|x|^2 + |y|^2`` from the difference of the two rows, where
     ``|x|^2 + |y|^2 - 2 <x, y>`` would have lost its last digits (the
