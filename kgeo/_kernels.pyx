@@ -1048,6 +1048,9 @@ cdef float64_t kernel_self(Kernel kernel, RowSet X, intp_t i) noexcept nogil:
     return out
 
 
+# Rows of X per task in kernel_matrix, each task taking the blocks of Y in turn.
+cdef intp_t MATRIX_ROWS = 8
+
 # Fewest kernel values worth an OpenMP parallel region.
 _PARALLEL_MIN_VALUES = 1 << 18
 
@@ -1084,15 +1087,20 @@ def kernel_matrix(Kernel kernel, RowSet X, PostingIndex Y, int n_threads=1):
     acc_all = np.zeros((n_threads, n_y), dtype=np.float64)
     cdef float64_t[:, ::1] acc = acc_all
     cdef float64_t[:, ::1] K_view = K
-    cdef intp_t i, b
+    cdef intp_t g, i, b
     cdef int tid
     cdef intp_t n_blocks = Y.n_blocks
-    for i in prange(n_x, nogil=True, schedule="dynamic", chunksize=8,
-                    num_threads=n_threads):
+    cdef intp_t n_groups = (n_x + MATRIX_ROWS - 1) // MATRIX_ROWS
+    # A group of rows of X meets one block of Y after the other: a block
+    # small enough for the L2 cache is read from memory once per group, not
+    # once per row (dense rows; see pairwise_kernels). Every value is
+    # computed as alone, so the bits do not depend on the grouping.
+    for g in prange(n_groups, nogil=True, schedule="dynamic", num_threads=n_threads):
         tid = threadid()
         for b in range(n_blocks):
-            kernel_block_row(kernel, X, i, Y, b, &acc[tid, 0],
-                             &K_view[i, Y.block_start[b]])
+            for i in range(g * MATRIX_ROWS, min((g + 1) * MATRIX_ROWS, n_x)):
+                kernel_block_row(kernel, X, i, Y, b, &acc[tid, 0],
+                                 &K_view[i, Y.block_start[b]])
     return K
 
 
