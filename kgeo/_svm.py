@@ -268,6 +268,8 @@ class SVM(EstimatorMixin):
     support_ : ndarray of shape (n_SV,)
         Indices of the support vectors in the training set, grouped by class.
     support_vectors_ : ndarray or CSR matrix of shape (n_SV, n_features)
+        Read-only: prediction keeps what it derives from them. A matrix
+        assigned in their place is used.
     n_support_ : ndarray of shape (n_classes,)
     dual_coef_ : ndarray of shape (n_classes - 1, n_SV)
         ``alpha_i y_i`` in libsvm's one-vs-one layout.
@@ -841,6 +843,7 @@ class SVM(EstimatorMixin):
             (data, indices, indptr.astype(np.int32)), shape=(rows.shape[0], X_checked.shape[1]))
         if not sp.issparse(X):
             self.support_vectors_ = self.support_vectors_.toarray()
+        _freeze(self.support_vectors_)
 
     # ------------------------------------------------------------------
     # prediction
@@ -1045,6 +1048,8 @@ class SVM(EstimatorMixin):
         self.__dict__.update(state)
         if "dual_coef_" in state:
             self._prediction_cache = {}
+            if "support_vectors_" in state:
+                _freeze(self.support_vectors_)
 
     def __sklearn_tags__(self):
         # Called only by scikit-learn itself, so importing it here adds no
@@ -1059,6 +1064,18 @@ class SVM(EstimatorMixin):
             input_tags=InputTags(sparse=True, positive_only=on_simplex,
                                  pairwise=_is_precomputed(self.kernel)),
         )
+
+
+def _freeze(support_vectors):
+    """Make the arrays of ``support_vectors_`` read-only: prediction keeps what
+    it derives from them (``_prediction_cache``), so an edit in place would
+    go unseen; it raises instead. A new matrix assigned is seen (the cache
+    is keyed by the object)."""
+    arrays = ((support_vectors.data, support_vectors.indices, support_vectors.indptr)
+              if sp.issparse(support_vectors) else (support_vectors,))
+    for array in arrays:
+        if isinstance(array, np.ndarray):
+            array.flags.writeable = False
 
 
 class _FittedView:
@@ -1078,19 +1095,21 @@ def _support_vector_side(model, kernel, X, n_threads):
     """The support vectors prepared for ``kernel`` and their posting index,
     and X over the same columns.
 
-    Built once per fit and kept in the model's prediction cache where they
-    do not depend on X: where the support vectors alone make the posting
-    tables cheap, `used_columns_only` leaves every matrix as it is. Rebuilt
+    Built once per fit (again if ``support_vectors_`` is replaced) and kept
+    in the model's prediction cache where they do not depend on X: where
+    the support vectors alone make the posting tables cheap,
+    `used_columns_only` leaves every matrix as it is. Rebuilt
     at every call, a 20-class 20 Newsgroups model spent 6-10 ms predicting
     one row, where a row of a batch costs about 30 us. Hashed features
     (far more columns than stored values) keep only the columns the support
     vectors or X use, so their index is made for each X.
     """
     cache = getattr(model, "_prediction_cache", None)  # None: saved before kgeo kept one
-    if cache is not None and "support_vectors" in cache:
-        return (*cache["support_vectors"], X)
-    support_vectors = check_matrix(model.support_vectors_, name="support_vectors_",
-                                   min_samples=0)
+    kept = cache.get("support_vectors") if cache is not None else None
+    if kept is not None and kept[0] is model.support_vectors_:  # not replaced since
+        return (*kept[1:], X)
+    source = model.support_vectors_
+    support_vectors = check_matrix(source, name="support_vectors_", min_samples=0)
     # Cheap for the support vectors alone, so with X too: used_columns_only
     # would return both as given.
     reusable = posting_tables_are_cheap(support_vectors.shape[1], support_vectors.nnz)
@@ -1101,7 +1120,7 @@ def _support_vector_side(model, kernel, X, n_threads):
     sv_index = single_block(sv_rows)
     if reusable and cache is not None:
         # Read only from here on: predictions in several threads share it.
-        cache["support_vectors"] = (sv_rows, sv_index)
+        cache["support_vectors"] = (source, sv_rows, sv_index)
     return sv_rows, sv_index, X
 
 
@@ -1116,13 +1135,16 @@ def _centred_support_vector_side(model, kernel, centre, n_threads):
     cache = getattr(model, "_prediction_cache", None)  # None: saved before kgeo kept one
     if cache is None:
         cache = {}  # this call's only
-    if "centred_support_vectors" not in cache:
-        unmoved = check_matrix(model.support_vectors_, name="support_vectors_", min_samples=0)
+    kept = cache.get("centred_support_vectors")
+    if kept is None or kept[0] is not model.support_vectors_:  # none yet, or replaced
+        source = model.support_vectors_
+        unmoved = check_matrix(source, name="support_vectors_", min_samples=0)
         sv_rows = prepare_rows(kernel, centred(unmoved, centre), name="support_vectors_",
                                kernel_name=model.kernel, n_threads=n_threads)
-        cache["centred_support_vectors"] = (sv_rows, single_block(sv_rows),
+        cache.pop("unmoved_support_vectors", None)
+        cache["centred_support_vectors"] = (source, sv_rows, single_block(sv_rows),
                                             fits_unmoved(unmoved), unmoved)
-    sv_rows, sv_index, unmoved_fit, unmoved = cache["centred_support_vectors"]
+    _, sv_rows, sv_index, unmoved_fit, unmoved = cache["centred_support_vectors"]
 
     def unmoved_index():
         if "unmoved_support_vectors" not in cache:

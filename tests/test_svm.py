@@ -2238,3 +2238,23 @@ def test_centred_support_vectors_are_prepared_once_per_fit(kernel, rng, monkeypa
     np.testing.assert_array_equal(rows, batch)
     np.testing.assert_array_equal(kgeo.SVM(kernel=kernel).fit(X, y).decision_function(T), batch)
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).decision_function(T), batch)
+
+
+@pytest.mark.parametrize("kernel, offset", [("linear", 0.0), ("rbf", 5.0)])
+def test_support_vectors_replaced_after_a_prediction_are_used(kernel, offset, rng):
+    # The prediction cache used to keep the first support vectors: a matrix
+    # assigned later was ignored, and an edit in place went unseen.
+    X = rng.random((60, 5)) + offset
+    y = (X[:, 0] > 0.5 + offset).astype(int)
+    T = rng.random((3, 5)) + offset
+    model = kgeo.SVM(kernel=kernel).fit(X, y)
+    edited = kgeo.SVM(kernel=kernel).fit(X, y)
+    edited.support_vectors_ = edited.support_vectors_ * 2  # before any prediction
+    expected = edited.decision_function(T)
+    model.decision_function(T)  # fills the cache
+    with pytest.raises(ValueError, match="read-only"):
+        model.support_vectors_ *= 2
+    model.support_vectors_ = model.support_vectors_ * 2
+    np.testing.assert_array_equal(model.decision_function(T), expected)
+    loaded = pickle.loads(pickle.dumps(model))
+    assert not loaded.support_vectors_.flags.writeable
