@@ -1173,7 +1173,6 @@ def _row_sums(model, X, n_threads):
     centre = getattr(model, "_centre", None)
     if centre is None:
         sv_rows, sv_index, X = _support_vector_side(model, kernel, X, n_threads)
-        unmoved_svs_fit = True
     else:  # (centred rows are dense: few columns)
         sv_rows, sv_index, unmoved_svs_fit, unmoved_index = _centred_support_vector_side(
             model, kernel, centre, n_threads)

@@ -86,8 +86,8 @@ def make_topic_corpus(n_documents=3000, n_features=5000, n_classes=10, *,
     n_documents, n_features, n_classes = int(n_documents), int(n_features), int(n_classes)
     words_per_document = int(words_per_document)
     if n_classes > n_documents:
-        # A class without a document: and the per-class loop below is bounded
-        # by the documents' own memory check.
+        # Such a class would have no document; refusing it also bounds the
+        # per-class loop below by the documents' own memory check.
         raise ValueError(f"n_classes must be at most n_documents ({n_documents}), so that "
                          f"every class has a document, got {n_classes}")
     if (isinstance(topic_weight, (bool, np.bool_)) or not isinstance(topic_weight, numbers.Real)
