@@ -81,7 +81,7 @@ def extension(name):
 setup(
     cmdclass={"build_ext": BuildWithOptionalOpenMP},
     ext_modules=cythonize(
-        [extension("_kernels"), extension("_solver")],
+        [extension("_kernels"), extension("_solver"), extension("_plsa_em")],
         compiler_directives={
             "language_level": 3,
             "boundscheck": DEBUG,

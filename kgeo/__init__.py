@@ -27,6 +27,7 @@ from ._pairwise import (
     is_positive_definite,
     pairwise_kernels,
 )
+from ._plsa import PLSA, PLSAFisherEmbedding
 from ._svm import SVM
 from ._version import __version__
 from .exceptions import ConvergenceWarning, NotFittedError
@@ -36,6 +37,8 @@ __all__ = [
     "ConvergenceWarning",
     "MultinomialEmbedding",
     "NotFittedError",
+    "PLSA",
+    "PLSAFisherEmbedding",
     "SVM",
     "__version__",
     "geodesic_distance",

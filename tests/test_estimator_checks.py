@@ -83,3 +83,12 @@ def test_ngd_failures_are_the_declared_ones():
                  "check_estimator_sparse_array", "check_estimator_sparse_matrix"):
         assert "all-zero row" in messages[name], (name, messages[name])
     assert "Negative values" in messages["check_class_weight_classifiers"]
+
+
+# PLSA and its Fisher embedding are transformers of non-negative counts (they
+# say so through their tags, so the checks feed them such data): every check
+# passes. A small n_components keeps the checks' tiny data meaningful.
+@parametrize_with_checks(
+    [kgeo.PLSA(n_components=3), kgeo.PLSAFisherEmbedding(n_components=(1, 2))], **_STRICT)
+def test_plsa_transformers_are_sklearn_compatible(estimator, check):
+    check(estimator)

@@ -1,0 +1,524 @@
+"""Probabilistic latent semantic analysis and its Fisher kernel (Hofmann 2000).
+
+PLSA models each document as a mixture of K topics, ``P(w | d) = sum_k
+P(z_k | d) P(w | z_k)``, fitted by EM. Hofmann's Fisher kernel compares two
+documents through the gradients of their per-word log-likelihoods in the
+square-root parameters ``2 sqrt(P(z_k))`` and ``2 sqrt(P(w | z_k))``, with the
+Fisher information taken as the identity (exact for a full multinomial in
+that parameterisation):
+
+    K(d, d') = sum_k P(z_k | d) P(z_k | d') / P(z_k)
+             + sum_w P^(w | d) P^(w | d') sum_k P(z_k | d, w) P(z_k | d', w) / P(w | z_k)
+
+where ``P^(w | d)`` is the document's word frequency. Both terms are inner
+products of explicit sparse vectors (K topic scores, and K scores for each
+word of the document), so :class:`PLSAFisherEmbedding` returns those vectors,
+and kgeo's linear kernel on them is the Fisher kernel: exactly, in the time
+of the sum over shared words that the kernel needs anyway
+(``SVM(kernel="linear")``, ``pairwise_kernels(..., kernel="linear")``).
+
+What the papers leave open, and the choices made here (``../shared/papers``,
+NOTES part A): the Dirichlet prior of Hofmann's MAP-EM is a pseudo-count added
+to the expected counts (``topic_word_smoothing``, ``doc_topic_smoothing``);
+EM starts from random ``P(w | z)`` and uniform ``P(z | d)`` and stops on a
+relative change of its objective; documents, those of the fit included, are
+represented by folding them in (EM over ``P(z | d)`` alone with ``P(w | z)``
+fixed); no normalisation is applied to the kernel; no tempering.
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _plsa_em
+from ._base import EstimatorMixin, check_is_fitted
+from ._pairwise import resolve_n_jobs
+from ._validation import check_matrix, check_positive, is_one_of
+from .exceptions import ConvergenceWarning, sklearn_compatible
+
+__all__ = ["PLSA", "PLSAFisherEmbedding"]
+
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+def _check_counts(X, estimator):
+    X = check_matrix(X, name="X")
+    n_neg = int(np.count_nonzero(X.data < 0))
+    if n_neg:
+        raise ValueError(
+            f"Negative values in data passed to X: {n_neg} entries; {estimator} needs "
+            f"term counts >= 0")
+    return X
+
+
+def _check_integer(value, name, minimum):
+    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral)
+            or value < minimum):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _check_random_state(random_state):
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return np.random.default_rng(random_state)
+    if (isinstance(random_state, (bool, np.bool_))
+            or not isinstance(random_state, numbers.Integral) or random_state < 0):
+        raise ValueError(
+            f"random_state must be None, an integer >= 0 or a numpy.random.Generator, "
+            f"got {random_state!r}")
+    return np.random.default_rng(int(random_state))
+
+
+def _normalise(probabilities, axis):
+    """Divide by the sums along ``axis``, in place. Without smoothing a
+    document without words (or a topic no word is expected from) sums to
+    0: it becomes uniform (the topic stays 0), not NaN."""
+    sums = probabilities.sum(axis=axis, keepdims=True)
+    empty = sums == 0
+    probabilities /= np.where(empty, 1.0, sums)
+    if axis == 1 and np.any(empty):
+        probabilities[empty.ravel()] = 1.0 / probabilities.shape[1]
+
+
+def _count_transformer_tags():
+    """scikit-learn's tags for a transformer of non-negative counts, dense or
+    sparse (called only by scikit-learn, which is then imported already)."""
+    from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
+
+    return Tags(estimator_type=None, target_tags=TargetTags(required=False),
+                transformer_tags=TransformerTags(),
+                input_tags=InputTags(sparse=True, positive_only=True))
+
+
+def _csr_arrays(X):
+    """The arrays the compiled loops read: counts, int32 words, int64 row pointers."""
+    return X.data, X.indices, X.indptr.astype(np.int64)
+
+
+class PLSA(EstimatorMixin):
+    """Probabilistic latent semantic analysis (the aspect model), fitted by EM.
+
+    Each document ``d`` is a mixture of ``n_components`` topics,
+    ``P(w | d) = sum_k P(z_k | d) P(w | z_k)``. The fit maximises
+    ``sum_{d, w} n(d, w) log P(w | d)`` plus the log-density of symmetric
+    Dirichlet priors on each ``P(. | z_k)`` and each ``P(. | d)`` (Hofmann's
+    MAP-EM), whose M-step adds ``topic_word_smoothing`` and
+    ``doc_topic_smoothing`` to the expected counts.
+
+    Parameters
+    ----------
+    n_components : int, default=10
+        Number of topics K.
+    topic_word_smoothing : float, default=0.01
+        Pseudo-count added to every word's expected count in every topic
+        (prior concentration ``1 + topic_word_smoothing``). With 0, words
+        absent from the fit get probability 0 and are ignored when documents
+        are folded in.
+    doc_topic_smoothing : float, default=0.01
+        Pseudo-count added to every topic's expected count in every document.
+    max_iter : int, default=1000
+        Most EM steps of the fit.
+    tol : float, default=1e-6
+        The fit stops when a step raises the objective by no more than
+        ``tol`` times its magnitude.
+    fold_in_max_iter : int, default=10000
+        Most EM steps for each document folded in by :meth:`transform`.
+    fold_in_tol : float, default=1e-8
+        A folded-in document stops when no ``P(z | d)`` moves by more than this.
+    random_state : None, int or numpy.random.Generator, default=None
+        Seeds the random start of ``P(w | z)``.
+    n_jobs : int, default=None
+        Threads for folding in (None: ``OMP_NUM_THREADS`` or every CPU; -1:
+        every CPU). The results do not depend on it.
+    verbose : int, default=0
+        Above 0, prints the objective every ``verbose`` EM steps.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        ``P(w | z_k)``, each row summing to 1.
+    topic_probability_ : ndarray of shape (n_components,)
+        ``P(z_k) = sum_d P(d) P(z_k | d)`` with ``P(d)`` proportional to the
+        document's length.
+    doc_topic_ : ndarray of shape (n_documents, n_components)
+        ``P(z_k | d)`` of the documents of the fit, as fitted.
+    log_likelihood_ : float
+        ``sum_{d, w} n(d, w) log P(w | d)`` at the fitted parameters.
+    objective_curve_ : ndarray of shape (n_iter_ + 1,)
+        The objective (log-likelihood plus log prior, up to a constant) at
+        each step's parameters; EM never lowers it.
+    n_iter_ : int
+        EM steps taken.
+    n_features_in_ : int
+
+    Notes
+    -----
+    The objective has local maxima: ``random_state`` chooses one. Each EM
+    step costs ``O(nnz(X) K)``. Folding a document in maximises a concave
+    function of its ``P(z | d)``, so :meth:`transform` gives a document the
+    same result whatever the batch it comes in.
+
+    References
+    ----------
+    T. Hofmann, "Probabilistic latent semantic indexing", SIGIR 1999; and
+    "Learning the similarity of documents: an information-geometric approach
+    to document retrieval and categorization", NIPS 12, 2000.
+    """
+
+    def __init__(self, n_components=10, *, topic_word_smoothing=0.01,
+                 doc_topic_smoothing=0.01, max_iter=1000, tol=1e-6,
+                 fold_in_max_iter=10000, fold_in_tol=1e-8, random_state=None,
+                 n_jobs=None, verbose=0):
+        self.n_components = n_components
+        self.topic_word_smoothing = topic_word_smoothing
+        self.doc_topic_smoothing = doc_topic_smoothing
+        self.max_iter = max_iter
+        self.tol = tol
+        self.fold_in_max_iter = fold_in_max_iter
+        self.fold_in_tol = fold_in_tol
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _check_params(self):
+        _check_integer(self.n_components, "n_components", 1)
+        check_positive(self.topic_word_smoothing, "topic_word_smoothing", allow_zero=True)
+        check_positive(self.doc_topic_smoothing, "doc_topic_smoothing", allow_zero=True)
+        _check_integer(self.max_iter, "max_iter", 1)
+        _check_integer(self.fold_in_max_iter, "fold_in_max_iter", 1)
+        if self.fold_in_max_iter > _INT32_MAX:
+            raise ValueError(f"fold_in_max_iter must be at most {_INT32_MAX}, "
+                             f"got {self.fold_in_max_iter!r}")
+        check_positive(self.tol, "tol", allow_zero=True)
+        check_positive(self.fold_in_tol, "fold_in_tol", allow_zero=True)
+        _check_integer(self.verbose, "verbose", 0)
+        resolve_n_jobs(self.n_jobs)
+
+    def fit(self, X, y=None):
+        """Fit the topics to term counts by EM.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_documents, n_features)
+            Term counts (or any non-negative weights).
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X = _check_counts(X, "PLSA")
+        if X.nnz == 0:
+            raise ValueError("X has no nonzero count; PLSA needs words to fit topics to")
+        n_docs, n_words = X.shape
+        n_topics = int(self.n_components)
+        word_smoothing = float(self.topic_word_smoothing)
+        doc_smoothing = float(self.doc_topic_smoothing)
+        rng = _check_random_state(self.random_state)
+        counts, words, indptr = _csr_arrays(X)
+
+        # P(w | z) word-major (row w is the K-vector the loops read), a random
+        # start away from the symmetric point where all topics stay equal.
+        word_topic = rng.uniform(0.5, 1.5, size=(n_words, n_topics))
+        word_topic /= word_topic.sum(axis=0)
+        doc_topic = np.full((n_docs, n_topics), 1.0 / n_topics)
+        doc_sums = np.empty_like(doc_topic)
+        word_sums = np.empty_like(word_topic)
+
+        curve = []
+        converged = False
+        for step in range(self.max_iter + 1):
+            doc_sums.fill(0.0)
+            word_sums.fill(0.0)
+            log_likelihood, _ = _plsa_em.em_sums(
+                counts, words, indptr, doc_topic, word_topic, doc_sums, word_sums)
+            objective = log_likelihood + self._log_prior(doc_topic, word_topic)
+            if self.verbose and step % self.verbose == 0:
+                print(f"PLSA step {step}: objective {objective:.10g}")
+            if curve and objective - curve[-1] <= self.tol * abs(objective):
+                curve.append(objective)
+                converged = True
+                break
+            curve.append(objective)
+            if step == self.max_iter:
+                break
+            # M-step: expected counts (the ratios times the current
+            # parameters) plus the pseudo-counts, normalised.
+            doc_topic *= doc_sums
+            doc_topic += doc_smoothing
+            _normalise(doc_topic, axis=1)
+            word_topic *= word_sums
+            word_topic += word_smoothing
+            _normalise(word_topic, axis=0)
+        if not converged:
+            warnings.warn(
+                f"PLSA did not converge in max_iter={self.max_iter} EM steps (the last "
+                f"raised the objective by {curve[-1] - curve[-2]:.3g}); raise max_iter or tol",
+                sklearn_compatible(ConvergenceWarning), stacklevel=2)
+
+        lengths = np.asarray(X.sum(axis=1)).ravel()
+        self.components_ = np.ascontiguousarray(word_topic.T)
+        self.topic_probability_ = lengths @ doc_topic / lengths.sum()
+        self.doc_topic_ = doc_topic
+        self.log_likelihood_ = float(log_likelihood)
+        self.objective_curve_ = np.array(curve)
+        self.n_iter_ = len(curve) - 1
+        self.n_features_in_ = n_words
+        self._word_topic = word_topic
+        return self
+
+    def _log_prior(self, doc_topic, word_topic):
+        """Log-density of the Dirichlet priors, up to a constant (0 without smoothing)."""
+        total = 0.0
+        with np.errstate(divide="ignore"):
+            if self.topic_word_smoothing > 0:
+                total += self.topic_word_smoothing * np.log(word_topic).sum()
+            if self.doc_topic_smoothing > 0:
+                total += self.doc_topic_smoothing * np.log(doc_topic).sum()
+        return total
+
+    def _checked_counts(self, X):
+        check_is_fitted(self, "components_")
+        self._check_params()
+        X = _check_counts(X, type(self).__name__)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input")
+        return X
+
+    def transform(self, X):
+        """``P(z | d)`` of each document, folded into the fitted topics.
+
+        EM over the document's own ``P(z | d)`` with ``P(w | z)`` fixed,
+        from the uniform start, with ``doc_topic_smoothing``. A document
+        without any word the model knows gets the uniform ``1/K``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_documents, n_features)
+            Term counts.
+
+        Returns
+        -------
+        doc_topic : ndarray of shape (n_documents, n_components)
+        """
+        X = self._checked_counts(X)
+        return self._fold_in(X)
+
+    def _fold_in(self, X):
+        doc_topic = np.empty((X.shape[0], self.components_.shape[0]))
+        n_iter = np.empty(X.shape[0], dtype=np.int32)
+        _plsa_em.fold_in(*_csr_arrays(X), self._word_topic, float(self.doc_topic_smoothing),
+                         int(self.fold_in_max_iter), float(self.fold_in_tol), doc_topic,
+                         n_iter, resolve_n_jobs(self.n_jobs))
+        unsettled = int(np.count_nonzero(n_iter >= self.fold_in_max_iter))
+        if unsettled:
+            warnings.warn(
+                f"{unsettled} of {X.shape[0]} documents took all fold_in_max_iter="
+                f"{self.fold_in_max_iter} EM steps without P(z|d) settling within "
+                f"fold_in_tol={self.fold_in_tol}; raise fold_in_max_iter",
+                sklearn_compatible(ConvergenceWarning), stacklevel=3)
+        return doc_topic
+
+    def fit_transform(self, X, y=None):
+        """``fit(X).transform(X)``: the documents of the fit folded in."""
+        return self.fit(X).transform(X)
+
+    def __sklearn_tags__(self):
+        return _count_transformer_tags()
+
+
+class PLSAFisherEmbedding(EstimatorMixin):
+    """Hofmann's Fisher kernel of PLSA, as vectors whose inner product it is.
+
+    For each number of topics K in ``n_components`` a :class:`PLSA` model is
+    fitted; a document ``d`` becomes, per model, the topic scores
+    ``P(z_k | d) / sqrt(P(z_k))`` (K columns) and the word scores
+    ``P^(w | d) P(z_k | d, w) / sqrt(P(w | z_k))`` (K columns per word of the
+    vocabulary, nonzero only for the document's words), with ``P(z | d)``
+    from folding ``d`` in. The models' blocks side by side give the sum of
+    their kernels, as Hofmann adds the kernels of several K. The linear
+    kernel on the output is therefore the Fisher kernel:
+    ``SVM(kernel="linear").fit(embedding.fit_transform(X), y)`` trains the
+    Fisher-kernel SVM.
+
+    Parameters
+    ----------
+    n_components : int or sequence of int, default=(10, 20, 30)
+        Topics of each model (Takamura et al. 2004 add K = 10, 20, 30).
+    topic_scores : {"approximate", "exact"}, default="approximate"
+        ``approximate``: ``P(z_k | d) / sqrt(P(z_k))``, Hofmann's optional
+        simplification; ``exact``: the gradient itself,
+        ``sum_w P^(w | d) P(z_k | d, w) / sqrt(P(z_k))``. They coincide when
+        the fold-in has converged without smoothing.
+    topic_word_smoothing, doc_topic_smoothing, max_iter, tol, fold_in_max_iter, fold_in_tol, n_jobs, verbose
+        Passed to each :class:`PLSA`.
+    random_state : None, int or numpy.random.Generator, default=None
+        One generator, drawn from by the models in turn.
+
+    Attributes
+    ----------
+    models_ : list of PLSA
+        The fitted models, in the order of ``n_components``.
+    n_iter_ : int
+        EM steps of the model that took the most (each model's are in its
+        ``n_iter_``).
+    n_features_in_ : int
+    n_features_out_ : int
+        ``sum_K K (1 + n_features_in_)``.
+
+    Notes
+    -----
+    A document of ``m`` distinct words has ``sum_K K (1 + m)`` nonzero
+    scores (fewer when a score is 0), so the output holds about
+    ``sum_K K`` times as many entries as ``X``; the kernel between two
+    documents costs ``O(sum_K K)`` per shared word, as the kernel itself
+    does. With one topic the kernel is ``1 + sum_w P^(w | d) P^(w | d') / P(w)``.
+    """
+
+    def __init__(self, n_components=(10, 20, 30), *, topic_scores="approximate",
+                 topic_word_smoothing=0.01, doc_topic_smoothing=0.01, max_iter=1000,
+                 tol=1e-6, fold_in_max_iter=10000, fold_in_tol=1e-8, random_state=None,
+                 n_jobs=None, verbose=0):
+        self.n_components = n_components
+        self.topic_scores = topic_scores
+        self.topic_word_smoothing = topic_word_smoothing
+        self.doc_topic_smoothing = doc_topic_smoothing
+        self.max_iter = max_iter
+        self.tol = tol
+        self.fold_in_max_iter = fold_in_max_iter
+        self.fold_in_tol = fold_in_tol
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _topic_counts(self):
+        value = self.n_components
+        if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+            value = [value]
+        if isinstance(value, (str, bytes, set, frozenset, dict)) or not hasattr(value, "__iter__"):
+            raise ValueError(f"n_components must be an integer >= 1 or a sequence of them, "
+                             f"got {value!r}")
+        value = list(value)
+        if not value:
+            raise ValueError("n_components must name at least one number of topics, got "
+                             "an empty sequence")
+        return [_check_integer(k, "each of n_components", 1) for k in value]
+
+    def _model(self, n_topics, rng):
+        return PLSA(n_topics, topic_word_smoothing=self.topic_word_smoothing,
+                    doc_topic_smoothing=self.doc_topic_smoothing, max_iter=self.max_iter,
+                    tol=self.tol, fold_in_max_iter=self.fold_in_max_iter,
+                    fold_in_tol=self.fold_in_tol, random_state=rng, n_jobs=self.n_jobs,
+                    verbose=self.verbose)
+
+    def _check_params(self):
+        if not is_one_of(self.topic_scores, ("approximate", "exact")):
+            raise ValueError(f"topic_scores must be 'approximate' or 'exact', got "
+                             f"{self.topic_scores!r}")
+        topic_counts = self._topic_counts()
+        rng = _check_random_state(self.random_state)
+        for n_topics in topic_counts:
+            self._model(n_topics, rng)._check_params()
+        return topic_counts, rng
+
+    def fit(self, X, y=None):
+        """Fit one PLSA model per number of topics.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_documents, n_features)
+            Term counts: the documents the topics are learnt from (labelled
+            or not).
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        topic_counts, rng = self._check_params()
+        X = _check_counts(X, "PLSAFisherEmbedding")
+        total = sum(topic_counts)
+        if total * (1 + X.shape[1]) > _INT32_MAX:
+            raise ValueError(
+                f"n_components {topic_counts} with {X.shape[1]} features give "
+                f"{total * (1 + X.shape[1])} scores per document; kgeo indexes columns "
+                f"with int32 and needs fewer than 2**31")
+        models = [self._model(n_topics, rng).fit(X) for n_topics in topic_counts]
+        for model in models:
+            if np.any(model.topic_probability_ <= 0):
+                raise ValueError(
+                    f"a topic of the {model.n_components}-topic model is unused "
+                    f"(P(z) = 0), so its Fisher score is undefined; use fewer topics or "
+                    f"doc_topic_smoothing > 0")
+        self.models_ = models
+        self.n_iter_ = max(model.n_iter_ for model in models)
+        self.n_features_in_ = X.shape[1]
+        self.n_features_out_ = total * (1 + X.shape[1])
+        return self
+
+    def transform(self, X):
+        """The Fisher scores of each document.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_documents, n_features)
+            Term counts.
+
+        Returns
+        -------
+        scores : scipy.sparse.csr_matrix of shape (n_documents, n_features_out_)
+            Their linear kernel is the Fisher kernel.
+        """
+        check_is_fitted(self, "models_")
+        self._check_params()
+        X = _check_counts(X, "PLSAFisherEmbedding")
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but PLSAFisherEmbedding is expecting "
+                f"{self.n_features_in_} features as input")
+        n_docs = X.shape[0]
+        total = sum(model.components_.shape[0] for model in self.models_)
+        lengths = np.diff(X.indptr).astype(np.int64)
+        row_sizes = (1 + lengths) * total
+        if row_sizes.sum() > _INT32_MAX:
+            raise ValueError(
+                f"X's {X.nnz} nonzeros give {row_sizes.sum()} Fisher scores; kgeo needs "
+                f"fewer than 2**31 per matrix: transform the documents in batches")
+        indptr = np.zeros(n_docs + 1, dtype=np.int64)
+        np.cumsum(row_sizes, out=indptr[1:])
+        data = np.empty(indptr[-1])
+        indices = np.empty(indptr[-1], dtype=np.int32)
+        write_at = indptr[:-1].copy()
+        counts, words, x_indptr = _csr_arrays(X)
+        column = 0
+        for model in self.models_:
+            n_topics = model.components_.shape[0]
+            doc_topic = model._fold_in(X)
+            # The K topic scores open the model's block; the word scores follow.
+            topic_at = write_at[:, None] + np.arange(n_topics)
+            write_at += n_topics
+            topic_sums = np.empty_like(doc_topic)
+            _plsa_em.fisher_word_scores(
+                counts, words, x_indptr, doc_topic, model._word_topic,
+                np.sqrt(model._word_topic), column + n_topics, write_at, data, indices,
+                topic_sums)
+            shares = topic_sums if self.topic_scores == "exact" else doc_topic
+            data[topic_at] = shares / np.sqrt(model.topic_probability_)
+            indices[topic_at] = column + np.arange(n_topics, dtype=np.int32)
+            column += n_topics * (1 + self.n_features_in_)
+        scores = sp.csr_matrix((data, indices, indptr.astype(np.int32)),
+                               shape=(n_docs, self.n_features_out_))
+        scores.eliminate_zeros()
+        return scores
+
+    def fit_transform(self, X, y=None):
+        """``fit(X).transform(X)``."""
+        return self.fit(X).transform(X)
+
+    def __sklearn_tags__(self):
+        return _count_transformer_tags()

@@ -1,0 +1,189 @@
+"""Typed loops of PLSA (kgeo._plsa): the sums of one EM step over a count
+matrix, folding documents into a fitted model, and the Fisher scores.
+
+Every routine walks the nonzero counts ``n(d, w)`` of a CSR matrix once and
+needs, per entry, the model's probability of the word in the document,
+``s(d, w) = sum_k P(z_k | d) P(w | z_k)``: a dot product of two K-vectors,
+``doc_topic[d]`` and ``word_topic[w]`` (``P(w | z)`` stored word-major so that
+both are contiguous). An entry with ``s = 0`` (a word every topic gives
+probability 0, possible only without word smoothing) carries no information
+about the document's topics and is skipped.
+"""
+
+from cython.parallel cimport prange, threadid
+from libc.math cimport log, fabs, sqrt
+from libc.stdlib cimport malloc, free
+
+import numpy as np
+
+from ._typedefs cimport float64_t, int32_t, int64_t, intp_t
+
+
+cdef inline float64_t word_probability(const float64_t* theta, const float64_t* phi,
+                                       intp_t n_topics) noexcept nogil:
+    cdef float64_t s = 0.0
+    cdef intp_t k
+    for k in range(n_topics):
+        s += theta[k] * phi[k]
+    return s
+
+
+def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
+            const int64_t[::1] indptr, const float64_t[:, ::1] doc_topic,
+            const float64_t[:, ::1] word_topic, float64_t[:, ::1] doc_sums,
+            float64_t[:, ::1] word_sums):
+    """Add one E-step's ratios to ``doc_sums`` and ``word_sums``.
+
+    With ``r(d, w) = n(d, w) / s(d, w)``, adds ``r * word_topic[w]`` to
+    ``doc_sums[d]`` and ``r * doc_topic[d]`` to ``word_sums[w]``: multiplied
+    elementwise by ``doc_topic`` and ``word_topic`` they are the expected
+    counts ``sum_w n(d, w) P(z | d, w)`` and ``sum_d n(d, w) P(z | d, w)`` of the
+    M-step. Returns ``sum n(d, w) log s(d, w)`` over the entries with ``s > 0``
+    and the number of entries skipped because ``s = 0``.
+
+    One thread: the word sums of different documents meet in ``word_sums``.
+    """
+    cdef intp_t n_docs = indptr.shape[0] - 1
+    cdef intp_t n_topics = doc_topic.shape[1]
+    cdef intp_t d, p, k
+    cdef int32_t w
+    cdef float64_t s, r, log_likelihood = 0.0
+    cdef int64_t n_skipped = 0
+    cdef const float64_t* theta
+    cdef const float64_t* phi
+    cdef float64_t* doc_row
+    cdef float64_t* word_row
+    with nogil:
+        for d in range(n_docs):
+            theta = &doc_topic[d, 0]
+            doc_row = &doc_sums[d, 0]
+            for p in range(indptr[d], indptr[d + 1]):
+                w = words[p]
+                phi = &word_topic[w, 0]
+                s = word_probability(theta, phi, n_topics)
+                if s <= 0.0:
+                    n_skipped += 1
+                    continue
+                log_likelihood += counts[p] * log(s)
+                r = counts[p] / s
+                word_row = &word_sums[w, 0]
+                for k in range(n_topics):
+                    doc_row[k] += r * phi[k]
+                    word_row[k] += r * theta[k]
+    return log_likelihood, n_skipped
+
+
+def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
+            const int64_t[::1] indptr, const float64_t[:, ::1] word_topic,
+            float64_t smoothing, int max_iter, float64_t tol,
+            float64_t[:, ::1] doc_topic, int32_t[::1] n_iter, int n_threads):
+    """``P(z | d)`` of each document under fixed ``P(w | z)``, by EM.
+
+    Each document starts at the uniform ``1/K`` and alternates the E- and
+    M-steps of its own mixing weights, ``theta_k <- (theta_k sum_w r(d, w)
+    phi_k(w) + smoothing) / (sum_w n(d, w) + K smoothing)`` over the words with
+    ``s > 0``, until no weight moves by more than ``tol`` or ``max_iter``
+    steps. Its log-likelihood is concave in ``theta``, so the result does not
+    depend on the start. Documents are independent: each gets the same steps,
+    and the same bits, whatever the batch and thread count. A document with
+    no such word (and ``smoothing = 0``) keeps the uniform start.
+
+    Writes ``doc_topic`` and the steps each document took into ``n_iter``.
+    """
+    cdef intp_t n_docs = indptr.shape[0] - 1
+    cdef intp_t n_topics = word_topic.shape[1]
+    cdef intp_t d, p, k
+    cdef int it
+    cdef float64_t s, r, total, moved, value
+    cdef float64_t* buffers
+    cdef float64_t* acc
+    cdef float64_t* theta
+    cdef const float64_t* phi
+    if n_docs == 0:
+        return
+    buffers = <float64_t*> malloc(n_threads * n_topics * sizeof(float64_t))
+    if buffers == NULL:
+        raise MemoryError()
+    try:
+        for d in prange(n_docs, nogil=True, schedule="dynamic", num_threads=n_threads):
+            acc = buffers + threadid() * n_topics
+            theta = &doc_topic[d, 0]
+            for k in range(n_topics):
+                theta[k] = 1.0 / n_topics
+            n_iter[d] = 0
+            for it in range(max_iter):
+                for k in range(n_topics):
+                    acc[k] = 0.0
+                total = 0.0
+                for p in range(indptr[d], indptr[d + 1]):
+                    phi = &word_topic[words[p], 0]
+                    s = word_probability(theta, phi, n_topics)
+                    if s <= 0.0:
+                        continue
+                    total = total + counts[p]
+                    r = counts[p] / s
+                    for k in range(n_topics):
+                        acc[k] += r * phi[k]
+                n_iter[d] = it + 1
+                if total == 0.0 and smoothing == 0.0:
+                    break
+                moved = 0.0
+                for k in range(n_topics):
+                    value = (theta[k] * acc[k] + smoothing) / (total + n_topics * smoothing)
+                    moved = max(moved, fabs(value - theta[k]))
+                    theta[k] = value
+                if moved <= tol:
+                    break
+    finally:
+        free(buffers)
+
+
+def fisher_word_scores(const float64_t[::1] counts, const int32_t[::1] words,
+                       const int64_t[::1] indptr, const float64_t[:, ::1] doc_topic,
+                       const float64_t[:, ::1] word_topic,
+                       const float64_t[:, ::1] sqrt_word_topic, int64_t column_offset,
+                       int64_t[::1] write_at, float64_t[::1] out_data,
+                       int32_t[::1] out_indices, float64_t[:, ::1] topic_sums):
+    """Write each document's word-level Fisher scores into a CSR being built.
+
+    For word ``w`` of document ``d`` and topic ``k`` the score is
+    ``P^(w | d) P(z_k | d, w) / sqrt(P(w | z_k))``, computed as
+    ``(n(d, w) / n(d)) theta_k sqrt(phi_k(w)) / s(d, w)`` (no division by a
+    small ``phi``), in column ``column_offset + w K + k``; ``n(d)`` counts all
+    the document's words. Entries with ``s = 0`` get score 0. Row ``d``'s
+    entries go from ``write_at[d]``, which is advanced past them.
+
+    Also sets ``topic_sums[d, k] = sum_w P^(w | d) P(z_k | d, w)``, the exact
+    form of the topic-level score before its division by ``sqrt(P(z_k))``.
+    """
+    cdef intp_t n_docs = indptr.shape[0] - 1
+    cdef intp_t n_topics = doc_topic.shape[1]
+    cdef intp_t d, p, k
+    cdef int64_t at
+    cdef int32_t w
+    cdef float64_t s, length, share
+    cdef const float64_t* theta
+    cdef const float64_t* phi
+    with nogil:
+        for d in range(n_docs):
+            theta = &doc_topic[d, 0]
+            length = 0.0
+            for p in range(indptr[d], indptr[d + 1]):
+                length += counts[p]
+            for k in range(n_topics):
+                topic_sums[d, k] = 0.0
+            at = write_at[d]
+            for p in range(indptr[d], indptr[d + 1]):
+                w = words[p]
+                phi = &word_topic[w, 0]
+                s = word_probability(theta, phi, n_topics)
+                share = counts[p] / length
+                for k in range(n_topics):
+                    out_indices[at + k] = <int32_t> (column_offset + w * n_topics + k)
+                    if s > 0.0:
+                        out_data[at + k] = share * theta[k] * sqrt_word_topic[w, k] / s
+                        topic_sums[d, k] += share * theta[k] * phi[k] / s
+                    else:
+                        out_data[at + k] = 0.0
+                at += n_topics
+            write_at[d] = at

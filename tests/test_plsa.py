@@ -1,0 +1,405 @@
+"""PLSA and Hofmann's Fisher kernel: EM against a dense NumPy EM, the
+fold-in against its optimality conditions, the scores against finite
+differences of the log-likelihood, the kernel against Hofmann's formula."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import kgeo
+from kgeo._synthetic import make_topic_corpus
+from kgeo import PLSA, PLSAFisherEmbedding
+
+
+
+def quiet(fn, *args, **kw):
+    """Call ``fn`` with ConvergenceWarnings ignored (runs cut short on purpose)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", kgeo.ConvergenceWarning)
+        return fn(*args, **kw)
+
+
+def dense_em(X, word_topic, n_steps, word_smoothing, doc_smoothing):
+    """Hofmann's EM on dense arrays, posteriors P(z|d,w) held in full."""
+    N = X.toarray()
+    n_docs, n_topics = N.shape[0], word_topic.shape[1]
+    doc_topic = np.full((n_docs, n_topics), 1.0 / n_topics)
+    word_topic = word_topic.copy()
+    for _ in range(n_steps):
+        joint = doc_topic[:, None, :] * word_topic[None, :, :]   # (d, w, k)
+        total = joint.sum(axis=2, keepdims=True)
+        posterior = np.divide(joint, total, out=np.zeros_like(joint), where=total > 0)
+        expected = N[:, :, None] * posterior
+        doc_topic = expected.sum(axis=1) + doc_smoothing
+        doc_topic /= doc_topic.sum(axis=1, keepdims=True)
+        word_topic = expected.sum(axis=0) + word_smoothing
+        word_topic /= word_topic.sum(axis=0)
+    return doc_topic, word_topic
+
+
+def fisher_kernel_reference(X, Y, embedding):
+    """Hofmann's kernel (eq. 31 of Takamura et al.) summed over the models."""
+    P = X.toarray() / X.toarray().sum(axis=1, keepdims=True)
+    Q = Y.toarray() / Y.toarray().sum(axis=1, keepdims=True)
+    K = np.zeros((X.shape[0], Y.shape[0]))
+    for model in embedding.models_:
+        phi = model.components_.T                        # (w, k)
+        p_z = model.topic_probability_
+        tx, ty = model.transform(X), model.transform(Y)
+        post_x = tx[:, None, :] * phi[None]
+        post_x /= post_x.sum(axis=2, keepdims=True)     # P(z | d, w)
+        post_y = ty[:, None, :] * phi[None]
+        post_y /= post_y.sum(axis=2, keepdims=True)
+        if embedding.topic_scores == "exact":
+            tx = np.einsum("dw,dwk->dk", P, post_x)
+            ty = np.einsum("ew,ewk->ek", Q, post_y)
+        K += (tx / p_z) @ ty.T
+        K += np.einsum("dw,ew,dwk,ewk,wk->de", P, Q, post_x, post_y, 1.0 / phi)
+    return K
+
+
+@pytest.fixture
+def corpus(rng):
+    X, _ = make_topic_corpus(60, 40, 3, words_per_document=30,
+                             topic_weight=0.5, random_state=3)
+    return X
+
+
+# --- EM -------------------------------------------------------------------
+
+@pytest.mark.parametrize("word_smoothing, doc_smoothing", [(0.0, 0.0), (0.01, 0.01), (1.0, 0.5)])
+def test_em_steps_match_dense_reference(corpus, word_smoothing, doc_smoothing):
+    model = quiet(PLSA(4, topic_word_smoothing=word_smoothing, doc_topic_smoothing=doc_smoothing,
+                       max_iter=9, tol=0, random_state=7).fit, corpus)
+    start = np.random.default_rng(7).uniform(0.5, 1.5, size=(corpus.shape[1], 4))
+    start /= start.sum(axis=0)
+    doc_topic, word_topic = dense_em(corpus, start, 9, word_smoothing, doc_smoothing)
+    assert model.n_iter_ == 9
+    np.testing.assert_allclose(model.doc_topic_, doc_topic, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(model.components_, word_topic.T, rtol=1e-12, atol=1e-15)
+    mixture = doc_topic @ word_topic.T
+    N = corpus.toarray()
+    expected_ll = np.sum(N[N > 0] * np.log(mixture[N > 0]))
+    np.testing.assert_allclose(model.log_likelihood_, expected_ll, rtol=1e-12)
+
+
+@pytest.mark.parametrize("word_smoothing, doc_smoothing", [(0.0, 0.0), (0.01, 0.01), (2.0, 0.1)])
+def test_em_never_lowers_its_objective(corpus, word_smoothing, doc_smoothing):
+    model = PLSA(5, topic_word_smoothing=word_smoothing, doc_topic_smoothing=doc_smoothing,
+                 tol=1e-9, max_iter=5000, random_state=0).fit(corpus)
+    curve = model.objective_curve_
+    assert curve.shape == (model.n_iter_ + 1,)
+    assert np.all(np.diff(curve) >= -1e-12 * np.abs(curve[1:]))
+    assert curve[-1] > curve[0]
+
+
+def test_fitted_parameters_are_distributions(corpus):
+    model = PLSA(4, random_state=0).fit(corpus)
+    np.testing.assert_allclose(model.components_.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(model.doc_topic_.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(model.topic_probability_.sum(), 1.0, rtol=1e-12)
+    lengths = np.asarray(corpus.sum(axis=1)).ravel()
+    np.testing.assert_allclose(model.topic_probability_,
+                               lengths @ model.doc_topic_ / lengths.sum(), rtol=1e-12)
+    assert model.components_.shape == (4, corpus.shape[1])
+
+
+def test_one_topic_is_the_corpus_unigram(corpus):
+    model = PLSA(1, topic_word_smoothing=0.0, doc_topic_smoothing=0.0).fit(corpus)
+    unigram = np.asarray(corpus.sum(axis=0)).ravel() / corpus.sum()
+    np.testing.assert_allclose(model.components_[0], unigram, rtol=1e-12)
+    np.testing.assert_array_equal(model.topic_probability_, [1.0])
+
+
+def test_same_random_state_same_model_and_different_starts_differ(corpus):
+    a = PLSA(4, random_state=5).fit(corpus)
+    b = PLSA(4, random_state=5).fit(corpus)
+    c = PLSA(4, random_state=6).fit(corpus)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    assert not np.allclose(a.components_, c.components_)
+
+
+def test_topics_of_a_planted_corpus_are_recovered():
+    """Three disjoint vocabularies, each document drawn from one or two: the
+    fitted topics are the planted ones up to order."""
+    rng = np.random.default_rng(0)
+    truth = np.zeros((3, 30))
+    for k in range(3):
+        truth[k, 10 * k:10 * k + 10] = rng.dirichlet(np.ones(10))
+    mixing = rng.dirichlet([0.3] * 3, size=300)
+    X = sp.csr_matrix(np.vstack([rng.multinomial(200, m @ truth) for m in mixing]).astype(float))
+    model = PLSA(3, topic_word_smoothing=0.0, doc_topic_smoothing=0.0, tol=1e-10,
+                 random_state=1).fit(X)
+    order = [int(np.argmax(truth @ topic)) for topic in model.components_]
+    assert sorted(order) == [0, 1, 2]
+    np.testing.assert_allclose(model.components_, truth[order], atol=0.02)
+
+
+# --- folding in -----------------------------------------------------------
+
+def test_fold_in_meets_the_optimality_conditions(corpus):
+    """Without smoothing, P(z|d) maximises the concave sum_w n(d,w) log
+    sum_k theta_k P(w|z_k) on the simplex: the gradient equals n(d) on the
+    topics in use and is at most n(d) on the others."""
+    model = PLSA(4, topic_word_smoothing=0.0, doc_topic_smoothing=0.0, random_state=0,
+                 fold_in_tol=1e-13, fold_in_max_iter=100000).fit(corpus)
+    theta = model.transform(corpus)
+    N = corpus.toarray()
+    phi = model.components_
+    gradient = (N / (theta @ phi)) @ phi.T
+    length = N.sum(axis=1, keepdims=True)
+    assert np.all(gradient <= length * (1 + 1e-6))
+    used = theta > 1e-3
+    np.testing.assert_allclose(gradient[used], np.broadcast_to(length, theta.shape)[used],
+                               rtol=1e-6)
+
+
+def test_fold_in_improves_on_the_fit_for_its_documents(corpus):
+    """With P(w|z) fixed, folding in maximises each document's posterior:
+    never below the fit's P(z|d) (whose EM was still moving both), and near it."""
+    model = PLSA(3, random_state=0, tol=1e-10, max_iter=20000, fold_in_tol=1e-14,
+                 fold_in_max_iter=100000).fit(corpus)
+    folded = model.transform(corpus)
+    N = corpus.toarray()
+    alpha = model.doc_topic_smoothing
+
+    def objective(theta):
+        return (np.sum(N * np.log(theta @ model.components_), axis=1)
+                + alpha * np.log(theta).sum(axis=1))
+
+    fitted = objective(model.doc_topic_)
+    assert np.all(objective(folded) >= fitted - 1e-13 * np.abs(fitted))
+    np.testing.assert_allclose(folded, model.doc_topic_, atol=1e-3)
+
+
+def test_fold_in_is_per_document(corpus):
+    """The same bits whatever the batch, its order and the thread count."""
+    model = PLSA(4, random_state=0).fit(corpus)
+    whole = model.transform(corpus)
+    order = np.random.default_rng(1).permutation(corpus.shape[0])
+    np.testing.assert_array_equal(model.transform(corpus[order]), whole[order])
+    np.testing.assert_array_equal(model.transform(corpus[7:8]), whole[7:8])
+    for n_jobs in (1, 3):
+        model.set_params(n_jobs=n_jobs)
+        np.testing.assert_array_equal(model.transform(corpus), whole)
+
+
+def test_documents_without_known_words_are_uniform(corpus):
+    model = PLSA(4, topic_word_smoothing=0.0, doc_topic_smoothing=0.0, random_state=0)
+    X = corpus.tolil()
+    X[:, 0] = 0  # word 0 unseen in the fit: probability 0 in every topic
+    model.fit(X.tocsr())
+    new = sp.csr_matrix(np.vstack([np.eye(1, corpus.shape[1], 0).ravel() * 3,
+                                   np.zeros(corpus.shape[1]),
+                                   corpus[0].toarray().ravel() + np.eye(1, corpus.shape[1], 0)]))
+    theta = model.transform(new)
+    assert np.all(np.isfinite(theta))
+    np.testing.assert_array_equal(theta[:2], 0.25)
+    # The unseen word is ignored: the same as the document without it.
+    np.testing.assert_array_equal(theta[2], model.transform(corpus[0].toarray())[0])
+
+
+def test_empty_documents_in_the_fit_stay_uniform(corpus):
+    X = sp.vstack([corpus, sp.csr_matrix((1, corpus.shape[1]))]).tocsr()
+    model = PLSA(3, topic_word_smoothing=0.0, doc_topic_smoothing=0.0, random_state=0).fit(X)
+    np.testing.assert_array_equal(model.doc_topic_[-1], 1 / 3)
+    assert np.all(np.isfinite(model.components_))
+
+
+def test_fold_in_that_does_not_settle_warns(corpus):
+    model = PLSA(4, random_state=0, fold_in_max_iter=2).fit(corpus)
+    with pytest.warns(kgeo.ConvergenceWarning, match="fold_in_max_iter=2"):
+        model.transform(corpus)
+
+
+def test_fit_that_does_not_converge_warns(corpus):
+    with pytest.warns(kgeo.ConvergenceWarning, match="max_iter=3"):
+        PLSA(4, random_state=0, max_iter=3).fit(corpus)
+
+
+# --- the Fisher kernel ----------------------------------------------------
+
+@pytest.mark.parametrize("topic_scores", ["approximate", "exact"])
+@pytest.mark.parametrize("n_components", [1, 3, (2, 4)])
+def test_fisher_kernel_matches_hofmann_formula(corpus, topic_scores, n_components):
+    embedding = PLSAFisherEmbedding(n_components, topic_scores=topic_scores, random_state=0)
+    train, test = corpus[:40], corpus[40:]
+    embedding.fit(train)
+    F, G = embedding.transform(train), embedding.transform(test)
+    assert sp.isspmatrix_csr(F) and F.shape[1] == embedding.n_features_out_
+    expected = fisher_kernel_reference(test, train, embedding)
+    np.testing.assert_allclose((G @ F.T).toarray(), expected, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(kgeo.pairwise_kernels(G, F, kernel="linear"), expected,
+                               rtol=1e-12, atol=1e-14)
+
+
+def test_one_topic_kernel_is_one_plus_inverse_frequency_weighted_product(corpus):
+    """Hofmann's degenerate case: 1 + sum_w P^(w|d) P^(w|d') / P(w)."""
+    embedding = PLSAFisherEmbedding(1, topic_word_smoothing=0.0, doc_topic_smoothing=0.0)
+    F = embedding.fit_transform(corpus)
+    P = corpus.toarray() / corpus.toarray().sum(axis=1, keepdims=True)
+    unigram = np.asarray(corpus.sum(axis=0)).ravel() / corpus.sum()
+    expected = 1 + (P / unigram) @ P.T
+    np.testing.assert_allclose((F @ F.T).toarray(), expected, rtol=1e-12)
+
+
+def test_scores_are_gradients_of_the_log_likelihood(corpus):
+    """Finite differences of l(d) = sum_w P^(w|d) log sum_k P(w|z_k) P(z_k|d) in
+    rho_k = 2 sqrt(P(z_k)) and rho_wk = 2 sqrt(P(w|z_k)), with P(d|z_k), that
+    is P(z_k|d) / P(z_k), held fixed and the normalisations ignored."""
+    embedding = PLSAFisherEmbedding(3, topic_scores="exact", random_state=0).fit(corpus)
+    model = embedding.models_[0]
+    d = corpus[5]
+    theta = model.transform(d)[0]
+    scores = embedding.transform(d).toarray()[0]
+    p_hat = d.toarray()[0] / d.sum()
+    rho_topic = 2 * np.sqrt(model.topic_probability_)
+    rho_word = 2 * np.sqrt(model.components_.T)          # (w, k)
+    fixed = theta / model.topic_probability_
+
+    def log_likelihood(rho_topic, rho_word):
+        mixing = (rho_topic / 2) ** 2 * fixed
+        return np.sum(p_hat[d.indices] * np.log(((rho_word[d.indices] / 2) ** 2) @ mixing))
+
+    h = 1e-6
+    for k in range(3):
+        up, down = rho_topic.copy(), rho_topic.copy()
+        up[k] += h
+        down[k] -= h
+        numeric = (log_likelihood(up, rho_word) - log_likelihood(down, rho_word)) / (2 * h)
+        np.testing.assert_allclose(scores[k], numeric, rtol=1e-6)
+    n_words = corpus.shape[1]
+    for w in list(d.indices[:4]) + [int(np.setdiff1d(np.arange(n_words), d.indices)[0])]:
+        for k in range(3):
+            up, down = rho_word.copy(), rho_word.copy()
+            up[w, k] += h
+            down[w, k] -= h
+            numeric = (log_likelihood(rho_topic, up) - log_likelihood(rho_topic, down)) / (2 * h)
+            np.testing.assert_allclose(scores[3 + w * 3 + k], numeric, rtol=1e-6, atol=1e-10)
+
+
+def test_exact_and_approximate_topic_scores_agree_at_a_settled_fold_in(corpus):
+    kw = dict(topic_word_smoothing=0.0, doc_topic_smoothing=0.0, random_state=0,
+              fold_in_tol=1e-14, fold_in_max_iter=100000)
+    exact = PLSAFisherEmbedding(3, topic_scores="exact", **kw).fit_transform(corpus)
+    approximate = PLSAFisherEmbedding(3, **kw).fit_transform(corpus)
+    np.testing.assert_allclose(exact[:, :3].toarray(), approximate[:, :3].toarray(),
+                               rtol=1e-6, atol=1e-9)
+    np.testing.assert_array_equal(exact[:, 3:].toarray(), approximate[:, 3:].toarray())
+
+
+def test_fisher_gram_is_positive_semidefinite(corpus):
+    F = PLSAFisherEmbedding((2, 5), random_state=0).fit_transform(corpus)
+    assert kgeo.is_positive_definite((F @ F.T).toarray(), tol=1e-10)
+
+
+def test_models_are_drawn_from_one_generator(corpus):
+    embedding = PLSAFisherEmbedding((3, 3), random_state=4).fit(corpus)
+    first, second = embedding.models_
+    assert not np.allclose(first.components_, second.components_)
+    again = PLSAFisherEmbedding((3, 3), random_state=4).fit(corpus)
+    np.testing.assert_array_equal(again.models_[1].components_, second.components_)
+    assert embedding.n_iter_ == max(first.n_iter_, second.n_iter_)
+
+
+def test_fisher_svm_is_the_precomputed_svm_of_the_kernel(corpus):
+    y = np.arange(corpus.shape[0]) % 3
+    embedding = PLSAFisherEmbedding((2, 3), random_state=0).fit(corpus)
+    F = embedding.transform(corpus)
+    K = fisher_kernel_reference(corpus, corpus, embedding)
+    linear = kgeo.SVM(kernel="linear", tol=1e-10).fit(F, y)
+    precomputed = kgeo.SVM(kernel="precomputed", tol=1e-10).fit(K, y)
+    np.testing.assert_allclose(linear.decision_function(F), precomputed.decision_function(K),
+                               rtol=1e-7, atol=1e-7)
+
+
+def test_pickled_embedding_gives_the_same_scores(corpus):
+    embedding = PLSAFisherEmbedding((2, 3), random_state=0).fit(corpus)
+    again = pickle.loads(pickle.dumps(embedding))
+    assert (again.transform(corpus) != embedding.transform(corpus)).nnz == 0
+
+
+def test_input_forms_give_the_same_scores(corpus):
+    embedding = PLSAFisherEmbedding(2, random_state=0).fit(corpus)
+    expected = embedding.transform(corpus).toarray()
+    unsorted = corpus.copy()
+    for a, b in zip(unsorted.indptr[:-1], unsorted.indptr[1:]):
+        unsorted.indices[a:b] = unsorted.indices[a:b][::-1].copy()
+        unsorted.data[a:b] = unsorted.data[a:b][::-1].copy()
+    unsorted.has_sorted_indices = False
+    for form in (corpus.toarray(), corpus.tocoo(), corpus.tocsc(), unsorted):
+        np.testing.assert_array_equal(embedding.transform(form).toarray(), expected)
+
+
+# --- real documents --------------------------------------------------------
+
+def test_fisher_kernel_on_newsgroups_documents(newsgroups_counts):
+    X = newsgroups_counts
+    embedding = PLSAFisherEmbedding((4, 8), random_state=0, tol=1e-4).fit(X[:300])
+    G, F = embedding.transform(X[300:320]), embedding.transform(X[:60])
+    expected = fisher_kernel_reference(X[300:320], X[:60], embedding)
+    np.testing.assert_allclose((G @ F.T).toarray(), expected, rtol=1e-11)
+    assert kgeo.is_positive_definite((F @ F.T).toarray(), tol=1e-9)
+
+
+# --- errors ---------------------------------------------------------------
+
+@pytest.mark.parametrize("params, match", [
+    (dict(n_components=0), "n_components must be an integer >= 1, got 0"),
+    (dict(n_components=True), "n_components must be an integer >= 1, got True"),
+    (dict(n_components=2.5), "n_components must be an integer >= 1, got 2.5"),
+    (dict(topic_word_smoothing=-1), "topic_word_smoothing must be finite and >= 0"),
+    (dict(doc_topic_smoothing=float("nan")), "doc_topic_smoothing must be finite and >= 0"),
+    (dict(max_iter=0), "max_iter must be an integer >= 1, got 0"),
+    (dict(fold_in_max_iter=2**31), "fold_in_max_iter must be at most"),
+    (dict(tol=-1e-3), "tol must be finite and >= 0"),
+    (dict(fold_in_tol=float("inf")), "fold_in_tol must be finite and >= 0"),
+    (dict(random_state=-1), "random_state must be None, an integer >= 0"),
+    (dict(random_state="seed"), "random_state must be None, an integer >= 0"),
+    (dict(n_jobs=0), "Invalid n_jobs 0"),
+    (dict(verbose=-1), "verbose must be an integer >= 0"),
+])
+def test_invalid_plsa_parameters(corpus, params, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        PLSA(**params).fit(corpus)
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(n_components=()), "at least one number of topics"),
+    (dict(n_components="10"), "n_components must be an integer >= 1 or a sequence"),
+    (dict(n_components={10, 20}), "n_components must be an integer >= 1 or a sequence"),
+    (dict(n_components=(10, 0)), "each of n_components must be an integer >= 1, got 0"),
+    (dict(topic_scores="full"), "topic_scores must be 'approximate' or 'exact', got 'full'"),
+    (dict(tol=-1.0), "tol must be finite and >= 0"),
+])
+def test_invalid_embedding_parameters(corpus, params, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        PLSAFisherEmbedding(**params).fit(corpus)
+
+
+@pytest.mark.parametrize("estimator", [PLSA(2), PLSAFisherEmbedding(2)])
+def test_bad_input(estimator, corpus):
+    with pytest.raises(ValueError, match="Negative values in data passed to X: 1 entries"):
+        estimator.fit(np.array([[1.0, -1.0], [2.0, 0.0]]))
+    with pytest.raises(ValueError, match="NaN"):
+        estimator.fit(np.array([[1.0, np.nan]]))
+    with pytest.raises(kgeo.NotFittedError):
+        estimator.transform(corpus)
+    estimator.fit(corpus)
+    with pytest.raises(ValueError, match=f"X has 5 features, but {type(estimator).__name__} "
+                                         f"is expecting {corpus.shape[1]} features"):
+        estimator.transform(np.ones((2, 5)))
+
+
+def test_plsa_needs_words(corpus):
+    with pytest.raises(ValueError, match="X has no nonzero count"):
+        PLSA(2).fit(np.zeros((3, 4)))
+
+
+def test_too_many_scores_are_refused():
+    X = sp.csr_matrix((np.ones(1), ([0], [0])), shape=(1, 2**27))
+    with pytest.raises(ValueError, match="needs fewer than 2\\*\\*31"):
+        PLSAFisherEmbedding((10, 10)).fit(X)
