@@ -403,3 +403,28 @@ def test_too_many_scores_are_refused():
     X = sp.csr_matrix((np.ones(1), ([0], [0])), shape=(1, 2**27))
     with pytest.raises(ValueError, match="needs fewer than 2\\*\\*31"):
         PLSAFisherEmbedding((10, 10)).fit(X)
+
+
+# --- the example ------------------------------------------------------------
+
+def test_reuters_example_runs(data_dir, capsys):
+    """examples/fisher_kernel_reuters.py on a small configuration: its table
+    has a row per size and kernel, with errors a trained SVM would give."""
+    import importlib.util
+    from pathlib import Path
+
+    if not (data_dir / "reuters21578").is_dir():
+        pytest.skip(f"Reuters-21578 not found in {data_dir}")
+    path = Path(__file__).resolve().parent.parent / "examples" / "fisher_kernel_reuters.py"
+    spec = importlib.util.spec_from_file_location("fisher_kernel_reuters", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    example.main(["--data", str(data_dir), "--components", "4", "--fractions", "0.02,1",
+                  "--repeats", "1"])
+    rows = [line for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| 1") or line.startswith("| 9")]
+    assert len(rows) == 4
+    averages = {(row.split(" | ")[0], row.split(" | ")[1]): float(row.split(" | ")[-1].rstrip(" |"))
+                for row in rows}
+    assert averages[("| 9603 (100 %)", "linear (TF, L2)")] < 3.0
+    assert all(0 < error < 15 for error in averages.values())
