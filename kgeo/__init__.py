@@ -20,6 +20,7 @@ except ImportError as _error:  # pragma: no cover - depends on how kgeo was foun
         f"'python setup.py build_ext --inplace'.") from _error
 
 from ._embedding import MultinomialEmbedding
+from ._hptop import HPTOPEmbedding
 from ._kernels import KERNELS
 from ._pairwise import (
     geodesic_distance,
@@ -35,6 +36,7 @@ from .exceptions import ConvergenceWarning, NotFittedError
 __all__ = [
     "KERNELS",
     "ConvergenceWarning",
+    "HPTOPEmbedding",
     "MultinomialEmbedding",
     "NotFittedError",
     "PLSA",

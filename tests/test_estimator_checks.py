@@ -86,9 +86,11 @@ def test_ngd_failures_are_the_declared_ones():
 
 
 # PLSA and its Fisher embedding are transformers of non-negative counts (they
-# say so through their tags, so the checks feed them such data): every check
-# passes. A small n_components keeps the checks' tiny data meaningful.
+# say so through their tags, so the checks feed them such data), HP-TOP a
+# transformer that needs y: every check passes. A small n_components keeps the
+# checks' tiny data meaningful.
 @parametrize_with_checks(
-    [kgeo.PLSA(n_components=3), kgeo.PLSAFisherEmbedding(n_components=(1, 2))], **_STRICT)
-def test_plsa_transformers_are_sklearn_compatible(estimator, check):
+    [kgeo.PLSA(n_components=3), kgeo.PLSAFisherEmbedding(n_components=(1, 2)),
+     kgeo.HPTOPEmbedding(target=1)], **_STRICT)
+def test_kernel_embeddings_are_sklearn_compatible(estimator, check):
     check(estimator)

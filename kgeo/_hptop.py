@@ -1,0 +1,286 @@
+"""The HP-TOP kernel of Takamura, Matsumoto & Yamada (CoNLL 2004).
+
+A TOP kernel (Tsuda et al. 2002) is the inner product of the gradients of a
+model's posterior log-odds ``v(d) = log P(+1 | d) - log P(-1 | d)``. HP-TOP
+models, for a target category c, the positive class by a Gaussian of the
+decision value ``t_c(d) = w_c . d - b_c`` of c's own linear SVM, and the
+negative class by a mixture of such Gaussians, one per other category e,
+each along its own hyperplane:
+
+    q(d | x) = N(t_x(d); mu_x, sigma_x^2),   P(+1 | d) ~ P(c) q(d | c),
+    P(-1 | d) ~ sum_{e != c} P(e) q(d | e)
+
+with ``mu_x``, ``sigma_x^2`` the mean and (biased) variance of ``t_x`` over
+the training documents of category x, and uniform priors ``P(x)``. The
+gradient of ``v`` in ``theta_x1 = mu_x / sigma_x^2``, ``theta_x2 = -1 / (2
+sigma_x^2)``, ``w_x`` and ``b_x`` (the paper's Appendix C, with its typos
+corrected as in ``../shared/papers/NOTES-hofmann2000-takamura2004.md`` part
+B: eq. 33 uses ``w.d - b``, eq. 43 ``q(d | e)``) is a handful of scalars per
+category plus, per category, a scalar multiple of the document itself. The
+inner product of two such vectors is the paper's factorised kernel,
+
+    K(d, d') = sum_s s(d) s(d') + (g_c(d) g_c(d') + sum_e a_e(d) a_e(d')) <d, d'>,
+
+so :class:`HPTOPEmbedding` returns the vectors and kgeo's linear kernel on
+them is the HP-TOP kernel, exactly.
+"""
+
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._base import EstimatorMixin, check_is_fitted
+from ._svm import SVM
+from ._validation import check_labels, check_matrix, check_positive
+
+__all__ = ["HPTOPEmbedding"]
+
+_LOG_2PI = np.log(2 * np.pi)
+
+
+def _logsumexp(values, axis):
+    top = values.max(axis=axis, keepdims=True)
+    return (top + np.log(np.exp(values - top).sum(axis=axis, keepdims=True))).squeeze(axis)
+
+
+def hp_top_scores(X, decision, mean, variance, target, prior_scores=False):
+    """The gradient of HP-TOP's log-odds for each document, as a CSR matrix.
+
+    Parameters
+    ----------
+    X : scipy.sparse.csr_matrix of shape (n_documents, n_features)
+        The documents, as the hyperplanes see them.
+    decision : ndarray of shape (n_documents, n_categories)
+        ``t_x(d) = w_x . d - b_x`` for every category x.
+    mean, variance : ndarray of shape (n_categories,)
+        ``mu_x`` and ``sigma_x^2`` (all > 0).
+    target : int
+        Column of the target category c.
+    prior_scores : bool, default=False
+        Add the derivatives in the priors ``P(c)`` and ``P(e)`` (eqs. 42-43).
+
+    Returns
+    -------
+    scores : scipy.sparse.csr_matrix
+        Columns: ``v`` (eq. 33); for c the derivatives in ``theta_c1``,
+        ``theta_c2`` and ``b_c`` (eqs. 34, 36, 40); for each other category
+        e in column order those in ``theta_e1``, ``theta_e2`` and ``b_e``
+        (eqs. 35, 37, 41); with ``prior_scores`` the ``P(c)`` and then the
+        ``P(e)`` derivatives; then the ``w_c`` derivatives (eq. 38, the
+        document times ``g_c = (mu_c - t_c) / sigma_c^2``) and the ``w_e``
+        derivatives of each e (eq. 39, the document times ``a_e = -pi_e
+        (mu_e - t_e) / sigma_e^2``), ``n_features`` columns each.
+    """
+    n_categories = decision.shape[1]
+    others = np.array([x for x in range(n_categories) if x != target])
+    log_prior = -np.log(n_categories)
+    centred = decision - mean
+    log_q = -0.5 * (_LOG_2PI + np.log(variance)) - centred ** 2 / (2 * variance)
+    # The negative class's mixture in the log domain: q underflows far from
+    # a category's mean, pi_e stays exact.
+    joint_others = log_prior + log_q[:, others]
+    log_negative = _logsumexp(joint_others, axis=1)
+    share = np.exp(joint_others - log_negative[:, None])          # pi_e(d)
+    log_odds = log_prior + log_q[:, target] - log_negative
+
+    t_c, mu_c, var_c = decision[:, target], mean[target], variance[target]
+    t_e, mu_e, var_e = decision[:, others], mean[others], variance[others]
+    columns = [
+        log_odds[:, None],
+        (t_c - mu_c)[:, None],
+        (t_c ** 2 - mu_c ** 2 - var_c)[:, None],
+        ((t_c - mu_c) / var_c)[:, None],
+    ]
+    per_other = np.stack([
+        -share * (t_e - mu_e),
+        -share * (t_e ** 2 - mu_e ** 2 - var_e),
+        -share * (t_e - mu_e) / var_e,
+    ], axis=2).reshape(X.shape[0], -1)
+    columns.append(per_other)
+    if prior_scores:
+        prior = np.exp(log_prior)
+        columns.append(np.full((X.shape[0], 1), 1 / prior))
+        columns.append(-share / prior)   # -q(d|e) / P_{-c}(d) = -pi_e / P(e)
+    scalars = sp.csr_matrix(np.hstack(columns))
+    word_weights = np.column_stack([(mu_c - t_c) / var_c, -share * (mu_e - t_e) / var_e])
+    blocks = [scalars] + [sp.csr_matrix(X.multiply(word_weights[:, [j]]))
+                          for j in range(word_weights.shape[1])]
+    scores = sp.hstack(blocks, format="csr")
+    scores.eliminate_zeros()
+    return scores
+
+
+class HPTOPEmbedding(EstimatorMixin):
+    """Takamura et al.'s HP-TOP kernel, as vectors whose inner product it is.
+
+    ``fit`` trains one linear SVM per category (that category against the
+    rest) and fits a Gaussian to each one's decision values on the
+    category's own documents; ``transform`` returns the gradient of the
+    posterior log-odds of ``target`` against the other categories. The
+    linear kernel on the output is the HP-TOP kernel for ``target``:
+    ``SVM(kernel="linear").fit(embedding.fit_transform(X, y), y == c)``.
+
+    Parameters
+    ----------
+    target : int or label, default=0
+        The positive category: a column of ``y`` when ``y`` is an indicator
+        matrix, else one of its labels. Read by ``transform``: the
+        hyperplanes and Gaussians of every category are fitted once, so
+        ``set_params(target=e).transform(X)`` gives e's scores without a refit.
+    C : float, default=1.0
+        C of the categories' linear SVMs (Takamura et al. use 1).
+    prior_scores : bool, default=False
+        Include the derivatives in the category priors (the paper's eqs.
+        42-43, which its parameter list leaves out): with uniform priors
+        ``P(c)``'s is a constant, which changes no SVM.
+    n_jobs : int, default=None
+        Threads of the categories' SVMs.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_categories,)
+        The categories: ``y``'s column numbers, or its sorted labels.
+    hyperplanes_ : list of SVM
+        The fitted linear SVM of each category against the rest.
+    mean_, variance_ : ndarray of shape (n_categories,)
+        ``mu_x`` and ``sigma_x^2``: the mean and biased variance of each
+        category's decision values over its training documents (eqs. 19-20).
+    n_features_in_ : int
+
+    Notes
+    -----
+    What the paper leaves open, and the choices made here: the document
+    weighting is the caller's (``X`` goes to the hyperplanes as given); a
+    document may belong to several categories (an indicator ``y``) and is
+    then in each one's Gaussian; priors are uniform; no score is
+    normalised. A category whose decision values on its documents are all
+    equal (one document, say) has no Gaussian, and is an error.
+
+    References
+    ----------
+    H. Takamura, Y. Matsumoto, H. Yamada, "Modeling category structures with
+    a kernel function", CoNLL 2004.
+    """
+
+    def __init__(self, target=0, *, C=1.0, prior_scores=False, n_jobs=None):
+        self.target = target
+        self.C = C
+        self.prior_scores = prior_scores
+        self.n_jobs = n_jobs
+
+    def _check_params(self):
+        check_positive(self.C, "C")
+        if not isinstance(self.prior_scores, (bool, np.bool_)):
+            raise TypeError(f"prior_scores must be True or False, got {self.prior_scores!r}")
+
+    def _indicator(self, y, n_documents):
+        """The categories ``y`` names, and ``y`` as a dense 0/1 matrix."""
+        if y is None:
+            raise ValueError("HPTOPEmbedding requires y to be passed, but the target y is None")
+        if sp.issparse(y):
+            y = y.toarray()
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] > 1:
+            if y.shape[0] != n_documents:
+                raise ValueError(f"X has {n_documents} documents but y has {y.shape[0]} rows")
+            if y.dtype.kind not in "biuf" or not np.all((y == 0) | (y == 1)):
+                raise ValueError("an indicator matrix y must hold only 0 and 1")
+            return np.arange(y.shape[1]), y.astype(bool)
+        labels = check_labels(y, n_documents)
+        classes, codes = np.unique(labels, return_inverse=True)
+        return classes, codes[:, None] == np.arange(classes.shape[0])
+
+    def _target_column(self):
+        matches = np.flatnonzero(self.classes_ == self.target) if not isinstance(
+            self.target, (bool, np.bool_)) else []
+        if len(matches) != 1:
+            raise ValueError(f"target must be one of the categories {self.classes_.tolist()}, "
+                             f"got {self.target!r}")
+        return int(matches[0])
+
+    def fit(self, X, y):
+        """Fit each category's hyperplane and Gaussian.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_documents, n_features)
+            Document vectors (TF, TF-IDF, normalised or not: the caller's
+            choice).
+        y : array-like of shape (n_documents,) or (n_documents, n_categories)
+            One label per document, or a 0/1 indicator matrix (documents
+            may have several categories, or none).
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X = check_matrix(X, name="X")
+        classes, member = self._indicator(y, X.shape[0])
+        if classes.shape[0] < 2:
+            raise ValueError(f"HPTOPEmbedding needs at least 2 categories (classes), got "
+                             f"{classes.shape[0]} class")
+        self.classes_ = classes
+        self._target_column()
+        sizes = member.sum(axis=0)
+        for x, size in enumerate(sizes):
+            if size < 2 or size == X.shape[0]:
+                raise ValueError(
+                    f"category {classes.tolist()[x]!r} has {size} of the {X.shape[0]} documents; each "
+                    f"needs at least 2 of its own (for its Gaussian) and one outside it (for "
+                    f"its hyperplane)")
+        hyperplanes = [SVM(kernel="linear", C=self.C, n_jobs=self.n_jobs).fit(X, member[:, x])
+                       for x in range(classes.shape[0])]
+        decision = self._decisions(hyperplanes, X)
+        mean = np.array([decision[member[:, x], x].mean() for x in range(classes.shape[0])])
+        variance = np.array([np.mean((decision[member[:, x], x] - mean[x]) ** 2)
+                             for x in range(classes.shape[0])])
+        flat = np.flatnonzero(~(variance > 0))
+        if flat.size:
+            raise ValueError(
+                f"the decision values of category {classes.tolist()[flat[0]]!r} are equal on all its "
+                f"{sizes[flat[0]]} documents, so it has no Gaussian (variance 0)")
+        self.hyperplanes_ = hyperplanes
+        self.mean_ = mean
+        self.variance_ = variance
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    @staticmethod
+    def _decisions(hyperplanes, X):
+        # SVM's decision_function is positive on classes_[1], here True.
+        return np.column_stack([h.decision_function(X) for h in hyperplanes])
+
+    def transform(self, X):
+        """The HP-TOP scores of each document for ``target``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_documents, n_features)
+
+        Returns
+        -------
+        scores : scipy.sparse.csr_matrix of shape (n_documents, n_scores)
+            See :func:`hp_top_scores` for the columns; their linear kernel is
+            the HP-TOP kernel.
+        """
+        check_is_fitted(self, "hyperplanes_")
+        self._check_params()
+        X = check_matrix(X, name="X")
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but HPTOPEmbedding is expecting "
+                f"{self.n_features_in_} features as input")
+        return hp_top_scores(X, self._decisions(self.hyperplanes_, X), self.mean_,
+                             self.variance_, self._target_column(), bool(self.prior_scores))
+
+    def fit_transform(self, X, y):
+        """``fit(X, y).transform(X)``."""
+        return self.fit(X, y).transform(X)
+
+    def __sklearn_tags__(self):
+        # Called only by scikit-learn, which is then imported already.
+        from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
+
+        return Tags(estimator_type=None, target_tags=TargetTags(required=True),
+                    transformer_tags=TransformerTags(), input_tags=InputTags(sparse=True))

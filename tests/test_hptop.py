@@ -1,0 +1,195 @@
+"""The HP-TOP kernel: its scores against finite differences of the posterior
+log-odds written in the paper's parameters, its kernel against the paper's
+factorised form, its Gaussians against their definition."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import kgeo
+from kgeo import HPTOPEmbedding
+from kgeo._hptop import hp_top_scores
+from kgeo._synthetic import make_topic_corpus
+
+
+def log_odds(d, w, b, theta1, theta2, prior, target):
+    """v(d) from the paper's eq. 33 (with b), in its own parameters."""
+    t = w @ d - b
+    log_q = theta1 * t + theta2 * t ** 2 + theta1 ** 2 / (4 * theta2) - 0.5 * np.log(-np.pi / theta2)
+    others = [x for x in range(len(b)) if x != target]
+    return np.log(prior[target]) + log_q[target] - np.log(np.sum(prior[others] * np.exp(log_q[others])))
+
+
+@pytest.fixture
+def documents(rng):
+    return sp.csr_matrix(rng.random((6, 5)) * (rng.random((6, 5)) < 0.7))
+
+
+@pytest.mark.parametrize("target", [0, 2])
+def test_scores_are_gradients_of_the_log_odds(documents, rng, target):
+    n_categories, n_features = 4, documents.shape[1]
+    w = rng.normal(size=(n_categories, n_features))
+    b = rng.normal(size=n_categories)
+    mean = rng.normal(size=n_categories)
+    variance = rng.uniform(0.5, 2.0, size=n_categories)
+    theta1, theta2 = mean / variance, -1 / (2 * variance)
+    prior = np.full(n_categories, 1 / n_categories)
+    decision = documents @ w.T - b
+    scores = hp_top_scores(documents, decision, mean, variance, target,
+                           prior_scores=True).toarray()
+    others = [x for x in range(n_categories) if x != target]
+    n_scalars = 1 + 3 + 3 * len(others) + 1 + len(others)
+    assert scores.shape == (documents.shape[0], n_scalars + n_categories * n_features)
+
+    def numeric(d, array, index, h=1e-6):
+        def at(step):
+            params = {"w": w, "b": b, "theta1": theta1, "theta2": theta2, "prior": prior}
+            moved = params[array].copy()
+            moved[index] += step
+            params[array] = moved
+            return log_odds(d, target=target, **params)
+        return (at(h) - at(-h)) / (2 * h)
+
+    for i in range(documents.shape[0]):
+        d = documents[i].toarray().ravel()
+        row = scores[i]
+        np.testing.assert_allclose(row[0], log_odds(d, w, b, theta1, theta2, prior, target),
+                                   rtol=1e-12)
+        expected = [numeric(d, "theta1", target), numeric(d, "theta2", target),
+                    numeric(d, "b", target)]
+        for e in others:
+            expected += [numeric(d, "theta1", e), numeric(d, "theta2", e), numeric(d, "b", e)]
+        expected += [numeric(d, "prior", target)] + [numeric(d, "prior", e) for e in others]
+        np.testing.assert_allclose(row[1:n_scalars], expected, rtol=1e-6, atol=1e-8)
+        for block, x in enumerate([target] + others):
+            expected_w = [numeric(d, "w", (x, j)) for j in range(n_features)]
+            start = n_scalars + block * n_features
+            np.testing.assert_allclose(row[start:start + n_features], expected_w,
+                                       rtol=1e-6, atol=1e-8)
+
+
+def test_kernel_is_the_papers_factorised_form(documents, rng):
+    """K(d, d') = sum_s s(d) s(d') + (g_c g_c' + sum_e a_e a_e') <d, d'> (eqs. 44-45)."""
+    n_categories, target = 3, 1
+    decision = rng.normal(size=(documents.shape[0], n_categories))
+    mean, variance = rng.normal(size=n_categories), rng.uniform(0.5, 2, size=n_categories)
+    scores = hp_top_scores(documents, decision, mean, variance, target)
+    n_scalars = 4 + 3 * (n_categories - 1)
+    scalars = scores[:, :n_scalars].toarray()
+    others = [0, 2]
+    centred = decision - mean
+    log_q = -0.5 * np.log(2 * np.pi * variance) - centred ** 2 / (2 * variance)
+    share = np.exp(log_q[:, others]) / np.exp(log_q[:, others]).sum(axis=1, keepdims=True)
+    g = (mean[target] - decision[:, target]) / variance[target]
+    a = -share * (mean[others] - decision[:, others]) / variance[others]
+    factor = np.outer(g, g) + a @ a.T
+    expected = scalars @ scalars.T + factor * (documents @ documents.T).toarray()
+    np.testing.assert_allclose((scores @ scores.T).toarray(), expected, rtol=1e-12)
+
+
+def test_far_documents_keep_finite_scores(documents):
+    """q underflows to 0 far from every mean; the log domain keeps pi and v."""
+    decision = np.array([[0.0, 60.0, -70.0]] * documents.shape[0])
+    scores = hp_top_scores(documents, decision, np.zeros(3), np.full(3, 0.01), 0)
+    assert np.all(np.isfinite(scores.data))
+
+
+@pytest.fixture
+def categories():
+    X, y = make_topic_corpus(240, 300, 4, words_per_document=40, topic_weight=0.3,
+                             random_state=2)
+    return kgeo.MultinomialEmbedding("tf", "l2").fit_transform(X), y
+
+
+def test_gaussians_are_fitted_to_each_categorys_decision_values(categories):
+    X, y = categories
+    embedding = HPTOPEmbedding(target=1).fit(X, y)
+    np.testing.assert_array_equal(embedding.classes_, [0, 1, 2, 3])
+    for x, hyperplane in enumerate(embedding.hyperplanes_):
+        alone = kgeo.SVM(kernel="linear").fit(X, y == x)
+        values = alone.decision_function(X)
+        np.testing.assert_array_equal(hyperplane.decision_function(X), values)
+        np.testing.assert_allclose(embedding.mean_[x], values[y == x].mean(), rtol=1e-12)
+        np.testing.assert_allclose(embedding.variance_[x], values[y == x].var(), rtol=1e-12)
+        assert embedding.mean_[x] > 0  # a category's own documents sit on its positive side
+
+
+def test_transform_is_hp_top_scores_of_the_decision_values(categories):
+    X, y = categories
+    embedding = HPTOPEmbedding(target=2).fit(X[:200], y[:200])
+    decision = np.column_stack([h.decision_function(X[200:]) for h in embedding.hyperplanes_])
+    expected = hp_top_scores(X[200:], decision, embedding.mean_, embedding.variance_, 2)
+    assert (embedding.transform(X[200:]) != expected).nnz == 0
+
+
+def test_indicator_matrix_and_labels_give_the_same_scores(categories):
+    X, y = categories
+    Y = (y[:, None] == np.arange(4)).astype(np.int8)
+    by_labels = HPTOPEmbedding(target=3).fit_transform(X, y)
+    by_indicator = HPTOPEmbedding(target=3).fit_transform(X, sp.csr_matrix(Y))
+    assert (by_labels != by_indicator).nnz == 0
+
+
+def test_target_is_read_by_transform(categories):
+    X, y = categories
+    embedding = HPTOPEmbedding(target=0).fit(X, y)
+    switched = embedding.set_params(target=3).transform(X)
+    assert (switched != HPTOPEmbedding(target=3).fit_transform(X, y)).nnz == 0
+
+
+def test_string_labels_and_multilabel_documents(categories):
+    X, y = categories
+    names = np.array(["earn", "acq", "grain", "wheat"])[y]
+    embedding = HPTOPEmbedding(target="grain").fit(X, names)
+    np.testing.assert_array_equal(embedding.classes_, ["acq", "earn", "grain", "wheat"])
+    Y = (y[:, None] == np.arange(4)).astype(int)
+    Y[y == 3, 2] = 1   # every "wheat" story is also "grain"
+    multi = HPTOPEmbedding(target=2).fit(X, Y)
+    grain = multi.hyperplanes_[2].decision_function(X)[Y[:, 2] == 1]
+    np.testing.assert_allclose(multi.mean_[2], grain.mean(), rtol=1e-12)
+
+
+def test_hp_top_svm_learns_the_target(categories):
+    X, y = categories
+    embedding = HPTOPEmbedding(target=1).fit(X[:160], y[:160])
+    model = kgeo.SVM(kernel="linear").fit(embedding.transform(X[:160]), y[:160] == 1)
+    accuracy = np.mean(model.predict(embedding.transform(X[160:])) == (y[160:] == 1))
+    assert accuracy > 0.9
+
+
+@pytest.mark.parametrize("labels, match", [
+    (None, "requires y to be passed, but the target y is None"),
+    (np.zeros(7), "inconsistent numbers of samples"),
+    (np.full((240, 3), 2), "must hold only 0 and 1"),
+    (np.zeros((10, 3)), "X has 240 documents but y has 10 rows"),
+    (np.zeros(240), "at least 2 categories"),
+])
+def test_bad_categories(categories, labels, match):
+    X, _ = categories
+    with pytest.raises(ValueError, match=match):
+        HPTOPEmbedding().fit(X, labels)
+
+
+def test_categories_too_small_for_a_gaussian(categories):
+    X, y = categories
+    y = y.copy()
+    y[0] = 9
+    with pytest.raises(ValueError, match="category 9 has 1 of the 240 documents"):
+        HPTOPEmbedding().fit(X, y)
+
+
+def test_bad_parameters_and_unfitted_use(categories):
+    X, y = categories
+    with pytest.raises(ValueError, match=r"target must be one of the categories \[0, 1, 2, 3\], got 7"):
+        HPTOPEmbedding(target=7).fit(X, y)
+    with pytest.raises(ValueError, match="C must be finite and > 0"):
+        HPTOPEmbedding(C=0).fit(X, y)
+    with pytest.raises(TypeError, match="prior_scores must be True or False"):
+        HPTOPEmbedding(prior_scores="yes").fit(X, y)
+    with pytest.raises(kgeo.NotFittedError):
+        HPTOPEmbedding().transform(X)
+    embedding = HPTOPEmbedding().fit(X, y)
+    with pytest.raises(ValueError, match="X has 3 features, but HPTOPEmbedding is expecting 300"):
+        embedding.transform(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="target must be one of the categories"):
+        embedding.set_params(target=True).transform(X)
