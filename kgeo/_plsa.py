@@ -92,6 +92,46 @@ def _count_transformer_tags():
                 input_tags=InputTags(sparse=True, positive_only=True))
 
 
+def _scale_above(largest):
+    """1, or for ``largest`` > 1 the power of 2 in ``(largest / 2, largest]``
+    (never 2**1024, which would overflow)."""
+    return 1.0 if largest <= 1 else float(np.ldexp(1.0, np.frexp(largest)[1] - 1))
+
+
+def _word_major(model):
+    """``components_`` transposed, C-contiguous: ``P(w | z)`` with word w's
+    K-vector contiguous, as the loops read it. Made from ``components_`` at
+    each call, so that components assigned to a fitted model are used."""
+    components = np.asarray(model.components_, dtype=np.float64)
+    n_topics = model.n_components
+    if components.shape != (n_topics, model.n_features_in_):
+        raise ValueError(
+            f"components_ has shape {components.shape}, expected ({n_topics}, "
+            f"{model.n_features_in_}) for n_components={n_topics} and "
+            f"{model.n_features_in_} features")
+    return np.ascontiguousarray(components.T)
+
+
+def fold_in(X, word_topic, params):
+    """``P(z | d)`` of each row of ``X`` under the fixed ``word_topic``
+    (word-major ``P(w | z)``), with the fold-in settings of ``params`` (a
+    PLSA or PLSAFisherEmbedding: ``doc_topic_smoothing``, ``fold_in_tol``,
+    ``fold_in_max_iter``, ``n_jobs``)."""
+    doc_topic = np.empty((X.shape[0], word_topic.shape[1]))
+    n_iter = np.empty(X.shape[0], dtype=np.int32)
+    _plsa_em.fold_in(*_csr_arrays(X), word_topic, float(params.doc_topic_smoothing),
+                     int(params.fold_in_max_iter), float(params.fold_in_tol), doc_topic,
+                     n_iter, resolve_n_jobs(params.n_jobs))
+    unsettled = int(np.count_nonzero(n_iter >= params.fold_in_max_iter))
+    if unsettled:
+        warnings.warn(
+            f"{unsettled} of {X.shape[0]} documents took all fold_in_max_iter="
+            f"{params.fold_in_max_iter} EM steps without P(z|d) settling within "
+            f"fold_in_tol={params.fold_in_tol}; raise fold_in_max_iter",
+            sklearn_compatible(ConvergenceWarning), stacklevel=4)
+    return doc_topic
+
+
 def _csr_arrays(X):
     """The arrays the compiled loops read: counts, int32 words, int64 row pointers."""
     return X.data, X.indices, X.indptr.astype(np.int64)
@@ -130,8 +170,8 @@ class PLSA(EstimatorMixin):
     random_state : None, int or numpy.random.Generator, default=None
         Seeds the random start of ``P(w | z)``.
     n_jobs : int, default=None
-        Threads for folding in (None: ``OMP_NUM_THREADS`` or every CPU; -1:
-        every CPU). The results do not depend on it.
+        Threads for EM and folding in (None: ``OMP_NUM_THREADS`` or every
+        CPU; -1: every CPU). The results do not depend on it.
     verbose : int, default=0
         Above 0, prints the objective every ``verbose`` EM steps.
 
@@ -215,10 +255,24 @@ class PLSA(EstimatorMixin):
             raise ValueError("X has no nonzero count; PLSA needs words to fit topics to")
         n_docs, n_words = X.shape
         n_topics = int(self.n_components)
-        word_smoothing = float(self.topic_word_smoothing)
-        doc_smoothing = float(self.doc_topic_smoothing)
         rng = _check_random_state(self.random_state)
         counts, words, indptr = _csr_arrays(X)
+        # Counts above 1 are divided, with the smoothing, by a power of 2
+        # near their largest: the same steps to the bit, but n / s and the
+        # sums stay finite for counts up to the largest float64. The
+        # objective is reported in the counts' own units.
+        scale = _scale_above(counts.max())
+        counts = counts / scale if scale > 1 else counts
+        word_smoothing = float(self.topic_word_smoothing) / scale
+        doc_smoothing = float(self.doc_topic_smoothing) / scale
+        # The counts by word too (CSC), with each entry's CSR position: the
+        # E-step's word sums run over words in parallel.
+        by_word = sp.csr_matrix((np.arange(X.nnz, dtype=np.int64), words, indptr),
+                                shape=X.shape).tocsc()
+        by_word.sort_indices()
+        word_docs = by_word.indices.astype(np.int32, copy=False)
+        word_indptr = by_word.indptr.astype(np.int64)
+        n_threads = resolve_n_jobs(self.n_jobs)
 
         # P(w | z) word-major (row w is the K-vector the loops read), a random
         # start away from the symmetric point where all topics stay equal.
@@ -227,15 +281,22 @@ class PLSA(EstimatorMixin):
         doc_topic = np.full((n_docs, n_topics), 1.0 / n_topics)
         doc_sums = np.empty_like(doc_topic)
         word_sums = np.empty_like(word_topic)
+        ratios = np.empty(X.nnz)
+        doc_log_likelihood = np.empty(n_docs)
 
         curve = []
         converged = False
         for step in range(self.max_iter + 1):
-            doc_sums.fill(0.0)
-            word_sums.fill(0.0)
-            log_likelihood, _ = _plsa_em.em_sums(
-                counts, words, indptr, doc_topic, word_topic, doc_sums, word_sums)
-            objective = log_likelihood + self._log_prior(doc_topic, word_topic)
+            _plsa_em.em_sums(counts, words, indptr, word_docs, word_indptr, by_word.data,
+                             doc_topic, word_topic, doc_sums, word_sums, ratios,
+                             doc_log_likelihood, n_threads)
+            with np.errstate(over="ignore", invalid="ignore"):  # raised just below
+                log_likelihood = scale * doc_log_likelihood.sum()
+                objective = log_likelihood + self._log_prior(doc_topic, word_topic)
+            if not np.isfinite(objective):
+                raise ValueError(
+                    f"X's counts (up to {scale:.3g}) make PLSA's log-likelihood overflow "
+                    f"float64 ({objective}); scale X down")
             if self.verbose and step % self.verbose == 0:
                 print(f"PLSA step {step}: objective {objective:.10g}")
             if curve and objective - curve[-1] <= self.tol * abs(objective):
@@ -259,7 +320,8 @@ class PLSA(EstimatorMixin):
                 f"raised the objective by {curve[-1] - curve[-2]:.3g}); raise max_iter or tol",
                 sklearn_compatible(ConvergenceWarning), stacklevel=2)
 
-        lengths = np.asarray(X.sum(axis=1)).ravel()
+        lengths = np.bincount(np.repeat(np.arange(n_docs), np.diff(indptr)), weights=counts,
+                              minlength=n_docs)
         self.components_ = np.ascontiguousarray(word_topic.T)
         self.topic_probability_ = lengths @ doc_topic / lengths.sum()
         self.doc_topic_ = doc_topic
@@ -267,7 +329,6 @@ class PLSA(EstimatorMixin):
         self.objective_curve_ = np.array(curve)
         self.n_iter_ = len(curve) - 1
         self.n_features_in_ = n_words
-        self._word_topic = word_topic
         return self
 
     def _log_prior(self, doc_topic, word_topic):
@@ -307,22 +368,7 @@ class PLSA(EstimatorMixin):
         doc_topic : ndarray of shape (n_documents, n_components)
         """
         X = self._checked_counts(X)
-        return self._fold_in(X)
-
-    def _fold_in(self, X):
-        doc_topic = np.empty((X.shape[0], self.components_.shape[0]))
-        n_iter = np.empty(X.shape[0], dtype=np.int32)
-        _plsa_em.fold_in(*_csr_arrays(X), self._word_topic, float(self.doc_topic_smoothing),
-                         int(self.fold_in_max_iter), float(self.fold_in_tol), doc_topic,
-                         n_iter, resolve_n_jobs(self.n_jobs))
-        unsettled = int(np.count_nonzero(n_iter >= self.fold_in_max_iter))
-        if unsettled:
-            warnings.warn(
-                f"{unsettled} of {X.shape[0]} documents took all fold_in_max_iter="
-                f"{self.fold_in_max_iter} EM steps without P(z|d) settling within "
-                f"fold_in_tol={self.fold_in_tol}; raise fold_in_max_iter",
-                sklearn_compatible(ConvergenceWarning), stacklevel=3)
-        return doc_topic
+        return fold_in(X, _word_major(self), self)
 
     def fit_transform(self, X, y=None):
         """``fit(X).transform(X)``: the documents of the fit folded in."""
@@ -354,9 +400,15 @@ class PLSAFisherEmbedding(EstimatorMixin):
         ``approximate``: ``P(z_k | d) / sqrt(P(z_k))``, Hofmann's optional
         simplification; ``exact``: the gradient itself,
         ``sum_w P^(w | d) P(z_k | d, w) / sqrt(P(z_k))``. They coincide when
-        the fold-in has converged without smoothing.
-    topic_word_smoothing, doc_topic_smoothing, max_iter, tol, fold_in_max_iter, fold_in_tol, n_jobs, verbose
+        the fold-in has converged without smoothing on a document whose
+        words the model all knows (``P^`` counts every word of the
+        document, so words unknown to the model scale the exact scores by
+        the known words' share).
+    topic_word_smoothing, max_iter, tol, verbose
         Passed to each :class:`PLSA`.
+    doc_topic_smoothing, fold_in_max_iter, fold_in_tol, n_jobs
+        Passed to each :class:`PLSA`, and read again by :meth:`transform`,
+        which folds documents in with the embedding's current values.
     random_state : None, int or numpy.random.Generator, default=None
         One generator, drawn from by the models in turn.
 
@@ -450,7 +502,7 @@ class PLSAFisherEmbedding(EstimatorMixin):
                 f"with int32 and needs fewer than 2**31")
         models = [self._model(n_topics, rng).fit(X) for n_topics in topic_counts]
         for model in models:
-            if np.any(model.topic_probability_ <= 0):
+            if not np.all(model.topic_probability_ > 0):
                 raise ValueError(
                     f"a topic of the {model.n_components}-topic model is unused "
                     f"(P(z) = 0), so its Fisher score is undefined; use fewer topics or "
@@ -498,14 +550,17 @@ class PLSAFisherEmbedding(EstimatorMixin):
         column = 0
         for model in self.models_:
             n_topics = model.components_.shape[0]
-            doc_topic = model._fold_in(X)
+            word_topic = _word_major(model)
+            # The fold-in settings are the embedding's own, read now (as
+            # ``topic_scores`` is), not those its models were fitted with.
+            doc_topic = fold_in(X, word_topic, self)
             # The K topic scores open the model's block; the word scores follow.
             topic_at = write_at[:, None] + np.arange(n_topics)
             write_at += n_topics
             topic_sums = np.empty_like(doc_topic)
             _plsa_em.fisher_word_scores(
-                counts, words, x_indptr, doc_topic, model._word_topic,
-                np.sqrt(model._word_topic), column + n_topics, write_at, data, indices,
+                counts, words, x_indptr, doc_topic, word_topic,
+                np.sqrt(word_topic), column + n_topics, write_at, data, indices,
                 topic_sums)
             shares = topic_sums if self.topic_scores == "exact" else doc_topic
             data[topic_at] = shares / np.sqrt(model.topic_probability_)

@@ -11,7 +11,7 @@ about the document's topics and is skipped.
 """
 
 from cython.parallel cimport prange, threadid
-from libc.math cimport log, fabs, sqrt
+from libc.math cimport log, fabs, sqrt, frexp, ldexp
 from libc.stdlib cimport malloc, free
 
 import numpy as np
@@ -28,49 +28,107 @@ cdef inline float64_t word_probability(const float64_t* theta, const float64_t* 
     return s
 
 
+cdef inline float64_t scale_above(float64_t x) noexcept nogil:
+    """1, or for x > 1 the power of 2 in (x / 2, x]: dividing by it is exact
+    and leaves values below 2 (2**1024, which overflows, is never needed)."""
+    cdef int exponent
+    if x <= 1.0:
+        return 1.0
+    frexp(x, &exponent)
+    return ldexp(1.0, exponent - 1)
+
+
 def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
-            const int64_t[::1] indptr, const float64_t[:, ::1] doc_topic,
-            const float64_t[:, ::1] word_topic, float64_t[:, ::1] doc_sums,
-            float64_t[:, ::1] word_sums):
-    """Add one E-step's ratios to ``doc_sums`` and ``word_sums``.
+            const int64_t[::1] indptr, const int32_t[::1] word_docs,
+            const int64_t[::1] word_indptr, const int64_t[::1] word_entries,
+            const float64_t[:, ::1] doc_topic, const float64_t[:, ::1] word_topic,
+            float64_t[:, ::1] doc_sums, float64_t[:, ::1] word_sums,
+            float64_t[::1] ratios, float64_t[::1] doc_log_likelihood, int n_threads):
+    """One E-step's sums, for the M-step to multiply by the parameters.
 
-    With ``r(d, w) = n(d, w) / s(d, w)``, adds ``r * word_topic[w]`` to
-    ``doc_sums[d]`` and ``r * doc_topic[d]`` to ``word_sums[w]``: multiplied
-    elementwise by ``doc_topic`` and ``word_topic`` they are the expected
-    counts ``sum_w n(d, w) P(z | d, w)`` and ``sum_d n(d, w) P(z | d, w)`` of the
-    M-step. Returns ``sum n(d, w) log s(d, w)`` over the entries with ``s > 0``
-    and the number of entries skipped because ``s = 0``.
+    With ``r(d, w) = n(d, w) / s(d, w)`` (0 where ``s = 0``), sets
+    ``doc_sums[d] = sum_w r(d, w) word_topic[w]``, ``word_sums[w] = sum_d
+    r(d, w) doc_topic[d]`` and ``doc_log_likelihood[d] = sum_w n(d, w) log
+    s(d, w)`` over the entries with ``s > 0``. Multiplied elementwise by
+    ``doc_topic`` and ``word_topic`` the sums are the expected counts
+    ``sum_w n(d, w) P(z | d, w)`` and ``sum_d n(d, w) P(z | d, w)`` of the
+    M-step. Returns the number of entries with ``s = 0``.
 
-    One thread: the word sums of different documents meet in ``word_sums``.
+    On several threads, two passes, each parallel without a shared sum:
+    documents (their rows of the counts), then words (their columns,
+    ``word_docs`` and ``word_indptr`` being the CSC structure and
+    ``word_entries`` each CSC entry's position in the CSR arrays, where
+    ``ratios`` keeps ``r``). On one thread, one pass over the documents,
+    each adding its ratios to its words' sums: half the memory traffic
+    (24 -> 16 ms a step on 20 Newsgroups, K = 10). Either way a word adds
+    its documents in increasing order, so the results are the same bits
+    for any ``n_threads``.
     """
     cdef intp_t n_docs = indptr.shape[0] - 1
+    cdef intp_t n_words = word_indptr.shape[0] - 1
     cdef intp_t n_topics = doc_topic.shape[1]
-    cdef intp_t d, p, k
-    cdef int32_t w
-    cdef float64_t s, r, log_likelihood = 0.0
+    cdef intp_t d, w, p, q, k
+    cdef float64_t s, r, log_likelihood
     cdef int64_t n_skipped = 0
     cdef const float64_t* theta
     cdef const float64_t* phi
-    cdef float64_t* doc_row
+    cdef float64_t* row
     cdef float64_t* word_row
+    if n_threads == 1:
+        with nogil:
+            word_sums[:, :] = 0.0
+            for d in range(n_docs):
+                theta = &doc_topic[d, 0]
+                row = &doc_sums[d, 0]
+                for k in range(n_topics):
+                    row[k] = 0.0
+                log_likelihood = 0.0
+                for p in range(indptr[d], indptr[d + 1]):
+                    phi = &word_topic[words[p], 0]
+                    s = word_probability(theta, phi, n_topics)
+                    if s <= 0.0:
+                        n_skipped += 1
+                        continue
+                    log_likelihood += counts[p] * log(s)
+                    r = counts[p] / s
+                    word_row = &word_sums[words[p], 0]
+                    for k in range(n_topics):
+                        row[k] += r * phi[k]
+                        word_row[k] += r * theta[k]
+                doc_log_likelihood[d] = log_likelihood
+        return n_skipped
     with nogil:
-        for d in range(n_docs):
+        for d in prange(n_docs, schedule="guided", num_threads=n_threads):
             theta = &doc_topic[d, 0]
-            doc_row = &doc_sums[d, 0]
+            row = &doc_sums[d, 0]
+            for k in range(n_topics):
+                row[k] = 0.0
+            log_likelihood = 0.0
             for p in range(indptr[d], indptr[d + 1]):
-                w = words[p]
-                phi = &word_topic[w, 0]
+                phi = &word_topic[words[p], 0]
                 s = word_probability(theta, phi, n_topics)
                 if s <= 0.0:
+                    ratios[p] = 0.0
                     n_skipped += 1
                     continue
-                log_likelihood += counts[p] * log(s)
+                log_likelihood = log_likelihood + counts[p] * log(s)
                 r = counts[p] / s
-                word_row = &word_sums[w, 0]
+                ratios[p] = r
                 for k in range(n_topics):
-                    doc_row[k] += r * phi[k]
-                    word_row[k] += r * theta[k]
-    return log_likelihood, n_skipped
+                    row[k] += r * phi[k]
+            doc_log_likelihood[d] = log_likelihood
+        for w in prange(n_words, schedule="guided", num_threads=n_threads):
+            row = &word_sums[w, 0]
+            for k in range(n_topics):
+                row[k] = 0.0
+            for q in range(word_indptr[w], word_indptr[w + 1]):
+                r = ratios[word_entries[q]]
+                if r == 0.0:
+                    continue
+                theta = &doc_topic[word_docs[q], 0]
+                for k in range(n_topics):
+                    row[k] += r * theta[k]
+    return n_skipped
 
 
 def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
@@ -88,13 +146,19 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     and the same bits, whatever the batch and thread count. A document with
     no such word (and ``smoothing = 0``) keeps the uniform start.
 
+    A document whose largest count exceeds 1 is folded in with its counts
+    and the smoothing divided by a power of 2 near it, which changes no
+    bit of the steps: ``n / s`` and the counts' sum then stay finite for
+    counts up to the largest float64. (Nothing is scaled up, which could
+    overflow the smoothing for subnormal counts.)
+
     Writes ``doc_topic`` and the steps each document took into ``n_iter``.
     """
     cdef intp_t n_docs = indptr.shape[0] - 1
     cdef intp_t n_topics = word_topic.shape[1]
     cdef intp_t d, p, k
     cdef int it
-    cdef float64_t s, r, total, moved, value
+    cdef float64_t s, r, total, moved, value, scale, prior
     cdef float64_t* buffers
     cdef float64_t* acc
     cdef float64_t* theta
@@ -111,6 +175,11 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
             for k in range(n_topics):
                 theta[k] = 1.0 / n_topics
             n_iter[d] = 0
+            scale = 0.0
+            for p in range(indptr[d], indptr[d + 1]):
+                scale = max(scale, counts[p])
+            scale = scale_above(scale)
+            prior = smoothing / scale
             for it in range(max_iter):
                 for k in range(n_topics):
                     acc[k] = 0.0
@@ -120,16 +189,16 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
                     s = word_probability(theta, phi, n_topics)
                     if s <= 0.0:
                         continue
-                    total = total + counts[p]
-                    r = counts[p] / s
+                    total = total + counts[p] / scale
+                    r = (counts[p] / scale) / s
                     for k in range(n_topics):
                         acc[k] += r * phi[k]
                 n_iter[d] = it + 1
-                if total == 0.0 and smoothing == 0.0:
+                if total == 0.0 and prior == 0.0:
                     break
                 moved = 0.0
                 for k in range(n_topics):
-                    value = (theta[k] * acc[k] + smoothing) / (total + n_topics * smoothing)
+                    value = (theta[k] * acc[k] + prior) / (total + n_topics * prior)
                     moved = max(moved, fabs(value - theta[k]))
                     theta[k] = value
                 if moved <= tol:
@@ -150,8 +219,10 @@ def fisher_word_scores(const float64_t[::1] counts, const int32_t[::1] words,
     ``P^(w | d) P(z_k | d, w) / sqrt(P(w | z_k))``, computed as
     ``(n(d, w) / n(d)) theta_k sqrt(phi_k(w)) / s(d, w)`` (no division by a
     small ``phi``), in column ``column_offset + w K + k``; ``n(d)`` counts all
-    the document's words. Entries with ``s = 0`` get score 0. Row ``d``'s
-    entries go from ``write_at[d]``, which is advanced past them.
+    the document's words (summed after dividing by a power of 2 near the
+    largest, so that it cannot overflow, which changes no bit of the share).
+    Entries with ``s = 0`` get score 0. Row ``d``'s entries go from
+    ``write_at[d]``, which is advanced past them.
 
     Also sets ``topic_sums[d, k] = sum_w P^(w | d) P(z_k | d, w)``, the exact
     form of the topic-level score before its division by ``sqrt(P(z_k))``.
@@ -161,15 +232,19 @@ def fisher_word_scores(const float64_t[::1] counts, const int32_t[::1] words,
     cdef intp_t d, p, k
     cdef int64_t at
     cdef int32_t w
-    cdef float64_t s, length, share
+    cdef float64_t s, length, share, scale
     cdef const float64_t* theta
     cdef const float64_t* phi
     with nogil:
         for d in range(n_docs):
             theta = &doc_topic[d, 0]
+            scale = 0.0
+            for p in range(indptr[d], indptr[d + 1]):
+                scale = max(scale, counts[p])
+            scale = scale_above(scale)
             length = 0.0
             for p in range(indptr[d], indptr[d + 1]):
-                length += counts[p]
+                length += counts[p] / scale
             for k in range(n_topics):
                 topic_sums[d, k] = 0.0
             at = write_at[d]
@@ -177,7 +252,7 @@ def fisher_word_scores(const float64_t[::1] counts, const int32_t[::1] words,
                 w = words[p]
                 phi = &word_topic[w, 0]
                 s = word_probability(theta, phi, n_topics)
-                share = counts[p] / length
+                share = (counts[p] / scale) / length
                 for k in range(n_topics):
                     out_indices[at + k] = <int32_t> (column_offset + w * n_topics + k)
                     if s > 0.0:

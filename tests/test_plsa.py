@@ -40,6 +40,13 @@ def dense_em(X, word_topic, n_steps, word_smoothing, doc_smoothing):
     return doc_topic, word_topic
 
 
+def posterior(doc_topic, phi):
+    """P(z | d, w) for every document and word, 0 where no topic has the word."""
+    joint = doc_topic[:, None, :] * phi[None]
+    total = joint.sum(axis=2, keepdims=True)
+    return np.divide(joint, total, out=np.zeros_like(joint), where=total > 0)
+
+
 def fisher_kernel_reference(X, Y, embedding):
     """Hofmann's kernel (eq. 31 of Takamura et al.) summed over the models."""
     P = X.toarray() / X.toarray().sum(axis=1, keepdims=True)
@@ -49,15 +56,14 @@ def fisher_kernel_reference(X, Y, embedding):
         phi = model.components_.T                        # (w, k)
         p_z = model.topic_probability_
         tx, ty = model.transform(X), model.transform(Y)
-        post_x = tx[:, None, :] * phi[None]
-        post_x /= post_x.sum(axis=2, keepdims=True)     # P(z | d, w)
-        post_y = ty[:, None, :] * phi[None]
-        post_y /= post_y.sum(axis=2, keepdims=True)
+        post_x, post_y = posterior(tx, phi), posterior(ty, phi)
         if embedding.topic_scores == "exact":
             tx = np.einsum("dw,dwk->dk", P, post_x)
             ty = np.einsum("ew,ewk->ek", Q, post_y)
         K += (tx / p_z) @ ty.T
-        K += np.einsum("dw,ew,dwk,ewk,wk->de", P, Q, post_x, post_y, 1.0 / phi)
+        with np.errstate(divide="ignore"):
+            inverse_phi = np.where(phi > 0, 1.0 / phi, 0.0)
+        K += np.einsum("dw,ew,dwk,ewk,wk->de", P, Q, post_x, post_y, inverse_phi)
     return K
 
 
@@ -332,6 +338,120 @@ def test_input_forms_give_the_same_scores(corpus):
     unsorted.has_sorted_indices = False
     for form in (corpus.toarray(), corpus.tocoo(), corpus.tocsc(), unsorted):
         np.testing.assert_array_equal(embedding.transform(form).toarray(), expected)
+
+
+def test_fisher_kernel_with_words_the_model_never_saw(corpus):
+    """Without word smoothing a word absent from the fit has P(w|z) = 0: it
+    adds no score but still counts in P^(w|d)."""
+    train = corpus.tolil()
+    train[:, :3] = 0
+    train = train.tocsr()
+    train.eliminate_zeros()
+    for scores in ("approximate", "exact"):
+        embedding = PLSAFisherEmbedding((2, 3), topic_scores=scores, topic_word_smoothing=0.0,
+                                        doc_topic_smoothing=0.3, random_state=0).fit(train)
+        test = corpus[:12]
+        G, F = embedding.transform(test), embedding.transform(train[:20])
+        assert np.all(np.isfinite(G.data))
+        np.testing.assert_allclose((G @ F.T).toarray(),
+                                   fisher_kernel_reference(test, train[:20], embedding),
+                                   rtol=1e-12, atol=1e-14)
+
+
+def test_embedding_passes_its_settings_to_its_models(corpus):
+    embedding = PLSAFisherEmbedding((2, 3), topic_word_smoothing=0.3, doc_topic_smoothing=0.05,
+                                    max_iter=50, tol=1e-5, fold_in_max_iter=77,
+                                    fold_in_tol=1e-7, n_jobs=1, random_state=0)
+    quiet(embedding.fit, corpus)
+    for model, n_topics in zip(embedding.models_, (2, 3)):
+        params = model.get_params()
+        assert params["n_components"] == n_topics
+        for name in ("topic_word_smoothing", "doc_topic_smoothing", "max_iter", "tol",
+                     "fold_in_max_iter", "fold_in_tol", "n_jobs"):
+            assert params[name] == embedding.get_params()[name], name
+    assert embedding.n_features_out_ == 5 * (1 + corpus.shape[1])
+    assert quiet(embedding.transform, corpus).shape == (corpus.shape[0], 5 * (1 + corpus.shape[1]))
+
+
+def test_fold_in_settings_are_read_by_transform(corpus):
+    embedding = PLSAFisherEmbedding(3, random_state=0).fit(corpus)
+    before = embedding.transform(corpus)
+    embedding.set_params(doc_topic_smoothing=5.0)
+    after = embedding.transform(corpus)
+    model = embedding.models_[0]
+    theta = model.set_params(doc_topic_smoothing=5.0).transform(corpus)
+    np.testing.assert_array_equal(after[:, :3].toarray(),
+                                  theta / np.sqrt(model.topic_probability_))
+    assert abs(after - before).max() > 1e-3
+
+
+def test_assigned_components_are_used(corpus):
+    model = PLSA(3, random_state=0).fit(corpus)
+    other = PLSA(3, random_state=1).fit(corpus)
+    model.components_ = other.components_
+    np.testing.assert_array_equal(model.transform(corpus), other.transform(corpus))
+    model.components_ = other.components_[:, :5]
+    with pytest.raises(ValueError, match=r"components_ has shape \(3, 5\), expected \(3, 40\)"):
+        model.transform(corpus)
+
+
+@pytest.mark.parametrize("estimator", [PLSA(3, random_state=0),
+                                       PLSAFisherEmbedding((2, 3), random_state=0)])
+def test_fit_transform_is_fit_then_transform(corpus, estimator):
+    once = estimator.fit_transform(corpus)
+    again = estimator.fit(corpus).transform(corpus)
+    np.testing.assert_array_equal(once.toarray() if sp.issparse(once) else once,
+                                  again.toarray() if sp.issparse(again) else again)
+
+
+def test_objective_is_log_likelihood_plus_log_prior(corpus):
+    model = PLSA(4, topic_word_smoothing=0.3, doc_topic_smoothing=0.05, random_state=0,
+                 max_iter=40, tol=0)
+    quiet(model.fit, corpus)
+    N = corpus.toarray()
+    mixture = model.doc_topic_ @ model.components_
+    log_likelihood = np.sum(N[N > 0] * np.log(mixture[N > 0]))
+    prior = 0.3 * np.log(model.components_).sum() + 0.05 * np.log(model.doc_topic_).sum()
+    np.testing.assert_allclose(model.log_likelihood_, log_likelihood, rtol=1e-12)
+    np.testing.assert_allclose(model.objective_curve_[-1], log_likelihood + prior, rtol=1e-12)
+
+
+def test_default_fold_in_is_close_to_the_settled_one(corpus):
+    model = PLSA(4, random_state=0).fit(corpus)
+    settled = model.set_params(fold_in_tol=1e-14, fold_in_max_iter=10**6).transform(corpus)
+    default = model.set_params(fold_in_tol=1e-8, fold_in_max_iter=10000).transform(corpus)
+    np.testing.assert_allclose(default, settled, atol=1e-6)
+
+
+def test_huge_counts_are_the_same_problem_scaled(corpus):
+    """Counts times 2**1000 (and the smoothing with them) give the same bits:
+    the loops divide by a power of 2 instead of overflowing n / s."""
+    factor = 2.0 ** 1000
+    small = PLSA(3, random_state=0, topic_word_smoothing=0.01, doc_topic_smoothing=0.02)
+    large = PLSA(3, random_state=0, topic_word_smoothing=0.01 * factor,
+                 doc_topic_smoothing=0.02 * factor)
+    small.fit(corpus)
+    large.fit(corpus * factor)
+    np.testing.assert_array_equal(large.components_, small.components_)
+    np.testing.assert_array_equal(large.topic_probability_, small.topic_probability_)
+    assert large.log_likelihood_ == small.log_likelihood_ * factor
+    small.set_params(doc_topic_smoothing=0.0)
+    large.set_params(doc_topic_smoothing=0.0)
+    np.testing.assert_array_equal(large.transform(corpus * factor), small.transform(corpus))
+    # Without smoothing a document's fold-in and scores depend only on its
+    # word shares, whatever its counts' scale.
+    embedding = PLSAFisherEmbedding(2, doc_topic_smoothing=0.0, random_state=0).fit(corpus)
+    for factor in (2.0 ** 1000, 1.7e308 / corpus.max()):
+        huge = embedding.transform(corpus * factor)
+        assert np.all(np.isfinite(huge.data))
+        np.testing.assert_allclose(huge.toarray(), embedding.transform(corpus).toarray(),
+                                   rtol=1e-13)
+
+
+def test_counts_whose_log_likelihood_overflows_are_refused():
+    X = np.full((3, 4), 1e308)
+    with pytest.raises(ValueError, match="log-likelihood overflow float64"):
+        PLSA(2, random_state=0).fit(X)
 
 
 # --- real documents --------------------------------------------------------
