@@ -62,7 +62,8 @@ def f1(tp, fp, fn):
 def one_run(X_train, Y_train, X_test, Y_test, rows, fisher=None):
     """Test predictions (n_test, 10) of the linear, HP-TOP (and Fisher) SVMs."""
     A, Y = X_train[rows], Y_train[rows]
-    # The mixture's components: the 10 categories and the rest merged.
+    # The mixture's components: the 10 categories, and the rest merged (the
+    # stories of other categories, and here also those without a topic).
     components = np.column_stack([Y, ~Y.any(axis=1)])
     predictions = {name: np.zeros(Y_test.shape, dtype=bool)
                    for name in ("linear", "HP-TOP") + (("Fisher",) if fisher else ())}

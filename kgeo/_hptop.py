@@ -71,6 +71,19 @@ def hp_top_scores(X, decision, mean, variance, target, prior_scores=False):
         derivatives of each e (eq. 39, the document times ``a_e = -pi_e
         (mu_e - t_e) / sigma_e^2``), ``n_features`` columns each.
     """
+    # Far-off rows can overflow t^2 or q; the result is checked as a whole.
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = _scores(X, decision, mean, variance, target, prior_scores)
+    if not np.all(np.isfinite(scores.data)):
+        raise ValueError(
+            f"the documents' decision values (up to {np.abs(decision).max():.3g}, against "
+            f"category means up to {np.abs(mean).max():.3g}) make HP-TOP's scores overflow "
+            f"float64: are X's rows scaled as the fit's were?")
+    scores.eliminate_zeros()
+    return scores
+
+
+def _scores(X, decision, mean, variance, target, prior_scores):
     n_categories = decision.shape[1]
     others = np.array([x for x in range(n_categories) if x != target])
     log_prior = -np.log(n_categories)
@@ -105,9 +118,7 @@ def hp_top_scores(X, decision, mean, variance, target, prior_scores=False):
     word_weights = np.column_stack([(mu_c - t_c) / var_c, -share * (mu_e - t_e) / var_e])
     blocks = [scalars] + [sp.csr_matrix(X.multiply(word_weights[:, [j]]))
                           for j in range(word_weights.shape[1])]
-    scores = sp.hstack(blocks, format="csr")
-    scores.eliminate_zeros()
-    return scores
+    return sp.hstack(blocks, format="csr")
 
 
 class HPTOPEmbedding(EstimatorMixin):
@@ -177,10 +188,12 @@ class HPTOPEmbedding(EstimatorMixin):
         """The categories ``y`` names, and ``y`` as a dense 0/1 matrix."""
         if y is None:
             raise ValueError("HPTOPEmbedding requires y to be passed, but the target y is None")
+        # Any 2-D y is an indicator matrix, one column included (which
+        # names a single category: too few).
         if sp.issparse(y):
             y = y.toarray()
         y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] > 1:
+        if y.ndim == 2:
             if y.shape[0] != n_documents:
                 raise ValueError(f"X has {n_documents} documents but y has {y.shape[0]} rows")
             if y.dtype.kind not in "biuf" or not np.all((y == 0) | (y == 1)):
@@ -190,13 +203,17 @@ class HPTOPEmbedding(EstimatorMixin):
         classes, codes = np.unique(labels, return_inverse=True)
         return classes, codes[:, None] == np.arange(classes.shape[0])
 
-    def _target_column(self):
-        matches = np.flatnonzero(self.classes_ == self.target) if not isinstance(
-            self.target, (bool, np.bool_)) else []
+    def _target_column(self, classes):
+        """The column of ``target`` among ``classes``. Booleans name only
+        boolean categories, and those only booleans (``False == 0``)."""
+        is_bool = isinstance(self.target, (bool, np.bool_))
+        matches = []
+        if is_bool == (classes.dtype.kind == "b"):
+            matches = [j for j, name in enumerate(classes.tolist()) if name == self.target]
         if len(matches) != 1:
-            raise ValueError(f"target must be one of the categories {self.classes_.tolist()}, "
+            raise ValueError(f"target must be one of the categories {classes.tolist()}, "
                              f"got {self.target!r}")
-        return int(matches[0])
+        return matches[0]
 
     def fit(self, X, y):
         """Fit each category's hyperplane and Gaussian.
@@ -220,8 +237,7 @@ class HPTOPEmbedding(EstimatorMixin):
         if classes.shape[0] < 2:
             raise ValueError(f"HPTOPEmbedding needs at least 2 categories (classes), got "
                              f"{classes.shape[0]} class")
-        self.classes_ = classes
-        self._target_column()
+        self._target_column(classes)
         sizes = member.sum(axis=0)
         for x, size in enumerate(sizes):
             if size < 2 or size == X.shape[0]:
@@ -232,14 +248,23 @@ class HPTOPEmbedding(EstimatorMixin):
         hyperplanes = [SVM(kernel="linear", C=self.C, n_jobs=self.n_jobs).fit(X, member[:, x])
                        for x in range(classes.shape[0])]
         decision = self._decisions(hyperplanes, X)
-        mean = np.array([decision[member[:, x], x].mean() for x in range(classes.shape[0])])
-        variance = np.array([np.mean((decision[member[:, x], x] - mean[x]) ** 2)
-                             for x in range(classes.shape[0])])
-        flat = np.flatnonzero(~(variance > 0))
-        if flat.size:
-            raise ValueError(
-                f"the decision values of category {classes.tolist()[flat[0]]!r} are equal on all its "
-                f"{sizes[flat[0]]} documents, so it has no Gaussian (variance 0)")
+        mean = np.empty(classes.shape[0])
+        variance = np.empty(classes.shape[0])
+        for x in range(classes.shape[0]):
+            values = decision[member[:, x], x]
+            mean[x] = values.mean()
+            variance[x] = np.mean((values - mean[x]) ** 2)
+            # Equal values (duplicate documents) leave only the rounding of
+            # their mean, a few ulps of them: no Gaussian to speak of.
+            rounding = 8 * np.finfo(np.float64).eps * np.abs(values).max()
+            if np.ptp(values) == 0 or not variance[x] > rounding ** 2:
+                raise ValueError(
+                    f"the decision values of category {classes.tolist()[x]!r} are equal on "
+                    f"all its {sizes[x]} documents (duplicates?), so it has no Gaussian "
+                    f"(variance {variance[x]:.3g})")
+        # Every attribute is set here, after every check: a failed refit
+        # leaves the previous fit whole.
+        self.classes_ = classes
         self.hyperplanes_ = hyperplanes
         self.mean_ = mean
         self.variance_ = variance
@@ -272,7 +297,8 @@ class HPTOPEmbedding(EstimatorMixin):
                 f"X has {X.shape[1]} features, but HPTOPEmbedding is expecting "
                 f"{self.n_features_in_} features as input")
         return hp_top_scores(X, self._decisions(self.hyperplanes_, X), self.mean_,
-                             self.variance_, self._target_column(), bool(self.prior_scores))
+                             self.variance_, self._target_column(self.classes_),
+                             bool(self.prior_scores))
 
     def fit_transform(self, X, y):
         """``fit(X, y).transform(X)``."""

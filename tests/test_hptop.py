@@ -178,6 +178,75 @@ def test_categories_too_small_for_a_gaussian(categories):
         HPTOPEmbedding().fit(X, y)
 
 
+def test_duplicate_documents_make_no_gaussian(categories):
+    """Seven copies of one document: a variance of a few ulps, not a Gaussian."""
+    X, y = categories
+    for copies in (2, 7):
+        X_dup = sp.vstack([X] + [X[1]] * copies).tocsr()
+        y_dup = np.append(y, [9] * copies)
+        with pytest.raises(ValueError, match=f"category 9 are equal on all its {copies} documents"):
+            HPTOPEmbedding().fit(X_dup, y_dup)
+
+
+def test_a_failed_refit_keeps_the_previous_fit(categories):
+    X, y = categories
+    embedding = HPTOPEmbedding(target=2).fit(X, y)
+    expected = embedding.transform(X)
+    y_bad = y.copy()
+    y_bad[0] = 9
+    with pytest.raises(ValueError, match="category 9 has 1 of the 240"):
+        embedding.fit(X[:, :20], y_bad)
+    np.testing.assert_array_equal(embedding.classes_, [0, 1, 2, 3])
+    assert embedding.n_features_in_ == 300
+    assert (embedding.transform(X) != expected).nnz == 0
+
+
+def test_decision_values_that_overflow_the_scores_are_refused(documents):
+    decision = np.array([[2e160, 0.5, -0.5]] + [[0.1, 0.2, 0.3]] * (documents.shape[0] - 1))
+    with pytest.raises(ValueError, match="make HP-TOP's scores overflow float64"):
+        hp_top_scores(documents, decision, np.zeros(3), np.ones(3), 0)
+
+
+def test_boolean_categories_are_named_by_booleans(categories):
+    X, y = categories
+    labels = y == 2
+    by_true = HPTOPEmbedding(target=True).fit_transform(X, labels)
+    by_false = HPTOPEmbedding(target=np.False_).fit_transform(X, labels)
+    assert by_true.shape == by_false.shape and (by_true != by_false).nnz > 0
+    with pytest.raises(ValueError, match=r"categories \[False, True\], got 0"):
+        HPTOPEmbedding(target=0).fit(X, labels)
+
+
+@pytest.mark.parametrize("indicator", [np.ones((240, 1)), sp.csr_matrix(np.ones((240, 1)))])
+def test_a_one_column_indicator_names_one_category(categories, indicator):
+    X, _ = categories
+    with pytest.raises(ValueError, match="at least 2 categories"):
+        HPTOPEmbedding().fit(X, indicator)
+
+
+def test_fit_settings_reach_the_scores(categories):
+    X, y = categories
+    soft = HPTOPEmbedding(target=1, C=0.05).fit(X, y)
+    for x, hyperplane in enumerate(soft.hyperplanes_):
+        assert hyperplane.C == 0.05
+        np.testing.assert_array_equal(
+            hyperplane.decision_function(X),
+            kgeo.SVM(kernel="linear", C=0.05).fit(X, y == x).decision_function(X))
+    with_priors = soft.set_params(prior_scores=True).transform(X)
+    without = soft.set_params(prior_scores=False).transform(X)
+    assert with_priors.shape[1] == without.shape[1] + 4
+    decision = HPTOPEmbedding._decisions(soft.hyperplanes_, X)
+    expected = hp_top_scores(X, decision, soft.mean_, soft.variance_, 1, prior_scores=True)
+    assert (with_priors != expected).nnz == 0
+
+
+def test_a_category_holding_every_document_is_refused(categories):
+    X, y = categories
+    indicator = np.column_stack([y == 0, y == 1, np.ones_like(y)])
+    with pytest.raises(ValueError, match="category 2 has 240 of the 240 documents"):
+        HPTOPEmbedding().fit(X, indicator)
+
+
 def test_bad_parameters_and_unfitted_use(categories):
     X, y = categories
     with pytest.raises(ValueError, match=r"target must be one of the categories \[0, 1, 2, 3\], got 7"):
@@ -213,3 +282,6 @@ def test_reuters_example_runs(data_dir, capsys):
     assert [row[1] for row in rows] == ["linear", "HP-TOP"]
     micro = {row[1]: float(row[-1].rstrip(" |")) for row in rows}
     assert micro["linear"] > 80 and micro["HP-TOP"] > 80
+    # earn, the first category, is the easiest: both kernels find it (an
+    # SVM given another category's scores would not).
+    assert all(float(row[2]) > 90 for row in rows)
