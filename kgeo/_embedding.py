@@ -4,7 +4,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._base import EstimatorMixin, check_is_fitted
-from ._validation import check_matrix, is_one_of
+from ._validation import check_counts, check_n_features, is_one_of
 
 __all__ = ["MultinomialEmbedding"]
 
@@ -44,15 +44,6 @@ class MultinomialEmbedding(EstimatorMixin):
         if not is_one_of(self.norm, ("l1", "l2", None)):
             raise ValueError(f"norm must be 'l1', 'l2' or None, got {self.norm!r}")
 
-    @staticmethod
-    def _check_counts(X):
-        X = check_matrix(X, name="X")
-        n_neg = int(np.count_nonzero(X.data < 0))
-        if n_neg:
-            raise ValueError(
-                f"X has {n_neg} negative entries; term counts must be >= 0")
-        return X
-
     def fit(self, X, y=None):
         """Learn the document frequencies of the terms.
 
@@ -67,7 +58,7 @@ class MultinomialEmbedding(EstimatorMixin):
         self
         """
         self._check_params()
-        X = self._check_counts(X)
+        X = check_counts(X, estimator="MultinomialEmbedding")
         n_docs = X.shape[0]
         if self.weighting == "tfidf":
             df = np.bincount(X.indices, minlength=X.shape[1])
@@ -93,11 +84,8 @@ class MultinomialEmbedding(EstimatorMixin):
         """
         check_is_fitted(self, "idf_")
         self._check_params()
-        X = self._check_counts(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but MultinomialEmbedding is expecting "
-                f"{self.n_features_in_} features as input")
+        X = check_counts(X, estimator="MultinomialEmbedding")
+        check_n_features(X, estimator="MultinomialEmbedding", n_features=self.n_features_in_)
         # TF's weights are all one: multiplying by them changes no bit and
         # makes no zero, so it is skipped (a third of the transform's time).
         if np.any(self.idf_ != 1.0):

@@ -31,7 +31,7 @@ import scipy.sparse as sp
 
 from ._base import EstimatorMixin, check_is_fitted
 from ._svm import SVM
-from ._validation import check_labels, check_matrix, check_positive
+from ._validation import check_labels, check_matrix, check_n_features, check_positive
 
 __all__ = ["HPTOPEmbedding"]
 
@@ -292,10 +292,7 @@ class HPTOPEmbedding(EstimatorMixin):
         check_is_fitted(self, "hyperplanes_")
         self._check_params()
         X = check_matrix(X, name="X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but HPTOPEmbedding is expecting "
-                f"{self.n_features_in_} features as input")
+        check_n_features(X, estimator="HPTOPEmbedding", n_features=self.n_features_in_)
         return hp_top_scores(X, self._decisions(self.hyperplanes_, X), self.mean_,
                              self.variance_, self._target_column(self.classes_),
                              bool(self.prior_scores))

@@ -35,22 +35,12 @@ import scipy.sparse as sp
 from . import _plsa_em
 from ._base import EstimatorMixin, check_is_fitted
 from ._pairwise import resolve_n_jobs
-from ._validation import check_matrix, check_positive, is_one_of
+from ._validation import check_counts, check_n_features, check_positive, is_one_of
 from .exceptions import ConvergenceWarning, sklearn_compatible
 
 __all__ = ["PLSA", "PLSAFisherEmbedding"]
 
 _INT32_MAX = np.iinfo(np.int32).max
-
-
-def _check_counts(X, estimator):
-    X = check_matrix(X, name="X")
-    n_neg = int(np.count_nonzero(X.data < 0))
-    if n_neg:
-        raise ValueError(
-            f"Negative values in data passed to X: {n_neg} entries; {estimator} needs "
-            f"term counts >= 0")
-    return X
 
 
 def _check_integer(value, name, minimum):
@@ -250,7 +240,7 @@ class PLSA(EstimatorMixin):
         self
         """
         self._check_params()
-        X = _check_counts(X, "PLSA")
+        X = check_counts(X, estimator="PLSA")
         if X.nnz == 0:
             raise ValueError("X has no nonzero count; PLSA needs words to fit topics to")
         n_docs, n_words = X.shape
@@ -344,11 +334,8 @@ class PLSA(EstimatorMixin):
     def _checked_counts(self, X):
         check_is_fitted(self, "components_")
         self._check_params()
-        X = _check_counts(X, type(self).__name__)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input")
+        X = check_counts(X, estimator="PLSA")
+        check_n_features(X, estimator="PLSA", n_features=self.n_features_in_)
         return X
 
     def transform(self, X):
@@ -493,7 +480,7 @@ class PLSAFisherEmbedding(EstimatorMixin):
         self
         """
         topic_counts, rng = self._check_params()
-        X = _check_counts(X, "PLSAFisherEmbedding")
+        X = check_counts(X, estimator="PLSAFisherEmbedding")
         total = sum(topic_counts)
         if total * (1 + X.shape[1]) > _INT32_MAX:
             raise ValueError(
@@ -528,11 +515,8 @@ class PLSAFisherEmbedding(EstimatorMixin):
         """
         check_is_fitted(self, "models_")
         self._check_params()
-        X = _check_counts(X, "PLSAFisherEmbedding")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but PLSAFisherEmbedding is expecting "
-                f"{self.n_features_in_} features as input")
+        X = check_counts(X, estimator="PLSAFisherEmbedding")
+        check_n_features(X, estimator="PLSAFisherEmbedding", n_features=self.n_features_in_)
         n_docs = X.shape[0]
         total = sum(model.components_.shape[0] for model in self.models_)
         lengths = np.diff(X.indptr).astype(np.int64)

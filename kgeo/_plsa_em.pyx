@@ -74,30 +74,10 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
     cdef const float64_t* phi
     cdef float64_t* row
     cdef float64_t* word_row
-    if n_threads == 1:
-        with nogil:
-            word_sums[:, :] = 0.0
-            for d in range(n_docs):
-                theta = &doc_topic[d, 0]
-                row = &doc_sums[d, 0]
-                for k in range(n_topics):
-                    row[k] = 0.0
-                log_likelihood = 0.0
-                for p in range(indptr[d], indptr[d + 1]):
-                    phi = &word_topic[words[p], 0]
-                    s = word_probability(theta, phi, n_topics)
-                    if s <= 0.0:
-                        n_skipped += 1
-                        continue
-                    log_likelihood += counts[p] * log(s)
-                    r = counts[p] / s
-                    word_row = &word_sums[words[p], 0]
-                    for k in range(n_topics):
-                        row[k] += r * phi[k]
-                        word_row[k] += r * theta[k]
-                doc_log_likelihood[d] = log_likelihood
-        return n_skipped
+    cdef bint one_pass = n_threads == 1
     with nogil:
+        if one_pass:
+            word_sums[:, :] = 0.0
         for d in prange(n_docs, schedule="guided", num_threads=n_threads):
             theta = &doc_topic[d, 0]
             row = &doc_sums[d, 0]
@@ -113,21 +93,27 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
                     continue
                 log_likelihood = log_likelihood + counts[p] * log(s)
                 r = counts[p] / s
-                ratios[p] = r
                 for k in range(n_topics):
                     row[k] += r * phi[k]
+                if one_pass:  # the only thread: it may add to the words' sums
+                    word_row = &word_sums[words[p], 0]
+                    for k in range(n_topics):
+                        word_row[k] += r * theta[k]
+                else:
+                    ratios[p] = r
             doc_log_likelihood[d] = log_likelihood
-        for w in prange(n_words, schedule="guided", num_threads=n_threads):
-            row = &word_sums[w, 0]
-            for k in range(n_topics):
-                row[k] = 0.0
-            for q in range(word_indptr[w], word_indptr[w + 1]):
-                r = ratios[word_entries[q]]
-                if r == 0.0:
-                    continue
-                theta = &doc_topic[word_docs[q], 0]
+        if not one_pass:
+            for w in prange(n_words, schedule="guided", num_threads=n_threads):
+                row = &word_sums[w, 0]
                 for k in range(n_topics):
-                    row[k] += r * theta[k]
+                    row[k] = 0.0
+                for q in range(word_indptr[w], word_indptr[w + 1]):
+                    r = ratios[word_entries[q]]
+                    if r == 0.0:
+                        continue
+                    theta = &doc_topic[word_docs[q], 0]
+                    for k in range(n_topics):
+                        row[k] += r * theta[k]
     return n_skipped
 
 

@@ -37,8 +37,8 @@ from ._pairwise import (centred, fits_unmoved, overflow_message, posting_tables_
                         translation_centre, used_columns_only)
 from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp_threads,
                       one_vs_one_coefficients, one_vs_one_votes, solve_pair)
-from ._validation import (check_kernel_matrix, check_labels, check_matrix, check_on_simplex,
-                          check_positive, check_real, checked_accuracy)
+from ._validation import (check_kernel_matrix, check_labels, check_matrix, check_n_features,
+                          check_on_simplex, check_positive, check_real, checked_accuracy)
 from .exceptions import ConvergenceWarning, sklearn_compatible
 
 __all__ = ["SVM"]
@@ -1161,10 +1161,7 @@ def _row_sums(model, X, n_threads):
     support vectors, the function giving a chunk of rows' decision shares,
     and whether X must lie on the simplex."""
     X = check_matrix(X, name="X")
-    if X.shape[1] != model.n_features_in_:
-        raise ValueError(
-            f"X has {X.shape[1]} features, but SVM is expecting "
-            f"{model.n_features_in_} features as input")
+    check_n_features(X, estimator="SVM", n_features=model.n_features_in_)
     kernel = get_kernel(model.kernel, model.n_features_in_, model.shift,
                         **model._kernel_args)
     # Models saved before the centring have none. Each row is moved by

@@ -321,6 +321,26 @@ def _check_sparse_structure(X, name, given_format=None):
                      f"{problem}")
 
 
+def check_counts(X, *, estimator):
+    """``check_matrix(X)``, refusing negative entries: term counts (or any
+    non-negative weights) for ``estimator``, named in the message."""
+    X = check_matrix(X, name="X")
+    n_neg = int(np.count_nonzero(X.data < 0))
+    if n_neg:
+        raise ValueError(
+            f"Negative values in data passed to {estimator}: X has {n_neg} negative "
+            f"entries; term counts must be >= 0")
+    return X
+
+
+def check_n_features(X, *, estimator, n_features):
+    """Raise unless X has the ``n_features`` columns ``estimator`` was fitted on."""
+    if X.shape[1] != n_features:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {estimator} is expecting {n_features} "
+            f"features as input")
+
+
 def check_on_simplex(X, *, name="X", kernel="ngd"):
     """Check that every row of a CSR matrix can be L1-normalised.
 

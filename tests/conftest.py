@@ -10,6 +10,8 @@ modules with fixtures of their own do not collide with them.
 - ``newsgroups_counts``: ~400 real 20 Newsgroups training documents as a CSR
   count matrix, parsed straight from the tar so that it depends on no other
   kgeo module.
+- ``reuters_dir``: ``data_dir`` when it holds Reuters-21578, else a skip.
+- ``load_example``: a function loading a script of ``examples/`` as a module.
 
 A hypothesis profile ``kgeo`` is registered and loaded: derandomised (the
 same examples on every run), no deadline (the first call of a compiled kernel
@@ -92,6 +94,28 @@ def random_count_csr(rng):
 def _data_dir():
     env = os.environ.get("KGEO_DATA")
     return Path(env) if env else REPO_ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture
+def load_example():
+    """``load(name)`` -> the script ``examples/<name>.py`` as a module
+    (examples are scripts, not a package)."""
+    import importlib.util
+
+    def load(name):
+        spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "examples" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    return load
+
+
+@pytest.fixture
+def reuters_dir(data_dir):
+    """The folder holding ``reuters21578/``; skip the test when it is missing."""
+    if not (data_dir / "reuters21578").is_dir():
+        pytest.skip(f"Reuters-21578 not found in {data_dir}")
+    return data_dir
 
 
 @pytest.fixture(scope="session")

@@ -264,19 +264,11 @@ def test_bad_parameters_and_unfitted_use(categories):
         embedding.set_params(target=True).transform(X)
 
 
-def test_reuters_example_runs(data_dir, capsys):
+def test_reuters_example_runs(reuters_dir, load_example, capsys):
     """examples/hp_top_reuters.py on one small run: a row per kernel, and
     HP-TOP's scores are those of a working classifier."""
-    import importlib.util
-    from pathlib import Path
-
-    if not (data_dir / "reuters21578").is_dir():
-        pytest.skip(f"Reuters-21578 not found in {data_dir}")
-    path = Path(__file__).resolve().parent.parent / "examples" / "hp_top_reuters.py"
-    spec = importlib.util.spec_from_file_location("hp_top_reuters", path)
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
-    example.main(["--data", str(data_dir), "--sizes", "1500", "--repeats", "1"])
+    example = load_example("hp_top_reuters")
+    example.main(["--data", str(reuters_dir), "--sizes", "1500", "--repeats", "1"])
     rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines()
             if line.startswith("| 1500 |")]
     assert [row[1] for row in rows] == ["linear", "HP-TOP"]

@@ -502,7 +502,8 @@ def test_invalid_embedding_parameters(corpus, params, match):
 
 @pytest.mark.parametrize("estimator", [PLSA(2), PLSAFisherEmbedding(2)])
 def test_bad_input(estimator, corpus):
-    with pytest.raises(ValueError, match="Negative values in data passed to X: 1 entries"):
+    with pytest.raises(ValueError, match=f"Negative values in data passed to "
+                                         f"{type(estimator).__name__}: X has 1 negative entries"):
         estimator.fit(np.array([[1.0, -1.0], [2.0, 0.0]]))
     with pytest.raises(ValueError, match="NaN"):
         estimator.fit(np.array([[1.0, np.nan]]))
@@ -527,19 +528,11 @@ def test_too_many_scores_are_refused():
 
 # --- the example ------------------------------------------------------------
 
-def test_reuters_example_runs(data_dir, capsys):
+def test_reuters_example_runs(reuters_dir, load_example, capsys):
     """examples/fisher_kernel_reuters.py on a small configuration: its table
     has a row per size and kernel, with errors a trained SVM would give."""
-    import importlib.util
-    from pathlib import Path
-
-    if not (data_dir / "reuters21578").is_dir():
-        pytest.skip(f"Reuters-21578 not found in {data_dir}")
-    path = Path(__file__).resolve().parent.parent / "examples" / "fisher_kernel_reuters.py"
-    spec = importlib.util.spec_from_file_location("fisher_kernel_reuters", path)
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
-    example.main(["--data", str(data_dir), "--components", "4", "--fractions", "0.02,1",
+    example = load_example("fisher_kernel_reuters")
+    example.main(["--data", str(reuters_dir), "--components", "4", "--fractions", "0.02,1",
                   "--repeats", "1"])
     rows = [line for line in capsys.readouterr().out.splitlines()
             if line.startswith("| 1") or line.startswith("| 9")]
