@@ -102,6 +102,18 @@ def test_em_never_lowers_its_objective(corpus, word_smoothing, doc_smoothing):
     assert curve[-1] > curve[0]
 
 
+def test_fit_is_the_same_on_any_number_of_threads(corpus):
+    """One thread adds the word sums in one pass, several in a second pass
+    over words: the same order, the same bits."""
+    fits = [PLSA(4, random_state=0, max_iter=50, tol=0, n_jobs=n_jobs) for n_jobs in (1, 2, 3)]
+    for model in fits:
+        quiet(model.fit, corpus)
+    for model in fits[1:]:
+        np.testing.assert_array_equal(model.components_, fits[0].components_)
+        np.testing.assert_array_equal(model.doc_topic_, fits[0].doc_topic_)
+        np.testing.assert_array_equal(model.objective_curve_, fits[0].objective_curve_)
+
+
 def test_fitted_parameters_are_distributions(corpus):
     model = PLSA(4, random_state=0).fit(corpus)
     np.testing.assert_allclose(model.components_.sum(axis=1), 1.0, rtol=1e-12)
