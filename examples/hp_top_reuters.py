@@ -46,7 +46,7 @@ def parse_args(argv=None):
     return args
 
 
-def f1_scores(truth, predicted):
+def confusion_counts(truth, predicted):
     """Per column: true positives, false positives, false negatives."""
     tp = np.sum(truth & predicted, axis=0)
     fp = np.sum(~truth & predicted, axis=0)
@@ -110,7 +110,7 @@ def main(argv=None):
             rows = np.sort(rng.choice(X_train.shape[0], size, replace=False))
             predictions = one_run(X_train, Y_train, X_test, Y_test, rows, fisher)
             for name, predicted in predictions.items():
-                results.setdefault(name, []).append(f1_scores(Y_test, predicted))
+                results.setdefault(name, []).append(confusion_counts(Y_test, predicted))
         for name, counts in results.items():
             per_category = np.mean([f1(*c) for c in counts], axis=0)
             micro = np.mean([f1(*(part.sum() for part in c)) for c in counts])

@@ -28,6 +28,7 @@ them is the HP-TOP kernel, exactly.
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import logsumexp
 
 from ._base import EstimatorMixin, check_is_fitted
 from ._svm import SVM
@@ -36,11 +37,6 @@ from ._validation import check_labels, check_matrix, check_n_features, check_pos
 __all__ = ["HPTOPEmbedding"]
 
 _LOG_2PI = np.log(2 * np.pi)
-
-
-def _logsumexp(values, axis):
-    top = values.max(axis=axis, keepdims=True)
-    return (top + np.log(np.exp(values - top).sum(axis=axis, keepdims=True))).squeeze(axis)
 
 
 def hp_top_scores(X, decision, mean, variance, target, prior_scores=False):
@@ -53,7 +49,7 @@ def hp_top_scores(X, decision, mean, variance, target, prior_scores=False):
     decision : ndarray of shape (n_documents, n_categories)
         ``t_x(d) = w_x . d - b_x`` for every category x.
     mean, variance : ndarray of shape (n_categories,)
-        ``mu_x`` and ``sigma_x^2`` (all > 0).
+        ``mu_x`` and ``sigma_x^2`` (variances > 0).
     target : int
         Column of the target category c.
     prior_scores : bool, default=False
@@ -92,7 +88,7 @@ def _scores(X, decision, mean, variance, target, prior_scores):
     # The negative class's mixture in the log domain: q underflows far from
     # a category's mean, pi_e stays exact.
     joint_others = log_prior + log_q[:, others]
-    log_negative = _logsumexp(joint_others, axis=1)
+    log_negative = logsumexp(joint_others, axis=1)
     share = np.exp(joint_others - log_negative[:, None])          # pi_e(d)
     log_odds = log_prior + log_q[:, target] - log_negative
 
@@ -165,7 +161,7 @@ class HPTOPEmbedding(EstimatorMixin):
     document may belong to several categories (an indicator ``y``) and is
     then in each one's Gaussian; priors are uniform; no score is
     normalised. A category whose decision values on its documents are all
-    equal (one document, say) has no Gaussian, and is an error.
+    equal (duplicate documents, say) has no Gaussian, and is an error.
 
     References
     ----------

@@ -82,12 +82,6 @@ def _count_transformer_tags():
                 input_tags=InputTags(sparse=True, positive_only=True))
 
 
-def _scale_above(largest):
-    """1, or for ``largest`` > 1 the power of 2 in ``(largest / 2, largest]``
-    (never 2**1024, which would overflow)."""
-    return 1.0 if largest <= 1 else float(np.ldexp(1.0, np.frexp(largest)[1] - 1))
-
-
 def _word_major(model):
     """``components_`` transposed, C-contiguous: ``P(w | z)`` with word w's
     K-vector contiguous, as the loops read it. Made from ``components_`` at
@@ -106,19 +100,21 @@ def fold_in(X, word_topic, params):
     """``P(z | d)`` of each row of ``X`` under the fixed ``word_topic``
     (word-major ``P(w | z)``), with the fold-in settings of ``params`` (a
     PLSA or PLSAFisherEmbedding: ``doc_topic_smoothing``, ``fold_in_tol``,
-    ``fold_in_max_iter``, ``n_jobs``)."""
+    ``fold_in_max_iter``, ``n_jobs``). Called by a ``transform``, whose
+    caller a warning names."""
     doc_topic = np.empty((X.shape[0], word_topic.shape[1]))
     n_iter = np.empty(X.shape[0], dtype=np.int32)
+    settled = np.empty(X.shape[0], dtype=np.uint8)
     _plsa_em.fold_in(*_csr_arrays(X), word_topic, float(params.doc_topic_smoothing),
                      int(params.fold_in_max_iter), float(params.fold_in_tol), doc_topic,
-                     n_iter, resolve_n_jobs(params.n_jobs))
-    unsettled = int(np.count_nonzero(n_iter >= params.fold_in_max_iter))
+                     n_iter, settled, resolve_n_jobs(params.n_jobs))
+    unsettled = int(np.count_nonzero(settled == 0))
     if unsettled:
         warnings.warn(
             f"{unsettled} of {X.shape[0]} documents took all fold_in_max_iter="
             f"{params.fold_in_max_iter} EM steps without P(z|d) settling within "
             f"fold_in_tol={params.fold_in_tol}; raise fold_in_max_iter",
-            sklearn_compatible(ConvergenceWarning), stacklevel=4)
+            sklearn_compatible(ConvergenceWarning), stacklevel=3)
     return doc_topic
 
 
@@ -186,9 +182,11 @@ class PLSA(EstimatorMixin):
     Notes
     -----
     The objective has local maxima: ``random_state`` chooses one. Each EM
-    step costs ``O(nnz(X) K)``. Folding a document in maximises a concave
-    function of its ``P(z | d)``, so :meth:`transform` gives a document the
-    same result whatever the batch it comes in.
+    step costs ``O(nnz(X) K)``. Folding a document in climbs a concave
+    function of its ``P(z | d)`` (EM approaches its maximum, which need not
+    be unique), each document alone from the uniform start, so
+    :meth:`transform` gives a document the same result whatever the batch it
+    comes in.
 
     References
     ----------
@@ -251,18 +249,24 @@ class PLSA(EstimatorMixin):
         # near their largest: the same steps to the bit, but n / s and the
         # sums stay finite for counts up to the largest float64. The
         # objective is reported in the counts' own units.
-        scale = _scale_above(counts.max())
+        scale = _plsa_em.scale_above(counts.max())
         counts = counts / scale if scale > 1 else counts
         word_smoothing = float(self.topic_word_smoothing) / scale
         doc_smoothing = float(self.doc_topic_smoothing) / scale
-        # The counts by word too (CSC), with each entry's CSR position: the
-        # E-step's word sums run over words in parallel.
-        by_word = sp.csr_matrix((np.arange(X.nnz, dtype=np.int64), words, indptr),
-                                shape=X.shape).tocsc()
-        by_word.sort_indices()
-        word_docs = by_word.indices.astype(np.int32, copy=False)
-        word_indptr = by_word.indptr.astype(np.int64)
         n_threads = resolve_n_jobs(self.n_jobs)
+        if n_threads > 1:
+            # The counts by word too (CSC), with each entry's CSR position:
+            # the E-step's word sums run over words in parallel.
+            by_word = sp.csr_matrix((np.arange(X.nnz, dtype=np.int64), words, indptr),
+                                    shape=X.shape).tocsc()
+            by_word.sort_indices()
+            word_docs = by_word.indices.astype(np.int32, copy=False)
+            word_indptr = by_word.indptr.astype(np.int64)
+            word_entries = by_word.data
+            ratios = np.empty(X.nnz)
+        else:  # one pass, which reads none of these
+            word_docs, word_indptr = np.empty(0, np.int32), np.zeros(n_words + 1, np.int64)
+            word_entries, ratios = np.empty(0, np.int64), np.empty(0)
 
         # P(w | z) word-major (row w is the K-vector the loops read), a random
         # start away from the symmetric point where all topics stay equal.
@@ -271,13 +275,12 @@ class PLSA(EstimatorMixin):
         doc_topic = np.full((n_docs, n_topics), 1.0 / n_topics)
         doc_sums = np.empty_like(doc_topic)
         word_sums = np.empty_like(word_topic)
-        ratios = np.empty(X.nnz)
         doc_log_likelihood = np.empty(n_docs)
 
         curve = []
         converged = False
         for step in range(self.max_iter + 1):
-            _plsa_em.em_sums(counts, words, indptr, word_docs, word_indptr, by_word.data,
+            _plsa_em.em_sums(counts, words, indptr, word_docs, word_indptr, word_entries,
                              doc_topic, word_topic, doc_sums, word_sums, ratios,
                              doc_log_likelihood, n_threads)
             with np.errstate(over="ignore", invalid="ignore"):  # raised just below

@@ -68,7 +68,7 @@ def fisher_kernel_reference(X, Y, embedding):
 
 
 @pytest.fixture
-def corpus(rng):
+def corpus():
     X, _ = make_topic_corpus(60, 40, 3, words_per_document=30,
                              topic_weight=0.5, random_state=3)
     return X
@@ -229,8 +229,21 @@ def test_empty_documents_in_the_fit_stay_uniform(corpus):
 
 def test_fold_in_that_does_not_settle_warns(corpus):
     model = PLSA(4, random_state=0, fold_in_max_iter=2).fit(corpus)
-    with pytest.warns(kgeo.ConvergenceWarning, match="fold_in_max_iter=2"):
+    with pytest.warns(kgeo.ConvergenceWarning, match="fold_in_max_iter=2") as caught:
         model.transform(corpus)
+    assert caught[0].filename == __file__  # the warning names the caller's line
+    embedding = PLSAFisherEmbedding(2, random_state=0, fold_in_max_iter=2).fit(corpus[:5])
+    with pytest.warns(kgeo.ConvergenceWarning, match="fold_in_max_iter=2") as caught:
+        embedding.transform(corpus)
+    assert caught[0].filename == __file__
+
+
+def test_documents_settled_on_their_last_step_do_not_warn(corpus):
+    """Empty documents without smoothing settle at once, even with one step."""
+    model = PLSA(3, doc_topic_smoothing=0.0, fold_in_max_iter=1, random_state=0).fit(corpus)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kgeo.ConvergenceWarning)
+        np.testing.assert_array_equal(model.transform(np.zeros((2, corpus.shape[1]))), 1 / 3)
 
 
 def test_fit_that_does_not_converge_warns(corpus):
@@ -309,9 +322,11 @@ def test_exact_and_approximate_topic_scores_agree_at_a_settled_fold_in(corpus):
     np.testing.assert_array_equal(exact[:, 3:].toarray(), approximate[:, 3:].toarray())
 
 
-def test_fisher_gram_is_positive_semidefinite(corpus):
-    F = PLSAFisherEmbedding((2, 5), random_state=0).fit_transform(corpus)
-    assert kgeo.is_positive_definite((F @ F.T).toarray(), tol=1e-10)
+def test_hofmanns_kernel_is_positive_semidefinite(corpus):
+    """The formula itself (computed without the scores) is a kernel."""
+    embedding = PLSAFisherEmbedding((2, 5), random_state=0).fit(corpus)
+    assert kgeo.is_positive_definite(fisher_kernel_reference(corpus, corpus, embedding),
+                                     tol=1e-10)
 
 
 def test_models_are_drawn_from_one_generator(corpus):
@@ -474,7 +489,8 @@ def test_fisher_kernel_on_newsgroups_documents(newsgroups_counts):
     G, F = embedding.transform(X[300:320]), embedding.transform(X[:60])
     expected = fisher_kernel_reference(X[300:320], X[:60], embedding)
     np.testing.assert_allclose((G @ F.T).toarray(), expected, rtol=1e-11)
-    assert kgeo.is_positive_definite((F @ F.T).toarray(), tol=1e-9)
+    reference = fisher_kernel_reference(X[:60], X[:60], embedding)
+    assert kgeo.is_positive_definite(reference, tol=1e-9)
 
 
 # --- errors ---------------------------------------------------------------
