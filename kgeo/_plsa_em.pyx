@@ -1,7 +1,7 @@
 """Typed loops of PLSA (kgeo._plsa): the sums of one EM step over a count
 matrix, folding documents into a fitted model, and the Fisher scores.
 
-Every routine walks the nonzero counts ``n(d, w)`` of a CSR matrix once and
+Every routine walks the nonzero counts ``n(d, w)`` of a CSR matrix and
 needs, per entry, the model's probability of the word in the document,
 ``s(d, w) = sum_k P(z_k | d) P(w | z_k)``: a dot product of two K-vectors,
 ``doc_topic[d]`` and ``word_topic[w]`` (``P(w | z)`` stored word-major so that
