@@ -569,3 +569,28 @@ def test_reuters_example_runs(reuters_dir, load_example, capsys):
                 for row in rows}
     assert averages[("| 9603 (100 %)", "linear (TF, L2)")] < 3.0
     assert all(0 < error < 15 for error in averages.values())
+
+
+def test_average_precision_of_the_retrieval_example(load_example):
+    example = load_example("fisher_kernel_retrieval")
+    relevant = np.array([True, False, True, False, False])
+    # Ranked: doc 2 (relevant, precision 1/1), doc 1, doc 0 (relevant, 2/3).
+    scores = np.array([0.5, 0.7, 0.9, 0.1, 0.2])
+    assert example.average_precision(scores, relevant) == pytest.approx((1 + 2 / 3) / 2)
+    # Ties keep document order: doc 0 (relevant) first.
+    assert example.average_precision(np.zeros(5), relevant) == pytest.approx((1 + 2 / 3) / 2)
+    assert example.average_precision(-scores, relevant) == pytest.approx((1 / 3 + 2 / 5) / 2)
+
+
+def test_retrieval_example_runs(data_dir, load_example, capsys):
+    if not (data_dir / "ir-classic" / "med.tar.gz").is_file():
+        pytest.skip(f"MED not found in {data_dir / 'ir-classic'}")
+    example = load_example("fisher_kernel_retrieval")
+    example.main(["--data", str(data_dir), "--collections", "med", "--components", "2,4"])
+    rows = {line.split(" | ")[0].lstrip("| "): float(line.split(" | ")[1].rstrip(" |"))
+            for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| ") and "---" not in line and "ranking" not in line}
+    assert set(rows) == {"VSM (TF-IDF cosine)", "Fisher kernel", "Fisher cosine",
+                         "VSM + Fisher cosine"}
+    assert rows["VSM (TF-IDF cosine)"] > 0.4  # MED is the easy collection
+    assert all(0.2 < value < 1 for value in rows.values())
