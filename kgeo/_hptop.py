@@ -25,7 +25,6 @@ so :class:`HPTOPEmbedding` returns the vectors and kgeo's linear kernel on
 them is the HP-TOP kernel, exactly.
 """
 
-
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
