@@ -27,7 +27,6 @@ them is the HP-TOP kernel, exactly.
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import logsumexp
 
 from ._base import EstimatorMixin, check_is_fitted
 from ._svm import SVM
@@ -79,6 +78,9 @@ def hp_top_scores(X, decision, mean, variance, target, prior_scores=False):
 
 
 def _scores(X, decision, mean, variance, target, prior_scores):
+    # Imported here: scipy.special would add about 28 ms (14 %) to importing kgeo.
+    from scipy.special import logsumexp
+
     n_categories = decision.shape[1]
     others = np.array([x for x in range(n_categories) if x != target])
     log_prior = -np.log(n_categories)
