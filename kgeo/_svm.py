@@ -288,6 +288,9 @@ class SVM(EstimatorMixin):
         free, and then reports one end of that interval: in such pairs
         (small C with ``class_weight="balanced"``, say) ``sklearn.svm.SVC``'s
         intercept and predictions can differ from kgeo's.
+    coef_ : ndarray or CSR matrix of shape (n_classes * (n_classes - 1) / 2, n_features)
+        ``kernel="linear"`` only: each class pair's weights of the features,
+        its decision value being ``X @ coef_[p] + intercept_[p]``.
     dual_objective_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
         ``sum(alpha) - 1/2 alpha'Q alpha`` of each class pair at the solution.
     n_iter_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
@@ -1030,6 +1033,63 @@ class SVM(EstimatorMixin):
         score : float
         """
         return checked_accuracy(y, self.predict(X))
+
+    @property
+    def coef_(self):
+        """Weights of the features in each class pair's decision function
+        (``kernel="linear"`` only).
+
+        Row p is ``w = sum_i dual_coef_i x_i`` over the support vectors of
+        pair p (in the order of ``intercept_``), so that the pair's decision
+        value is ``X @ coef_[p] + intercept_[p]`` (positive for its first
+        class; for two classes, ``classes_[1]``), as with scikit-learn's
+        SVC. A CSR matrix when the model was fitted on sparse input (a
+        vocabulary's weights are mostly zero where the support vectors lack
+        the word), else an array; read-only, computed at each access.
+        A ``shift`` leaves it unchanged: each pair's coefficients sum to 0.
+
+        Raises
+        ------
+        AttributeError
+            For the other kernels, whose feature space has no finite weights
+            (the manifold kernels', or the RBF's) or is not the input's.
+        """
+        check_is_fitted(self, "dual_coef_")
+        model = _FittedView(self.__dict__)  # one model, whatever a refit does meanwhile
+        fitted_kernel = (getattr(model, "_fitted_kernel", None) or {}).get("kernel",
+                                                                          model.kernel)
+        if not (isinstance(fitted_kernel, str) and fitted_kernel == "linear"):
+            raise AttributeError(
+                f"coef_ exists only for kernel='linear'; this SVM was fitted with "
+                f"kernel={fitted_kernel!r}, whose decision function is not linear in X's "
+                f"features: use dual_coef_ and support_vectors_")
+        support_vectors = model.support_vectors_
+        n_classes, n_support, dual_coef, _ = _check_fitted_arrays(model,
+                                                                   support_vectors.shape[0])
+        sv_start = np.concatenate([[0], np.cumsum(n_support)])
+        # Pair (s, t) weighs class s's SVs by row t - 1 of dual_coef_ and class
+        # t's by row s (libsvm's layout): one sparse (n_pairs x n_SV) matrix of
+        # these coefficients, times the support vectors.
+        pair_rows, columns, values = [], [], []
+        for p, (s, t) in enumerate(itertools.combinations(range(n_classes), 2)):
+            for cls, row in ((s, t - 1), (t, s)):
+                segment = np.arange(sv_start[cls], sv_start[cls + 1])
+                pair_rows.append(np.full(segment.shape[0], p))
+                columns.append(segment)
+                values.append(dual_coef[row, segment])
+        n_pairs = n_classes * (n_classes - 1) // 2
+        weights = sp.csr_matrix(
+            (np.concatenate(values), (np.concatenate(pair_rows), np.concatenate(columns))),
+            shape=(n_pairs, support_vectors.shape[0]))
+        if sp.issparse(support_vectors):
+            coef = sp.csr_matrix(weights @ sp.csr_matrix(support_vectors))
+            coef.sort_indices()
+            for array in (coef.data, coef.indices, coef.indptr):
+                array.flags.writeable = False
+        else:
+            coef = np.asarray(weights @ np.asarray(support_vectors, dtype=np.float64))
+            coef.flags.writeable = False
+        return coef
 
     # ------------------------------------------------------------------
     # persistence and scikit-learn integration

@@ -412,6 +412,73 @@ def test_matches_libsvm_linear_sparse(n_classes, rng):
                                atol=1e-4)
 
 
+@pytest.mark.parametrize("n_classes", [2, 4])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_coef_is_the_weight_vector_of_each_pair(n_classes, sparse, rng):
+    """coef_[p] is w = sum_i a_i y_i x_i of pair p: rebuilt here from the
+    pairs' dual variables (svm_checker), it gives decision_function's "ovo"
+    values with intercept_, and it is libsvm's w (unique: the primal is
+    strictly convex in w) to the solvers' tolerance."""
+    from sklearn.svm import SVC
+
+    X, y = ck.make_count_data(rng, 90, 25, n_classes, density=0.3, sparse=sparse)
+    Xt, _ = ck.make_count_data(rng, 40, 25, n_classes, density=0.3, sparse=sparse)
+    X, Xt = l2_rows(X), l2_rows(Xt)
+    model = kgeo.SVM(kernel="linear", C=3.0, tol=1e-8, decision_function_shape="ovo",
+                     class_weight="balanced").fit(X, y)
+    coef = model.coef_
+    assert sp.issparse(coef) == sparse
+    dense = coef.toarray() if sparse else coef
+    n_pairs = n_classes * (n_classes - 1) // 2
+    assert dense.shape == (n_pairs, 25)
+    X_dense = X.toarray() if sparse else X
+    for p, pair in enumerate(ck.pair_alphas(model, y)):
+        w = (pair["alpha"] * pair["y"]) @ X_dense[pair["idx"]]
+        if n_classes == 2:
+            w = -w  # scikit-learn's sign: positive for classes_[1]
+        np.testing.assert_allclose(dense[p], w, rtol=1e-13, atol=1e-13)
+    dec = model.decision_function(Xt)
+    Xt_dense = Xt.toarray() if sparse else Xt
+    np.testing.assert_allclose(Xt_dense @ dense.T + model.intercept_,
+                               dec.reshape(len(Xt_dense), n_pairs), rtol=1e-12, atol=1e-12)
+    ref = SVC(kernel="linear", C=3.0, tol=1e-8, class_weight="balanced").fit(X, y)
+    ref_coef = ref.coef_.toarray() if sparse else ref.coef_
+    np.testing.assert_allclose(dense, ref_coef, atol=1e-5)
+    with pytest.raises(ValueError, match="read-only"):
+        (coef.data if sparse else coef)[0] = 1.0
+
+
+def test_coef_with_a_shift_is_the_unshifted_one(rng):
+    """Each pair's coefficients sum to zero, so a shift of the linear kernel
+    moves neither w nor the decision values X w + b (Proposition 3)."""
+    X, y = ck.make_count_data(rng, 80, 20, 3, density=0.3)
+    X = l2_rows(X)
+    plain = kgeo.SVM(kernel="linear", tol=1e-10).fit(X, y)
+    shifted = kgeo.SVM(kernel="linear", tol=1e-10, shift=10.0,
+                       decision_function_shape="ovo").fit(X, y)
+    np.testing.assert_allclose(shifted.coef_, plain.coef_, atol=1e-8)
+    np.testing.assert_allclose(X @ shifted.coef_.T + shifted.intercept_,
+                               shifted.decision_function(X), atol=1e-12)
+
+
+@pytest.mark.parametrize("kernel", ["ngd", "rbf", "precomputed"])
+def test_coef_exists_only_for_the_linear_kernel(kernel, rng):
+    X, y = ck.make_count_data(rng, 40, 10, 2)
+    data = kgeo.pairwise_kernels(X, kernel="ngd+pi") if kernel == "precomputed" else X
+    model = kgeo.SVM(kernel=kernel)
+    assert not hasattr(model, "coef_")  # not fitted
+    with pytest.raises(kgeo.NotFittedError):
+        model.coef_
+    model.fit(data, y)
+    assert not hasattr(model, "coef_")
+    with pytest.raises(AttributeError, match=f"kernel='linear'.*kernel={kernel!r}"):
+        model.coef_
+    # The kernel the model was fitted with decides, not one set since.
+    linear = kgeo.SVM(kernel="linear").fit(X, y)
+    linear.set_params(kernel="ngd")
+    assert linear.coef_.shape == (1, 10)
+
+
 def test_matches_libsvm_newsgroups(newsgroups5):
     from sklearn.svm import SVC
 
