@@ -94,9 +94,9 @@ def recording_svm():
     import kgeo
 
     class RecordingSVM(kgeo.SVM):
-        def _solve_pairs(self, cache, pairs, class_weight):
+        def _solve_pairs(self, cache, pairs, box):
             RecordingSVM.cache = cache
-            return super()._solve_pairs(cache, pairs, class_weight)
+            return super()._solve_pairs(cache, pairs, box)
 
     return RecordingSVM
 
@@ -121,16 +121,16 @@ def smo_alone(params, X, y):
     whole_gram_mb = X.shape[0] ** 2 * 8 / 2**20 + 1
 
     class Resolving(kgeo.SVM):
-        def _solve_pairs(self, cache, pairs, class_weight):
+        def _solve_pairs(self, cache, pairs, box):
             cache.retire_enabled = False
-            solutions = super()._solve_pairs(cache, pairs, class_weight)
+            solutions = super()._solve_pairs(cache, pairs, box)
             self.n_jobs = 1  # this throwaway model's pairs, one at a time, like the floor below
             computed = cache.stats()["values_computed"]
             seconds = 0.0
             for pair, solution in zip(pairs, solutions):
-                super()._solve_pairs(cache, [pair], class_weight)
+                super()._solve_pairs(cache, [pair], box)
                 started = time.perf_counter()
-                (again,) = super()._solve_pairs(cache, [pair], class_weight)
+                (again,) = super()._solve_pairs(cache, [pair], box)
                 seconds += time.perf_counter() - started
                 if not np.array_equal(again[0], solution[0]) or again[1:] != solution[1:]:
                     raise RuntimeError(f"pair {pair} solved again gave another solution")

@@ -2441,8 +2441,7 @@ def libsvm_iteration_cap(l):
 
 
 def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
-               float64_t C_s, float64_t C_t, float64_t tol, shrinking,
-               int64_t max_iter):
+               const float64_t[::1] box, float64_t tol, shrinking, int64_t max_iter):
     """Solve the binary SVM between classes cls_s (y = +1) and cls_t (y = -1).
 
     The cache then frees the blocks that only this pair could use (see
@@ -2453,8 +2452,9 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
     cache : KernelRowCache
     cls_s, cls_t : int
         Class blocks of the cache's posting index.
-    C_s, C_t : float
-        Box bounds of the two classes' dual variables.
+    box : ndarray of shape (n_rows,)
+        Box bound of every row's dual variable (C times its class's and its
+        own weight), rows in the posting index's order (sorted by class).
     tol : float
         Stop when the maximal violating pair's gap is <= tol.
     shrinking : bool or "auto"
@@ -2485,8 +2485,11 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
     G = np.empty(l)
     G_bar = np.empty(l)
     C = np.empty(l)
-    C[:n_s] = C_s
-    C[n_s:] = C_t
+    if box.shape[0] != index.block_start[index.n_blocks]:
+        raise ValueError(f"box has {box.shape[0]} bounds for "
+                         f"{index.block_start[index.n_blocks]} rows")
+    C[:n_s] = box[start_s:start_s + n_s]
+    C[n_s:] = box[start_t:start_t + n_t]
     QD = np.empty(l)
     up_mask = np.empty(l)
     low_mask = np.empty(l)

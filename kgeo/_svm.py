@@ -38,7 +38,8 @@ from ._pairwise import (centred, fits_unmoved, overflow_message, posting_tables_
 from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp_threads,
                       one_vs_one_coefficients, one_vs_one_votes, solve_pair)
 from ._validation import (check_kernel_matrix, check_labels, check_matrix, check_n_features,
-                          check_on_simplex, check_positive, check_real, checked_accuracy)
+                          check_on_simplex, check_positive, check_real, check_sample_weight,
+                          checked_accuracy)
 from .exceptions import ConvergenceWarning, sklearn_compatible
 
 __all__ = ["SVM"]
@@ -110,22 +111,32 @@ def _same_value(a, b):
         return False
 
 
-def _scale_gamma(X):
+def _scale_gamma(X, weight=None):
     """``1 / (n_features * X.var())`` over all entries of the CSR X (1 if X is constant).
 
     In units of the largest entry, so that neither the squares nor the result
     leave float64's range unnoticed, and in two passes (the mean first): the
     one-pass ``E[x^2] - E[x]^2`` cancels for data far from 0 (rows of 1e8 + noise
-    had 0.03 where the variance gives 0.12).
+    had 0.03 where the variance gives 0.12). With row weights (all > 0), the
+    variance of the entries weighted by their row's weight: the variance of X
+    with row i repeated ``weight[i]`` times, for integer weights.
     """
-    n = X.shape[0] * X.shape[1]
     top = float(np.max(np.abs(X.data))) if X.nnz else 0.0
     if top == 0.0:
         return 1.0
     unit = X.data / top
-    mean = unit.sum() / n
-    # The implicit zeros each add mean^2.
-    var_unit = (np.sum((unit - mean) ** 2) + (n - X.nnz) * mean ** 2) / n
+    if weight is None:
+        n = X.shape[0] * X.shape[1]
+        mean = unit.sum() / n
+        # The implicit zeros each add mean^2.
+        var_unit = (np.sum((unit - mean) ** 2) + (n - X.nnz) * mean ** 2) / n
+    else:
+        per_row = np.diff(X.indptr)
+        entry_weight = np.repeat(weight, per_row)
+        n = weight.sum() * X.shape[1]
+        mean = (entry_weight @ unit) / n
+        zeros = weight @ (X.shape[1] - per_row)
+        var_unit = (entry_weight @ (unit - mean) ** 2 + zeros * mean ** 2) / n
     if not var_unit > 0:
         return 1.0
     with np.errstate(over="ignore", under="ignore"):
@@ -395,23 +406,24 @@ class SVM(EstimatorMixin):
         if "normalize" not in used and not isinstance(self.normalize, (bool, np.bool_)):
             raise ValueError(f"normalize must be True or False, got {self.normalize!r}")
 
-    def _kernel_arguments(self, X):
-        """Parameters of the chosen kernel, with gamma resolved on X."""
+    def _kernel_arguments(self, X, weight=None):
+        """Parameters of the chosen kernel, with gamma resolved on X (its rows
+        weighted by ``weight``, where given)."""
         accepted = kernel_params(self.kernel)
         params = {}
         if "gamma" in accepted:
-            params["gamma"] = self._resolve_gamma(X)
+            params["gamma"] = self._resolve_gamma(X, weight)
         for name in ("coef0", "degree", "t", "normalize"):
             if name in accepted:
                 params[name] = getattr(self, name)
         return params
 
-    def _resolve_gamma(self, X):
+    def _resolve_gamma(self, X, weight=None):
         if isinstance(self.gamma, str):
             if self.gamma == "auto":
                 return 1.0 / X.shape[1]
             if self.gamma == "scale":
-                return _scale_gamma(X)
+                return _scale_gamma(X, weight)
             raise ValueError(f"gamma must be 'scale', 'auto' or a float > 0, got {self.gamma!r}")
         if self.gamma is None:
             # pairwise_kernels reads None as 1 / n_features; SVC (and this
@@ -420,6 +432,8 @@ class SVM(EstimatorMixin):
         return self.gamma
 
     def _class_weights(self, counts):
+        """``class_weight`` per class; ``counts``: each class's samples (their
+        summed sample weights, where given) for "balanced"."""
         n_classes = counts.shape[0]
         cw = self.class_weight
         if cw is None:
@@ -451,7 +465,7 @@ class SVM(EstimatorMixin):
     # fit
     # ------------------------------------------------------------------
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Train one binary SVM per pair of classes.
 
         Parameters
@@ -461,6 +475,15 @@ class SVM(EstimatorMixin):
             kernels).
         y : array-like of shape (n_samples,)
             Class labels of any sortable type.
+        sample_weight : array-like of shape (n_samples,) or float, default=None
+            Multiplies C per sample, as libsvm's weights do: sample i's dual
+            variable is bounded by ``C * class_weight[y_i] * sample_weight[i]``
+            (the primal penalty of its slack times the weight, so an integer
+            weight k is k copies of the sample, to ``tol``). Finite and >= 0.
+            A sample of weight 0 is as if absent: it is dropped before
+            anything else, so ``gamma="scale"``, ``class_weight="balanced"``
+            and the centre of ``ned``/``rbf`` see only the others (every
+            class needs a sample of positive weight).
 
         Returns
         -------
@@ -478,7 +501,7 @@ class SVM(EstimatorMixin):
         work = object.__new__(type(self))
         work.__dict__ = self.__dict__.copy()
         try:
-            work._fit(X, y)
+            work._fit(X, y, sample_weight)
             self.__dict__ = work.__dict__
         finally:
             # The scratch instance shares the attributes it made: dropped as
@@ -490,7 +513,7 @@ class SVM(EstimatorMixin):
                 pass
         return self
 
-    def _fit(self, X, y):
+    def _fit(self, X, y, sample_weight):
         started = time.perf_counter()
         self._check_params()
         precomputed = _is_precomputed(self.kernel)
@@ -502,25 +525,67 @@ class SVM(EstimatorMixin):
             # Possibly X's own arrays (when already canonical CSR): only read below.
             X_checked = check_matrix(X, name="X", copy=False)
         y = check_labels(y, X_checked.shape[0])
+        weight = check_sample_weight(sample_weight, X_checked.shape[0])
         classes, y_index, counts = np.unique(y, return_inverse=True, return_counts=True)
         if classes.shape[0] < 2:
             raise ValueError(
                 f"SVM needs samples of at least 2 classes; the data contains only 1 class "
                 f"({classes.tolist()[0]!r}) in {X_checked.shape[0]} sample(s)")
         self.classes_ = classes
-        class_weight = self._class_weights(counts)
+        given_shape = X_checked.shape
+        kept = None  # the samples of positive weight, where some weigh 0
+        if weight is not None and not np.all(weight > 0):
+            # Weight 0 bounds a dual variable at 0: the sample can be no
+            # support vector, and would only cost the solver its rows.
+            kept = np.flatnonzero(weight > 0)
+            counts = np.bincount(y_index[kept], minlength=classes.shape[0])
+            if not np.all(counts):
+                empty = int(np.flatnonzero(counts == 0)[0])
+                raise ValueError(
+                    f"class {_label(classes[empty])!r} has no sample of positive weight "
+                    f"(sample_weight is 0 for all its samples): every class in y needs one; "
+                    f"leave the class out of X and y instead")
+            if precomputed:
+                X_checked = np.ascontiguousarray(X_checked[np.ix_(kept, kept)])
+                largest = float(np.max(np.abs(X_checked)))
+            else:
+                X_checked = X_checked[kept]
+            y_index, weight = y_index[kept], weight[kept]
+        if weight is not None and np.all(weight == 1.0):
+            weight = None  # the others weigh 1: the unweighted fit of them, bit for bit
+        # With weights, "balanced" counts a sample as its weight (as many copies).
+        class_weight = self._class_weights(
+            counts if weight is None else np.bincount(y_index, weights=weight,
+                                                      minlength=classes.shape[0]))
         with np.errstate(over="ignore", under="ignore"):
-            box = float(self.C) * class_weight  # float: C may be a Fraction
-        if not np.all(np.isfinite(box) & (box > 0)):
-            bad = int(np.flatnonzero(~(np.isfinite(box) & (box > 0)))[0])
+            class_box = float(self.C) * class_weight  # float: C may be a Fraction
+        if not np.all(np.isfinite(class_box) & (class_box > 0)):
+            bad = int(np.flatnonzero(~(np.isfinite(class_box) & (class_box > 0)))[0])
             raise ValueError(
                 f"C * class_weight must be a finite float64 > 0 for every class, got "
-                f"{self.C!r} * {float(class_weight[bad])!r} = {float(box[bad])!r} for class "
-                f"{_label(classes[bad])!r}")
+                f"{self.C!r} * {float(class_weight[bad])!r} = {float(class_box[bad])!r} for "
+                f"class {_label(classes[bad])!r}")
         n_classes = classes.shape[0]
         # Rows sorted by class (stable): every class is a contiguous block.
         order = np.argsort(y_index, kind="stable")
         class_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        # The box bound of each row's dual variable, rows in that order.
+        box = class_box[y_index[order]]
+        if weight is not None:
+            with np.errstate(over="ignore", under="ignore"):
+                box *= weight[order]
+            # A subnormal bound would pin the variable at values whose
+            # products with the kernel lose their bits: refused as overflow is.
+            bad = np.flatnonzero(~(np.isfinite(box) & (box >= np.finfo(np.float64).tiny)))
+            if bad.size:
+                row = int(np.min(order[bad]))  # the first in X's order
+                sample = int(kept[row]) if kept is not None else row
+                raise ValueError(
+                    f"C * class_weight * sample_weight must be a finite, normal float64 "
+                    f"> 0 for every sample of positive weight, got "
+                    f"{float(class_box[y_index[row]])!r} * {float(weight[row])!r} = "
+                    f"{float(class_box[y_index[row]]) * float(weight[row])!r} for sample {sample} "
+                    f"({bad.size} sample(s) in all); rescale sample_weight")
         n_threads = resolve_n_jobs(self.n_jobs)
         if precomputed:
             kernel_args, centre = {}, None
@@ -528,10 +593,10 @@ class SVM(EstimatorMixin):
             kernel = PrecomputedKernel(X_checked, order.astype(np.int64), self.shift)
             index = PostingIndex(empty_rows(X_checked.shape[0]), class_start)
         else:
-            kernel_args = self._kernel_arguments(X_checked)
+            kernel_args = self._kernel_arguments(X_checked, weight)
             kernel = get_kernel(self.kernel, X_checked.shape[1], self.shift, **kernel_args)
             index, centre = self._training_rows(X_checked, y_index, kernel, kernel_args,
-                                                order, class_start, n_threads)
+                                                order, class_start, n_threads, kept)
         if self.shift != 0.0:
             self._check_shift(largest if precomputed
                               else self._kernel_scale(X_checked, kernel_args))
@@ -548,7 +613,7 @@ class SVM(EstimatorMixin):
         n_pairs = n_classes * (n_classes - 1) // 2
         pairs = [(s, t) for s in range(n_classes) for t in range(s + 1, n_classes)]
         try:
-            solutions = self._solve_pairs(cache, pairs, class_weight)
+            solutions = self._solve_pairs(cache, pairs, box)
         except FloatingPointError as error:
             if kernel.overflowed:
                 raise ValueError(overflow_message(self.kernel, kernel_args, "X")) from error
@@ -601,12 +666,14 @@ class SVM(EstimatorMixin):
         cache_stats = cache.stats()
         del cache, index, kernel
         self._set_support(X, X_checked, order, class_start, alphas, pairs)
+        if kept is not None:
+            self.support_ = kept[self.support_].astype(np.int32)  # indices of the given X
         self.intercept_ = intercepts
         self.dual_objective_ = objectives
         self.n_iter_ = n_iter
         self.class_weight_ = class_weight
-        self.n_features_in_ = X_checked.shape[1]
-        self.shape_fit_ = X_checked.shape
+        self.n_features_in_ = given_shape[1]
+        self.shape_fit_ = given_shape
         self._kernel_args = kernel_args  # as fitted (gamma resolved), for prediction
         # As given (gamma maybe "scale"): prediction refuses a kernel changed since.
         self._fitted_kernel = {name: getattr(self, name)
@@ -629,12 +696,13 @@ class SVM(EstimatorMixin):
         return self
 
     def _training_rows(self, X_checked, y_index, kernel, kernel_args, order, class_start,
-                       n_threads):
+                       n_threads, kept):
         """The posting index of the training rows sorted by class, and the
-        centre they were moved by (None: not moved)."""
+        centre they were moved by (None: not moved). ``kept``: the caller's
+        numbers of X_checked's rows where it holds only some of them (else None)."""
         if kernel.on_simplex:
             # Checked before the sort below, so that messages name the caller's rows.
-            check_on_simplex(X_checked, name="X", kernel=self.kernel)
+            check_on_simplex(X_checked, name="X", kernel=self.kernel, row_names=kept)
         # Corpora read folder by folder often come sorted: no copy then.
         in_order = bool(np.all(y_index[1:] >= y_index[:-1]))
         # ned and rbf on dense rows: moved to their mean, as prediction will
@@ -660,21 +728,23 @@ class SVM(EstimatorMixin):
         diagonal = kernel_diagonal(kernel, rows)
         if not np.all(np.isfinite(diagonal)):
             bad = np.sort(order[~np.isfinite(diagonal)])
+            if kept is not None:
+                bad = kept[bad]
             raise ValueError(
                 f"kernel {self.kernel!r} overflows float64 on {bad.size} training row(s) "
                 f"(first rows {bad[:10].tolist()}): k(x, x) is not finite; scale X down")
         return PostingIndex(rows, class_start, n_threads=n_threads), centre
 
-    def _solve_pairs(self, cache, pairs, class_weight):
+    def _solve_pairs(self, cache, pairs, box):
         """Solve every class pair, in parallel threads when n_jobs allows.
 
+        ``box`` holds the bound of each dual variable, rows sorted by class.
         The solver releases the GIL and the pairs share one thread-safe row
         cache; each pair's solution is the same whatever thread solves it.
         """
         def solve(pair):
             s, t = pair
-            solution = solve_pair(cache, s, t, float(self.C) * class_weight[s],
-                                  float(self.C) * class_weight[t], float(self.tol),
+            solution = solve_pair(cache, s, t, box, float(self.tol),
                                   self.shrinking if isinstance(self.shrinking, str)
                                   else bool(self.shrinking),
                                   min(int(self.max_iter), _MAX_ITER_CAP))

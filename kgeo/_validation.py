@@ -341,8 +341,11 @@ def check_n_features(X, *, estimator, n_features):
             f"features as input")
 
 
-def check_on_simplex(X, *, name="X", kernel="ngd"):
+def check_on_simplex(X, *, name="X", kernel="ngd", row_names=None):
     """Check that every row of a CSR matrix can be L1-normalised.
+
+    ``row_names[i]``, where given, is the caller's number of row i (X a
+    selection of the caller's rows).
 
     Raises
     ------
@@ -356,6 +359,8 @@ def check_on_simplex(X, *, name="X", kernel="ngd"):
             f"{name} has {n_neg} negative entries, and the kernel needs counts or "
             f"frequencies >= 0")
     empty = np.flatnonzero(np.diff(X.indptr) == 0)
+    if empty.size and row_names is not None:
+        empty = np.asarray(row_names)[empty]
     if empty.size:
         listed = ", ".join(str(i) for i in empty[:_MAX_ROWS_LISTED])
         more = f" and {empty.size - _MAX_ROWS_LISTED} more" if empty.size > _MAX_ROWS_LISTED else ""
@@ -541,3 +546,50 @@ def check_positive(value, name, *, allow_zero=False):
     if value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"{name} must be {requirement}, got {value!r}")
     return value
+
+
+def check_sample_weight(sample_weight, n_samples):
+    """``sample_weight`` as a new float64 array of shape (n_samples,), or None.
+
+    Weights must be finite and >= 0, and not all 0; a single real number
+    weighs every sample alike. Booleans are refused (a mask passed as
+    weights is more likely a mistake than 0/1 weights).
+    """
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, (numbers.Real, np.bool_)) and not isinstance(
+            sample_weight, np.ndarray):
+        return np.full(n_samples, check_positive(sample_weight, "sample_weight"))
+    if sp.issparse(sample_weight):
+        raise TypeError(
+            f"sample_weight must be a 1-D array-like of real numbers, got a sparse matrix "
+            f"({_describe(sample_weight)})")
+    try:
+        weight = np.asarray(sample_weight)
+        if weight.dtype.kind == "O":  # Fractions, Decimals, or a mix with ints
+            weight = weight.astype(np.float64)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"sample_weight must be a 1-D array-like of real numbers, got "
+                        f"{_short_repr(sample_weight)} ({error})") from None
+    if weight.dtype.kind not in "iuf":
+        raise TypeError(f"sample_weight must hold real numbers, got dtype {weight.dtype} "
+                        f"({_short_repr(sample_weight)})")
+    if weight.ndim != 1 or weight.shape[0] != n_samples:
+        raise ValueError(f"sample_weight must have shape ({n_samples},), one weight per "
+                         f"sample, got shape {weight.shape}")
+    weight = weight.astype(np.float64)  # always a copy: the caller's array stays as it was
+    bad = np.flatnonzero(~np.isfinite(weight))
+    if bad.size:
+        raise ValueError(
+            f"sample_weight must be finite, got {bad.size} NaN or infinite weight(s) (first "
+            f"samples {bad[:_MAX_ROWS_LISTED].tolist()})")
+    bad = np.flatnonzero(weight < 0)
+    if bad.size:
+        raise ValueError(
+            f"sample_weight must be >= 0, got {bad.size} negative weight(s) (first samples "
+            f"{bad[:_MAX_ROWS_LISTED].tolist()}, weights "
+            f"{weight[bad[:_MAX_ROWS_LISTED]].tolist()})")
+    if not np.any(weight > 0):
+        raise ValueError(f"sample_weight is zero for all {n_samples} samples: at least one "
+                         f"needs a positive weight")
+    return weight

@@ -127,12 +127,16 @@ def _sensitivity(f, q, delta, lo=None, hi=None):
     return np.maximum(np.abs(f(up) - f0), np.abs(f(down) - f0))
 
 
-def resolve_gamma(X, gamma):
-    """gamma of poly/rbf/sigmoid: ``"scale"`` = 1 / (n_features * X.var())."""
+def resolve_gamma(X, gamma, sample_weight=None):
+    """gamma of poly/rbf/sigmoid: ``"scale"`` = 1 / (n_features * X.var()),
+    with sample weights the variance of X's rows each repeated as often as
+    its weight says (the entries of row i weighted by its weight)."""
     X = _rows(X)
     if gamma == "scale":
-        n = X.shape[0] * X.shape[1]
-        var = (X.data ** 2).sum() / n - (X.data.sum() / n) ** 2
+        dense = X.toarray()
+        w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
+        n = w.sum() * X.shape[1]
+        var = w @ (dense ** 2).sum(axis=1) / n - (w @ dense.sum(axis=1) / n) ** 2
         return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
     if gamma == "auto" or gamma is None:
         return 1.0 / X.shape[1]
@@ -226,13 +230,13 @@ def reference_kernel(X, Y=None, kernel="ngd", *, shift=0.0, gamma=None, coef0=0.
     return (K, E) if return_noise else K
 
 
-def model_kernel_params(model, X_train):
+def model_kernel_params(model, X_train, sample_weight=None):
     """Kernel name and parameters of a fitted or unfitted SVM, gamma resolved on X_train."""
     params = model.get_params()
     kernel = params["kernel"]
     out = {"shift": params["shift"]}
     if kernel in ("poly", "rbf", "sigmoid"):
-        out["gamma"] = resolve_gamma(X_train, params["gamma"])
+        out["gamma"] = resolve_gamma(X_train, params["gamma"], sample_weight)
     if kernel in ("poly", "sigmoid"):
         out["coef0"] = params["coef0"]
     if kernel == "poly":
@@ -247,14 +251,17 @@ def model_kernel_params(model, X_train):
 # Reading the solution back
 # --------------------------------------------------------------------------
 
-def class_weights(y, classes, class_weight):
-    """Weight of each class: None -> 1, "balanced" -> n / (k n_c), dict -> as given."""
-    counts = np.array([np.count_nonzero(y == c) for c in classes], dtype=np.float64)
+def class_weights(y, classes, class_weight, sample_weight=None):
+    """Weight of each class: None -> 1, "balanced" -> n / (k n_c), dict -> as given.
+
+    With sample weights, "balanced" counts each sample as its weight."""
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+    counts = np.array([w[y == c].sum() for c in classes], dtype=np.float64)
     if class_weight is None:
         return np.ones(len(classes))
     if isinstance(class_weight, str):
         assert class_weight == "balanced"
-        return len(y) / (len(classes) * counts)
+        return w.sum() / (len(classes) * counts)
     return np.array([float(class_weight.get(c, 1.0)) for c in classes])
 
 
@@ -328,7 +335,7 @@ def pair_decisions(model, X):
 
 
 def check_svm(model, X, y, *, C=None, class_weight=None, tol=None, X_test=None,
-              check_decision=True, extra_slack=0.0):
+              check_decision=True, extra_slack=0.0, sample_weight=None):
     """Verify every class pair of a fitted SVM against Definition 2.
 
     Parameters
@@ -336,6 +343,9 @@ def check_svm(model, X, y, *, C=None, class_weight=None, tol=None, X_test=None,
     model : fitted kgeo.SVM (or sklearn.svm.SVC with ``check_decision=False``)
     X, y : the training data (X: the kernel matrix for kernel="precomputed")
     C, class_weight, tol : default to the model's parameters
+    sample_weight : array-like of shape (n_samples,), default=None
+        The weights of the fit: ``C_i`` is multiplied by them, samples of
+        weight 0 must have no coefficient and are left out of the checks.
     X_test : array-like, default=None
         Points on which decision_function is compared with the reference
         (the training points are always used); for kernel="precomputed",
@@ -370,14 +380,26 @@ def check_svm(model, X, y, *, C=None, class_weight=None, tol=None, X_test=None,
         E_eval = np.zeros_like(K_eval)
     else:
         X_rows = _rows(X)
-        kernel, kparams = model_kernel_params(model, X_rows)
+        positive = None if sample_weight is None else np.asarray(sample_weight) > 0
+        kernel, kparams = model_kernel_params(
+            model, X_rows if positive is None else X_rows[np.flatnonzero(positive)],
+            None if positive is None else np.asarray(sample_weight, float)[positive])
         n_train = X_rows.shape[0]
         X_eval = X_rows if X_test is None else sp.vstack([X_rows, _rows(X_test)], format="csr")
         # Rows: training then test points; columns: training points.
         K_eval, E_eval = reference_kernel(X_eval, X_rows, kernel=kernel, return_noise=True,
                                           **kparams)
     K, E = K_eval[:n_train], E_eval[:n_train]
-    weights = class_weights(y, model.classes_, class_weight)
+    sw = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+    weights = class_weights(y[sw > 0], model.classes_, class_weight, sw[sw > 0])
+    fitted = getattr(model, "class_weight_", None)
+    if fitted is not None:
+        # "balanced" sums the weights in another order than kgeo: the same
+        # numbers to rounding, and the box is then the model's, to the bit
+        # (a dual variable at C_i is compared with C_i exactly below).
+        np.testing.assert_allclose(fitted, weights, rtol=1e-13,
+                                   err_msg="class_weight_ is not the reference's")
+        weights = np.asarray(fitted, dtype=np.float64)
     pairs = pair_alphas(model, y)
     objectives = np.asarray(getattr(model, "dual_objective_", np.full(len(pairs), np.nan)))
     intercepts = np.asarray(model.intercept_, dtype=np.float64)
@@ -389,14 +411,18 @@ def check_svm(model, X, y, *, C=None, class_weight=None, tol=None, X_test=None,
     for p, pr in enumerate(pairs):
         s, t, idx, yy, a = pr["s"], pr["t"], pr["idx"], pr["y"], pr["alpha"]
         where = f"pair {p} ({model.classes_[s]!r}, {model.classes_[t]!r})"
-        Cvec = C * np.where(yy > 0, weights[s], weights[t])
+        # Samples of weight 0 are as if absent.
+        present = sw[idx] > 0
+        assert np.all(a[~present] == 0), f"{where}: a sample of weight 0 has a coefficient"
+        idx, yy, a = idx[present], yy[present], a[present]
+        Cvec = C * np.where(yy > 0, weights[s], weights[t]) * sw[idx]
         n = idx.shape[0]
         Kp, Ep = K[np.ix_(idx, idx)], E[np.ix_(idx, idx)]
         # Box and equality constraints.
         assert np.all(a >= 0), f"{where}: alpha < 0 (min {a.min():.3g})"
         assert np.all(a <= Cvec), f"{where}: alpha > C (max excess {(a - Cvec).max():.3g})"
         eq = abs(a @ yy)
-        assert eq <= EQUALITY_RTOL * C * max(weights) * n, f"{where}: |sum a y| = {eq:.3g}"
+        assert eq <= EQUALITY_RTOL * Cvec.max() * n, f"{where}: |sum a y| = {eq:.3g}"
         # Gradient and its error bound from kgeo's kernel rounding (plus the
         # rounding of an incrementally updated gradient).
         ay = a * yy

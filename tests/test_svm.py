@@ -986,10 +986,10 @@ def fit_keeping_cache(X, y, sweep=True, **params):
     caches = []
 
     class Recording(kgeo.SVM):
-        def _solve_pairs(self, cache, pairs, class_weight):
+        def _solve_pairs(self, cache, pairs, box):
             cache.sweep_enabled = sweep
             caches.append(cache)
-            return super()._solve_pairs(cache, pairs, class_weight)
+            return super()._solve_pairs(cache, pairs, box)
 
     model = Recording(**params).fit(X, y)
     return model, caches[0]
@@ -1110,10 +1110,10 @@ def test_without_retiring_the_pairs_solve_again_from_the_cache_alone(n_jobs, rng
     kept = {}
 
     class Keeping(kgeo.SVM):
-        def _solve_pairs(self, cache, pairs, class_weight):
+        def _solve_pairs(self, cache, pairs, box):
             cache.retire_enabled = False
-            kept.update(cache=cache, pairs=pairs, class_weight=class_weight)
-            kept["solutions"] = super()._solve_pairs(cache, pairs, class_weight)
+            kept.update(cache=cache, pairs=pairs, box=box)
+            kept["solutions"] = super()._solve_pairs(cache, pairs, box)
             return kept["solutions"]
 
     model = Keeping(kernel="ngd", cache_size=200, n_jobs=n_jobs).fit(X, y)
@@ -1125,7 +1125,7 @@ def test_without_retiring_the_pairs_solve_again_from_the_cache_alone(n_jobs, rng
     assert cache.held == 0
     solutions = kept["solutions"]
     # kgeo.SVM's own _solve_pairs: Keeping's would record the second solve.
-    again = kgeo.SVM._solve_pairs(model, cache, kept["pairs"], kept["class_weight"])
+    again = kgeo.SVM._solve_pairs(model, cache, kept["pairs"], kept["box"])
     assert again is not solutions
     second = cache.stats()
     for name in ("values_computed", "values_transposed", "values_distinct", "values_used"):
@@ -2325,3 +2325,162 @@ def test_support_vectors_replaced_after_a_prediction_are_used(kernel, offset, rn
     np.testing.assert_array_equal(model.decision_function(T), expected)
     loaded = pickle.loads(pickle.dumps(model))
     assert not loaded.support_vectors_.flags.writeable
+
+
+# --------------------------------------------------------------------------
+# sample_weight
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kernel", ["ngd", "linear", "rbf", "poly", "precomputed"])
+@pytest.mark.parametrize("class_weight", [None, "balanced"])
+def test_sample_weight_bounds_each_dual_variable(kernel, class_weight, rng):
+    """Every pair solves Definition 2 with C_i = C * class_weight * sample_weight_i
+    (the checker's own box, its "balanced" and gamma="scale" weighted too), the
+    samples of weight 0 left out; the weighted bound is active somewhere, and
+    the unweighted box fails the same check."""
+    X, y = ck.make_count_data(rng, 90, 12, 3, separation=0.3, n_duplicates=4)
+    weight = rng.choice([0.0, 0.3, 1.0, 2.5, 7.0], size=90)
+    params = {**KERNEL_PARAMS.get(kernel, {}), "C": 0.7, "class_weight": class_weight}
+    data = kgeo.pairwise_kernels(X, kernel="ngd+pi") if kernel == "precomputed" else X
+    model = kgeo.SVM(kernel=kernel, **params).fit(data, y, sample_weight=weight)
+    assert not np.any(np.isin(model.support_, np.flatnonzero(weight == 0)))
+    report = ck.check_svm(model, data, y, sample_weight=weight)
+    assert any(np.any((r["alpha"] == r["C"]) & (r["C"] != r["C"].max())) for r in report)
+    with pytest.raises(AssertionError):
+        ck.check_svm(model, data, y, sample_weight=np.where(weight > 0, 1.0, 0.0))
+
+
+@pytest.mark.parametrize("kernel", ["ngd", "linear", "rbf", "precomputed"])
+def test_integer_weights_are_repeated_samples(kernel, rng):
+    """A weight of k is k copies of the sample: the primal is the same, so
+    at a tight tol both fits reach one decision function (with "balanced"
+    counting a sample as its weight, and gamma="scale" the weighted
+    variance, both as for the copies)."""
+    X, y = ck.make_count_data(rng, 50, 10, 3, separation=0.3)
+    weight = rng.integers(0, 4, size=50)
+    weight[:3] = 1  # every class keeps a sample
+    Xt, _ = ck.make_count_data(rng, 30, 10, 3, separation=0.3)
+    repeated = np.repeat(np.arange(50), weight)
+    params = dict(C=2.0, tol=1e-13, class_weight="balanced", decision_function_shape="ovo")
+    if kernel == "precomputed":
+        K, Kt = kgeo.pairwise_kernels(X, kernel="ngd+pi"), kgeo.pairwise_kernels(Xt, X, kernel="ngd+pi")
+        weighted = kgeo.SVM(kernel=kernel, **params).fit(K, y, sample_weight=weight)
+        copies = kgeo.SVM(kernel=kernel, **params).fit(K[np.ix_(repeated, repeated)], y[repeated])
+        dec_w, dec_c = weighted.decision_function(Kt), copies.decision_function(Kt[:, repeated])
+    else:
+        weighted = kgeo.SVM(kernel=kernel, **params).fit(X, y, sample_weight=weight)
+        copies = kgeo.SVM(kernel=kernel, **params).fit(X[repeated], y[repeated])
+        dec_w, dec_c = weighted.decision_function(Xt), copies.decision_function(Xt)
+        if kernel == "rbf":
+            assert weighted._kernel_args["gamma"] == pytest.approx(
+                copies._kernel_args["gamma"], rel=1e-14)
+    np.testing.assert_allclose(weighted.class_weight_, copies.class_weight_, rtol=1e-15)
+    np.testing.assert_allclose(dec_w, dec_c, atol=1e-10)
+    # ... and the same dual objective: the copies of a sample share its alpha.
+    np.testing.assert_allclose(weighted.dual_objective_, copies.dual_objective_, rtol=1e-10)
+
+
+@pytest.mark.parametrize("kernel", ["ngd", "rbf", "precomputed"])
+def test_zero_weights_are_absent_samples(kernel, rng):
+    """Samples of weight 0 are dropped first: the model is the fit of the
+    others, bit for bit (gamma, the centre of rbf's dense rows included), with
+    support_ indexing the given X; a sample of weight 0 may even be a row the
+    kernel could not take."""
+    X, y = ck.make_count_data(rng, 70, 8, 3)
+    X = X.astype(np.float64)
+    weight = np.where(rng.random(70) < 0.3, 0.0, 1.0)
+    X[np.flatnonzero(weight == 0)[0]] = 0.0  # an empty document, weighing nothing
+    kept = np.flatnonzero(weight > 0)
+    if kernel == "precomputed":
+        K = kgeo.pairwise_kernels(X[kept], kernel="ngd+pi")
+        full = np.zeros((70, 70))
+        full[np.ix_(kept, kept)] = K
+        weighted = kgeo.SVM(kernel=kernel).fit(full, y, sample_weight=weight)
+        subset = kgeo.SVM(kernel=kernel).fit(K, y[kept])
+    else:
+        data = X + 300.0 if kernel == "rbf" else X  # dense rows far from 0: moved to a centre
+        weighted = kgeo.SVM(kernel=kernel).fit(data, y, sample_weight=weight)
+        subset = kgeo.SVM(kernel=kernel).fit(data[kept], y[kept])
+        np.testing.assert_array_equal(weighted.support_vectors_, subset.support_vectors_)
+    np.testing.assert_array_equal(weighted.support_, kept[subset.support_])
+    for name in ("n_support_", "dual_coef_", "intercept_", "n_iter_", "dual_objective_"):
+        np.testing.assert_array_equal(getattr(weighted, name), getattr(subset, name), name)
+    assert weighted.shape_fit_ == (70, 70 if kernel == "precomputed" else 8)
+
+
+def test_weights_of_one_are_no_weights(rng):
+    """Weights all 1 (or 1 for every sample of positive weight) are the
+    unweighted fit, bit for bit; a single number weighs every sample (here
+    a power of two, so C * 2 rounds as 2 C does)."""
+    X, y = ck.make_count_data(rng, 60, 10, 3)
+    plain = kgeo.SVM(kernel="rbf").fit(X, y)
+    assert_identical(kgeo.SVM(kernel="rbf").fit(X, y, sample_weight=np.ones(60)), plain)
+    assert_identical(kgeo.SVM(kernel="rbf").fit(X, y, sample_weight=[1] * 60), plain)
+    assert_identical(kgeo.SVM(kernel="linear", C=0.5).fit(X, y, sample_weight=2.0),
+                     kgeo.SVM(kernel="linear", C=1.0).fit(X, y))
+
+
+def test_sample_weight_matches_libsvm(rng):
+    """scikit-learn's SVC multiplies C by the same weights (and drops those
+    of weight 0, but its support_ then counts only the others): the same dual
+    optimum and decisions."""
+    from sklearn.svm import SVC
+
+    X, y = ck.make_count_data(rng, 80, 15, 3, density=0.3, sparse=True)
+    X = l2_rows(X)
+    weight = rng.choice([0.25, 0.5, 1.0, 4.0], size=80)
+    ref = SVC(kernel="linear", C=1.5, tol=1e-8).fit(X, y, sample_weight=weight)
+    model = kgeo.SVM(kernel="linear", C=1.5, tol=1e-8).fit(X, y, sample_weight=weight)
+    K = (X @ X.T).toarray()
+    np.testing.assert_allclose(model.dual_objective_, pair_objectives(ref, K, y), rtol=1e-7)
+    np.testing.assert_allclose(model.decision_function(X), ref.decision_function(X),
+                               atol=1e-5)
+
+
+def test_sample_weight_is_not_modified(rng):
+    X, y = ck.make_count_data(rng, 40, 6, 2)
+    weight = rng.random(40)
+    weight[0] = 0.0
+    given = weight.copy()
+    weight.flags.writeable = False
+    kgeo.SVM().fit(X, y, sample_weight=weight)
+    np.testing.assert_array_equal(weight, given)
+
+
+@pytest.mark.parametrize("weight, error, match", [
+    (lambda n: -np.ones(n), ValueError, r"must be >= 0, got 40 negative"),
+    (lambda n: np.r_[np.nan, np.ones(n - 1)], ValueError, r"must be finite.*first samples \[0\]"),
+    (lambda n: np.r_[np.ones(n - 1), np.inf], ValueError, r"must be finite.*\[39\]"),
+    (lambda n: np.ones(n - 1), ValueError, r"shape \(40,\).*got shape \(39,\)"),
+    (lambda n: np.ones((n, 1)), ValueError, r"shape \(40,\).*got shape \(40, 1\)"),
+    (lambda n: np.zeros(n), ValueError, r"zero for all 40 samples"),
+    (lambda n: 0.0, ValueError, r"sample_weight must be finite and > 0, got 0.0"),
+    (lambda n: np.ones(n, dtype=bool), TypeError, r"real numbers, got dtype bool"),
+    (lambda n: ["a"] * n, TypeError, r"real numbers"),
+    (lambda n: [object()] * n, TypeError, r"real numbers"),
+    (lambda n: True, TypeError, r"sample_weight must be a real number"),
+    (lambda n: sp.csr_matrix(np.ones((1, n))), TypeError, r"sparse matrix"),
+    (lambda n: np.r_[np.full(20, 1e308), np.ones(n - 20)], ValueError,
+     r"C \* class_weight \* sample_weight must be a finite.*for sample 0"),
+    (lambda n: np.r_[np.ones(n - 1), 1e-320], ValueError,
+     r"C \* class_weight \* sample_weight must be a finite, normal.* = 1e-319 for sample 39"),
+])
+def test_bad_sample_weight_is_refused(weight, error, match, rng):
+    X, y = ck.make_count_data(rng, 40, 6, 2)
+    with pytest.raises(error, match=match):
+        kgeo.SVM(C=10.0).fit(X, y, sample_weight=weight(40))
+
+
+def test_a_class_of_weight_zero_is_refused_and_rows_are_named_as_given(rng):
+    X, y = ck.make_count_data(rng, 40, 6, 3)
+    weight = np.where(y == 2, 0.0, 1.0)
+    with pytest.raises(ValueError, match=r"class 2 has no sample of positive weight"):
+        kgeo.SVM().fit(X, y, sample_weight=weight)
+    # An empty row of positive weight is named by its number in X, not
+    # among the samples kept.
+    X = X.astype(np.float64)
+    X[7] = 0.0
+    weight = np.ones(40)
+    weight[:5] = 0.0
+    with pytest.raises(ValueError, match=r"all-zero row\(s\) \(rows 7\)"):
+        kgeo.SVM().fit(X, y, sample_weight=weight)
