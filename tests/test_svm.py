@@ -1465,6 +1465,22 @@ def test_calibrated_classifier(rng):
     np.testing.assert_array_equal(calibrated.classes_, [0, 1, 2])
 
 
+def test_calibrated_classifier_passes_sample_weight(rng):
+    """Platt's sigmoid on cross-validated decision values, the way scikit-learn
+    1.9 recommends in place of SVC's deprecated probability=True: the
+    weights reach kgeo's fits (here the final one, on all the data)."""
+    from sklearn.calibration import CalibratedClassifierCV
+
+    X, y = ck.make_count_data(rng, 90, 10, 3, separation=1.5)
+    weight = np.where(np.arange(90) % 4 == 0, 0.0, 2.0)
+    calibrated = CalibratedClassifierCV(kgeo.SVM(kernel="ngd"), cv=3, ensemble=False,
+                                        method="sigmoid").fit(X, y, sample_weight=weight)
+    final = calibrated.calibrated_classifiers_[0].estimator
+    assert_identical(final, kgeo.SVM(kernel="ngd").fit(X, y, sample_weight=weight))
+    assert not np.any(weight[final.support_] == 0)
+    np.testing.assert_allclose(calibrated.predict_proba(X).sum(axis=1), 1.0, rtol=1e-12)
+
+
 def test_clone_get_set_params(rng):
     from sklearn.base import clone
 
