@@ -480,10 +480,11 @@ class SVM(EstimatorMixin):
             variable is bounded by ``C * class_weight[y_i] * sample_weight[i]``
             (the primal penalty of its slack times the weight, so an integer
             weight k is k copies of the sample, to ``tol``). Finite and >= 0.
-            A sample of weight 0 is as if absent: it is dropped before
-            anything else, so ``gamma="scale"``, ``class_weight="balanced"``
-            and the centre of ``ned``/``rbf`` see only the others (every
-            class needs a sample of positive weight).
+            A sample of weight 0 is as if absent: X is checked whole (finite
+            values; for a precomputed kernel, a symmetric matrix), then the
+            sample is dropped, so the kernels' row checks, ``gamma="scale"``,
+            ``class_weight="balanced"`` and the centre of ``ned``/``rbf`` see
+            only the others (every class needs a sample of positive weight).
 
         Returns
         -------
@@ -545,17 +546,17 @@ class SVM(EstimatorMixin):
                     f"class {_label(classes[empty])!r} has no sample of positive weight "
                     f"(sample_weight is 0 for all its samples): every class in y needs one; "
                     f"leave the class out of X and y instead")
-            if precomputed:
-                X_checked = np.ascontiguousarray(X_checked[np.ix_(kept, kept)])
-                largest = float(np.max(np.abs(X_checked)))
-            else:
+            if not precomputed:  # a kernel matrix stays whole: the solver reads kept[order]
                 X_checked = X_checked[kept]
             y_index, weight = y_index[kept], weight[kept]
         if weight is not None and np.all(weight == 1.0):
             weight = None  # the others weigh 1: the unweighted fit of them, bit for bit
+        # The weights' scale leaves "balanced" and gamma="scale" unchanged:
+        # their sums are taken of weights at most 1, which cannot overflow.
+        relative = None if weight is None else weight / weight.max()
         # With weights, "balanced" counts a sample as its weight (as many copies).
         class_weight = self._class_weights(
-            counts if weight is None else np.bincount(y_index, weights=weight,
+            counts if weight is None else np.bincount(y_index, weights=relative,
                                                       minlength=classes.shape[0]))
         with np.errstate(over="ignore", under="ignore"):
             class_box = float(self.C) * class_weight  # float: C may be a Fraction
@@ -590,10 +591,11 @@ class SVM(EstimatorMixin):
         if precomputed:
             kernel_args, centre = {}, None
             self._check_matrix_range(largest)
-            kernel = PrecomputedKernel(X_checked, order.astype(np.int64), self.shift)
-            index = PostingIndex(empty_rows(X_checked.shape[0]), class_start)
+            position = order if kept is None else kept[order]
+            kernel = PrecomputedKernel(X_checked, position.astype(np.int64), self.shift)
+            index = PostingIndex(empty_rows(order.shape[0]), class_start)
         else:
-            kernel_args = self._kernel_arguments(X_checked, weight)
+            kernel_args = self._kernel_arguments(X_checked, relative)
             kernel = get_kernel(self.kernel, X_checked.shape[1], self.shift, **kernel_args)
             index, centre = self._training_rows(X_checked, y_index, kernel, kernel_args,
                                                 order, class_start, n_threads, kept)
@@ -645,13 +647,18 @@ class SVM(EstimatorMixin):
         if unconverged and self.max_iter == -1:
             first = next(p for p, solution in enumerate(solutions)
                          if solution[4] == MAX_ITER_REACHED)
+            # The largest box is what drives the iterations; C alone unless
+            # class or sample weights raise it.
+            bound = (f"C={float(self.C)!r}" if weight is None else
+                     f"C * class_weight * sample_weight up to {float(box.max()):.3g}")
+            lower = "C" if weight is None else "C (or the largest sample weights)"
             warnings.warn(
                 f"SMO reached libsvm's iteration limit (max_iter=-1: max(10**7, 100 l) for a "
                 f"pair of l samples, {n_iter[first]} for {unconverged[0]}) before "
                 f"tol={self.tol} for {len(unconverged)} of {n_pairs} class pair(s): SMO's "
-                f"iterations grow with C times the kernel's scale, here C={float(self.C)!r} with "
-                f"kernel {self.kernel!r}; lower C, scale X (or gamma, coef0) down, or pass "
-                f"a larger max_iter", sklearn_compatible(ConvergenceWarning), stacklevel=3)
+                f"iterations grow with C times the kernel's scale, here {bound} with "
+                f"kernel {self.kernel!r}; lower {lower}, scale X (or gamma, coef0) down, or "
+                f"pass a larger max_iter", sklearn_compatible(ConvergenceWarning), stacklevel=3)
         elif unconverged:
             warnings.warn(
                 f"SMO reached max_iter={self.max_iter} before tol={self.tol} for "

@@ -566,11 +566,22 @@ def check_sample_weight(sample_weight, n_samples):
             f"({_describe(sample_weight)})")
     try:
         weight = np.asarray(sample_weight)
-        if weight.dtype.kind == "O":  # Fractions, Decimals, or a mix with ints
-            weight = weight.astype(np.float64)
     except (TypeError, ValueError) as error:
         raise TypeError(f"sample_weight must be a 1-D array-like of real numbers, got "
                         f"{_short_repr(sample_weight)} ({error})") from None
+    if weight.dtype.kind == "O":  # Fractions, Decimals, huge ints, or a mix
+        # NumPy would convert True and "2" too: a mask or text is no weight.
+        odd = next((v for v in weight.flat
+                    if isinstance(v, (bool, np.bool_, str, bytes))
+                    or not isinstance(v, (numbers.Real, decimal.Decimal))), None)
+        if odd is not None:
+            raise TypeError(f"sample_weight must hold real numbers, got {_short_repr(odd)} "
+                            f"({type(odd).__name__}) among them")
+        try:
+            weight = weight.astype(np.float64)
+        except OverflowError:
+            raise ValueError(f"sample_weight must be finite float64 numbers, got a value "
+                             f"beyond float64's range ({_short_repr(sample_weight)})") from None
     if weight.dtype.kind not in "iuf":
         raise TypeError(f"sample_weight must hold real numbers, got dtype {weight.dtype} "
                         f"({_short_repr(sample_weight)})")

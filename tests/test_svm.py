@@ -2362,8 +2362,13 @@ def test_sample_weight_bounds_each_dual_variable(kernel, class_weight, rng):
     assert not np.any(np.isin(model.support_, np.flatnonzero(weight == 0)))
     report = ck.check_svm(model, data, y, sample_weight=weight)
     assert any(np.any((r["alpha"] == r["C"]) & (r["C"] != r["C"].max())) for r in report)
-    with pytest.raises(AssertionError):
-        ck.check_svm(model, data, y, sample_weight=np.where(weight > 0, 1.0, 0.0))
+    # The same class weights, the per-sample bounds without the weights:
+    # only the bounds can fail the check.
+    same_classes = dict(zip(model.classes_.tolist(), model.class_weight_.tolist()))
+    with pytest.raises(AssertionError) as failure:
+        ck.check_svm(model, data, y, sample_weight=np.where(weight > 0, 1.0, 0.0),
+                     class_weight=same_classes)
+    assert "class_weight_" not in str(failure.value)
 
 
 @pytest.mark.parametrize("kernel", ["ngd", "linear", "rbf", "precomputed"])
@@ -2476,6 +2481,9 @@ def test_sample_weight_is_not_modified(rng):
     (lambda n: [object()] * n, TypeError, r"real numbers"),
     (lambda n: True, TypeError, r"sample_weight must be a real number"),
     (lambda n: sp.csr_matrix(np.ones((1, n))), TypeError, r"sparse matrix"),
+    (lambda n: np.array([True] * n, dtype=object), TypeError, r"got True \(bool\)"),
+    (lambda n: np.array(["1"] * n, dtype=object), TypeError, r"got '1' \(str\)"),
+    (lambda n: [10 ** 400] + [1] * (n - 1), ValueError, r"beyond float64's range"),
     (lambda n: np.r_[np.full(20, 1e308), np.ones(n - 20)], ValueError,
      r"C \* class_weight \* sample_weight must be a finite.*for sample 0"),
     (lambda n: np.r_[np.ones(n - 1), 1e-320], ValueError,
@@ -2485,6 +2493,48 @@ def test_bad_sample_weight_is_refused(weight, error, match, rng):
     X, y = ck.make_count_data(rng, 40, 6, 2)
     with pytest.raises(error, match=match):
         kgeo.SVM(C=10.0).fit(X, y, sample_weight=weight(40))
+
+
+def test_zero_weights_do_not_copy_a_kernel_matrix(rng):
+    """The solver reads the rows of positive weight from the caller's matrix
+    in place: no copy of its n^2 values (a 20NG Gram would be 1 GB)."""
+    import tracemalloc
+
+    X, y = ck.make_count_data(rng, 600, 20, 3)
+    K = kgeo.pairwise_kernels(X, kernel="ngd+pi")
+    weight = np.ones(600)
+    weight[::7] = 0.0
+    kgeo.SVM(kernel="precomputed").fit(K, y, sample_weight=weight)  # warm-up
+    tracemalloc.start()
+    kgeo.SVM(kernel="precomputed").fit(K, y, sample_weight=weight)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < K.nbytes / 4, (peak, K.nbytes)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e306])
+def test_the_scale_of_the_weights_leaves_balanced_and_gamma_alone(scale, rng):
+    """"balanced" and gamma="scale" depend on the weights' ratios only: sums
+    of weights near float64's limits must not overflow or underflow them."""
+    X, y = ck.make_count_data(rng, 40, 10, 2)
+    weight = rng.choice([1.0, 2.0, 3.0], size=40)
+    params = dict(kernel="rbf", class_weight="balanced", C=1e-300 if scale > 1 else 1e290)
+    ref = kgeo.SVM(**params).fit(X, y, sample_weight=weight)
+    scaled = kgeo.SVM(**params).fit(X, y, sample_weight=weight * scale)
+    np.testing.assert_allclose(scaled.class_weight_, ref.class_weight_, rtol=1e-14)
+    assert scaled._kernel_args["gamma"] == pytest.approx(ref._kernel_args["gamma"], rel=1e-14)
+
+
+def test_the_iteration_limit_names_the_weights():
+    """SMO's iterations grow with the box: weights of 1e10 on six points that
+    no line separates reach libsvm's limit (10**7 iterations, about a
+    second), and the warning names the weighted bound, not C."""
+    X = np.array([[3.0, 1], [1, 3], [2, 2], [3, 2], [2, 3], [1, 1]])
+    with pytest.warns(kgeo.ConvergenceWarning,
+                      match=r"sample_weight up to 1e\+10 .*lower C \(or the largest sample"):
+        model = kgeo.SVM(kernel="linear").fit(X, [0, 1, 0, 1, 0, 1],
+                                              sample_weight=np.full(6, 1e10))
+    assert model.n_iter_.tolist() == [10**7]
 
 
 def test_a_class_of_weight_zero_is_refused_and_rows_are_named_as_given(rng):
