@@ -1097,19 +1097,21 @@ class SVM(EstimatorMixin):
             winners[rows] = np.argmax(votes, axis=1)
         return classes[winners]
 
-    def score(self, X, y):
+    def score(self, X, y, sample_weight=None):
         """Mean accuracy of ``predict(X)`` against ``y``.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Each sample counts as its weight (finite, >= 0, not all 0).
 
         Returns
         -------
         score : float
         """
-        return checked_accuracy(y, self.predict(X))
+        return checked_accuracy(y, self.predict(X), sample_weight)
 
     @property
     def coef_(self):

@@ -495,8 +495,9 @@ def _kinds_of(labels):
     return {element_kind(v) for v in labels.flat}
 
 
-def checked_accuracy(y_true, y_pred):
-    """Share of ``y_pred`` equal to ``y_true``, after checking ``y_true``.
+def checked_accuracy(y_true, y_pred, sample_weight=None):
+    """Share of ``y_pred`` equal to ``y_true`` (each sample counting as its
+    weight, where weights are given), after checking ``y_true``.
 
     ``y_true`` must be labels like the ones the model was fitted on: one per
     prediction (a column vector is flattened, with the warning ``fit`` gives),
@@ -511,7 +512,11 @@ def checked_accuracy(y_true, y_pred):
         raise ValueError(
             f"y holds {named(true_kinds)} as labels, but the model predicts "
             f"{named(pred_kinds)} (its classes_); they would never compare equal")
-    return float(np.mean(y_pred == y_true))
+    weight = check_sample_weight(sample_weight, y_pred.shape[0])
+    if weight is None:
+        return float(np.mean(y_pred == y_true))
+    weight = weight / weight.max()  # sums of weights at most 1 each cannot overflow
+    return float(weight @ (y_pred == y_true) / weight.sum())
 
 
 def _short_repr(value):

@@ -1976,6 +1976,26 @@ def test_unused_columns_cost_no_memory_and_no_bit():
     assert kgeo.SVM(kernel="rbf", gamma="auto").fit(X, y)._kernel_args["gamma"] == 2.0 ** -22
 
 
+def test_score_weighs_samples_like_accuracy_score(rng):
+    from sklearn.metrics import accuracy_score
+
+    X, y = ck.make_count_data(rng, 60, 8, 3, separation=0.3)
+    model = kgeo.SVM().fit(X, y)
+    predicted = model.predict(X)
+    assert 0.3 < model.score(X, y) < 1.0  # some right, some wrong
+    weight = rng.choice([0.0, 0.5, 2.0, 7.0], size=60)
+    assert model.score(X, y, sample_weight=weight) == pytest.approx(
+        accuracy_score(y, predicted, sample_weight=weight), rel=1e-14)
+    # Weight 0 leaves a sample out; huge weights do not overflow the sums.
+    right = predicted == y
+    assert model.score(X, y, sample_weight=right.astype(float)) == 1.0
+    assert model.score(X, y, sample_weight=np.where(right, 0.0, 1e307)) == 0.0
+    with pytest.raises(ValueError, match="sample_weight must be >= 0"):
+        model.score(X, y, sample_weight=-np.ones(60))
+    with pytest.raises(ValueError, match=r"shape \(60,\)"):
+        model.score(X, y, sample_weight=np.ones(59))
+
+
 def test_score_checks_y_like_fit():
     X, y = ck.make_count_data(np.random.default_rng(2), 40, 6, 3)
     model = kgeo.SVM(kernel="ngd").fit(X, y)
