@@ -1,0 +1,162 @@
+"""The reproduction of Lafferty & Lebanon's experiments
+(``examples/diffusion_kernel_experiments.py``): its kernels against their
+formulas, its draws, tasks and summaries against hand-made cases, and a
+small run on Reuters-21578."""
+
+import types
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import kgeo
+from kgeo._synthetic import make_topic_corpus
+
+
+@pytest.fixture(scope="module")
+def example():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "diffusion_kernel_experiments.py"
+    spec = importlib.util.spec_from_file_location("diffusion_kernel_experiments", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_kernels_at_scale_s_are_the_papers(example, rng):
+    """Gaussian exp(-|x - x'|^2 / s^2) (s = sqrt(2) sigma) and the heat kernel
+    exp(-d^2 / s^2) of the Fisher distance d = 2 arccos(sum sqrt(p p')) (s =
+    2 sqrt(t)): the SVMs the example trains read these values."""
+    counts = rng.integers(0, 4, size=(12, 9)).astype(float)
+    counts[:, 0] += 1  # no empty row
+    p = counts / counts.sum(axis=1, keepdims=True)
+    x = counts / np.linalg.norm(counts, axis=1, keepdims=True)
+    fisher = 2 * np.arccos(np.clip(np.sqrt(p) @ np.sqrt(p).T, -1, 1))
+    squared = ((x[:, None, :] - x[None, :, :]) ** 2).sum(axis=2)
+    for s in (0.5, 2.0, 7.0):
+        gaussian = example.svm_for("gaussian", s, 1.0)
+        diffusion = example.svm_for("diffusion", s, 1.0)
+        np.testing.assert_allclose(
+            kgeo.pairwise_kernels(x, kernel="rbf", gamma=gaussian.gamma),
+            np.exp(-squared / s ** 2), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(
+            kgeo.pairwise_kernels(counts, kernel="diffusion", t=diffusion.t),
+            np.exp(-fisher ** 2 / s ** 2), rtol=1e-7, atol=1e-12)
+    assert example.svm_for("linear", None, 2.0).get_params()["C"] == 2.0
+
+
+def test_draws_keep_the_share_of_positives(example):
+    labels = np.zeros(1000, dtype=bool)
+    labels[:130] = True
+    rng = np.random.default_rng(0)
+    for size in (40, 80, 600):
+        train, test = example.stratified_draw(labels, size, rng)
+        assert train.shape[0] == size and np.intersect1d(train, test).size == 0
+        assert np.array_equal(np.union1d(train, test), np.arange(1000))
+        assert abs(labels[train].sum() - 0.13 * size) <= 0.5
+    # A task whose positives are rare still gets one of each class.
+    rare = np.zeros(1000, dtype=bool)
+    rare[0] = True
+    train, _ = example.stratified_draw(rare, 40, rng)
+    assert rare[train].sum() == 1 and (~rare[train]).sum() == 39
+    for size in (1, 1000):
+        with pytest.raises(ValueError, match="2 <= L < 1000"):
+            example.stratified_draw(labels, size, rng)
+
+
+def test_reuters_tasks(example):
+    topics = [["earn"], ["acq"], ["acq", "earn"], ["grain", "wheat"], ["trade"], [],
+              ["crude"], ["money-fx", "interest"], ["earn"]]
+    table3 = dict((name, (docs, labels)) for name, docs, labels in
+                  example.reuters_tasks(topics, 3))
+    assert list(table3) == ["earn vs all", "acq vs all", "money-fx vs all", "grain vs all",
+                            "crude vs all"]
+    docs, labels = table3["acq vs all"]
+    np.testing.assert_array_equal(docs, [0, 1, 2, 3, 6, 7, 8])  # not "trade", not empty
+    np.testing.assert_array_equal(labels, [False, True, True, False, False, False, False])
+    table4 = dict((name, (docs, labels)) for name, docs, labels in
+                  example.reuters_tasks(topics, 4))
+    assert list(table4) == ["acq vs earn", "money-fx vs earn", "grain vs earn", "crude vs earn"]
+    docs, labels = table4["acq vs earn"]
+    np.testing.assert_array_equal(docs, [0, 1, 8])  # story 2 is both: left out
+    np.testing.assert_array_equal(labels, [False, True, False])
+
+
+def test_webkb_tasks(example):
+    corpus = types.SimpleNamespace(target_names=["student", "faculty", "course", "project"],
+                                   target=np.array([0, 1, 2, 3, 0, 2, 1]))
+    table1 = {name: (docs, labels) for name, docs, labels in example.webkb_tasks(corpus, 1)}
+    assert list(table1) == ["course vs all", "faculty vs all", "project vs all",
+                            "student vs all"]
+    np.testing.assert_array_equal(table1["course vs all"][1],
+                                  [False, False, True, False, False, True, False])
+    table2 = {name: (docs, labels) for name, docs, labels in example.webkb_tasks(corpus, 2)}
+    assert list(table2) == ["course vs student", "faculty vs student", "project vs student"]
+    docs, labels = table2["faculty vs student"]
+    np.testing.assert_array_equal(docs, [0, 1, 4, 6])
+    np.testing.assert_array_equal(labels, [False, True, False, True])
+
+
+def test_summaries_pick_each_kernels_best_scale(example):
+    scales = (1.0, 2.0)
+    configs = example.configurations(scales)
+    assert len(configs) == 2 * (1 + 2 + 2)
+    rng = np.random.default_rng(1)
+    errors = rng.uniform(0.2, 0.3, size=(1, 6, len(configs)))
+    column = {c: j for j, c in enumerate(configs)}
+    errors[0, :, column["tf", "diffusion", 2.0]] = 0.05 + 0.001 * np.arange(6)
+    errors[0, :, column["tf", "gaussian", 1.0]] = 0.06 + 0.0015 * np.arange(6)
+    errors[0, :, column["tfidf", "linear", None]] = 0.1
+    errors[0, :, column["tfidf", "gaussian", 2.0]] = 0.1
+    (row,) = example.summarise(errors, scales)
+    assert row["best"]["tf"] == "diffusion" and row["scale"]["tf"]["diffusion"] == 2.0
+    assert row["scale"]["tf"]["gaussian"] == 1.0 and row["scale"]["tf"]["linear"] is None
+    assert row["mean"]["tf"]["diffusion"] == pytest.approx(0.0525)
+    assert row["p"]["tf"] < 1e-6  # 0.01-0.0125 lower on every draw
+    assert example.reduction(row, "tf") == pytest.approx((0.06375 - 0.0525) / 0.06375)
+    # Equal errors on every draw: the first kernel listed wins, with p = 1.
+    assert row["best"]["tfidf"] == "linear" and row["p"]["tfidf"] == 1.0
+    line = example.format_row("task", 40, row)
+    assert "**0.0525** |" in line and "**0.1000*** |" in line
+    (single,) = example.summarise(errors[:, :1], scales)
+    assert np.isnan(single["p"]["tf"]) and single["sd"]["tf"]["linear"] == 0.0
+
+
+def test_run_task_on_topic_documents(example):
+    """Two topics of a synthetic corpus, separable by their words: every
+    kernel learns them, and the same seed gives the same errors."""
+    counts, y = make_topic_corpus(n_documents=300, n_features=400, n_classes=2,
+                                  words_per_document=60, topic_weight=0.3, random_state=3)
+    labels = np.asarray(y) == 1
+    rows = example.embeddings(sp.csr_matrix(counts))
+    assert sorted(rows) == [("tf", "l1"), ("tf", "l2"), ("tfidf", "l1"), ("tfidf", "l2")]
+    np.testing.assert_allclose(rows["tfidf", "l1"].sum(axis=1), 1.0)
+    errors = example.run_task(rows, labels, (40, 80), 2, (1.0, 3.0), 1.0, 7)
+    assert errors.shape == (2, 2, 10)
+    assert np.all((errors >= 0) & (errors <= 1))
+    best = errors.mean(axis=1).min(axis=1)
+    assert np.all(best < 0.1), best
+    again = example.run_task(rows, labels, (40, 80), 2, (1.0, 3.0), 1.0, 7)
+    np.testing.assert_array_equal(errors, again)
+
+
+def test_f1(example):
+    from sklearn.metrics import f1_score
+
+    rng = np.random.default_rng(2)
+    labels, predicted = rng.random(50) < 0.3, rng.random(50) < 0.4
+    assert example.f1_score(labels, predicted) == pytest.approx(f1_score(labels, predicted))
+    none = np.zeros(5, dtype=bool)
+    assert example.f1_score(none, none) == 1.0
+
+
+def test_reuters_table_runs(example, reuters_dir, capsys):
+    example.main(["--data", str(reuters_dir), "--table", "4", "--sizes", "40",
+                  "--repeats", "2", "--scales", "2,5"])
+    out = capsys.readouterr().out
+    assert "ApteMod" in out
+    rows = [line for line in out.splitlines() if line.startswith("| acq vs earn | 40 |")]
+    assert len(rows) == 1 and rows[0].count("**") == 4  # one best per representation
+    assert "diffusion best in" in out
