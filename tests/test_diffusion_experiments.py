@@ -142,6 +142,29 @@ def test_run_task_on_topic_documents(example):
     np.testing.assert_array_equal(errors, again)
 
 
+def test_modapte_results_keep_each_kernels_best_scale(example):
+    counts, y = make_topic_corpus(n_documents=240, n_features=300, n_classes=3,
+                                  words_per_document=50, topic_weight=0.25, random_state=5)
+    counts = sp.csr_matrix(counts)
+    Y = np.stack([np.asarray(y) == c for c in range(3)], axis=1).astype(np.int8)
+    train, test = np.arange(160), np.arange(160, 240)
+    results = example.modapte_results(counts[train], counts[test], Y[train], Y[test],
+                                      (1.0, 4.0), 1000.0)
+    assert len(results) == 3 and all(set(r) == set(example.KERNELS) for r in results)
+    for j, per_kernel in enumerate(results):
+        for kernel, (error, f1, scale) in per_kernel.items():
+            assert (scale is None) == (kernel == "linear")
+            errors = []
+            for s in ((None,) if kernel == "linear" else (1.0, 4.0)):
+                norm = "l1" if kernel == "diffusion" else "l2"
+                embedding = kgeo.MultinomialEmbedding(norm=norm).fit(counts[train])
+                model = example.svm_for(kernel, s, 1000.0).fit(
+                    embedding.transform(counts[train]), Y[train, j].astype(bool))
+                predicted = model.predict(embedding.transform(counts[test]))
+                errors.append(np.mean(predicted != Y[test, j].astype(bool)))
+            assert error == min(errors)
+
+
 def test_f1(example):
     from sklearn.metrics import f1_score
 
