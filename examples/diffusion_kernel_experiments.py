@@ -62,6 +62,8 @@ def parse_args(argv=None):
     parser.add_argument("--C", type=float, default=1000.0,
                         help="the SVMs' C (the paper gives none; see docs/diffusion_kernels.md)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-stoplist", action="store_true",
+                        help="keep stop words (Reuters; WebKB keeps them anyway)")
     args = parser.parse_args(argv)
     args.sizes = (SIZES.get(args.table, ()) if args.sizes is None
                   else tuple(int(L) for L in args.sizes.split(",")))
@@ -288,7 +290,7 @@ def modapte_results(X_train, X_test, Y_train, Y_test, scales, C):
 # Main
 # --------------------------------------------------------------------------
 
-def load_counts(data, table):
+def load_counts(data, table, stoplist="smart"):
     """Counts of every document the table's tasks use, and the tasks."""
     if table in (1, 2):
         corpus = load_webkb(data)
@@ -297,14 +299,16 @@ def load_counts(data, table):
             f"WebKB: {counts.shape[0]} pages of {', '.join(WEBKB_CLASSES)}, "
             f"{counts.shape[1]} words")
     corpus = load_reuters21578(data, subset="all", view="r90")
-    counts = RainbowVectorizer(**REUTERS_VECTORIZER).fit_transform(corpus.data)
+    vectorizer = RainbowVectorizer(stoplist=stoplist, **REUTERS_VECTORIZER)
+    counts = vectorizer.fit_transform(corpus.data)
     return counts, reuters_tasks(corpus.topics, table), (
         f"Reuters-21578 ApteMod (ModApte stories with a topic): {counts.shape[0]} stories, "
         f"{counts.shape[1]} words")
 
 
 def run_resampling_table(args):
-    counts, tasks, description = load_counts(args.data, args.table)
+    counts, tasks, description = load_counts(args.data, args.table,
+                                             None if args.no_stoplist else "smart")
     collection = embeddings(counts)
     # A document without a word (or only words in every document, which
     # TF-IDF weighs 0) has no place on the simplex: left out of every task.
@@ -344,7 +348,8 @@ def run_resampling_table(args):
 def run_modapte(args):
     train = load_reuters21578(args.data, subset="train", view="r90")
     test = load_reuters21578(args.data, subset="test", view="r90")
-    vectorizer = RainbowVectorizer(**REUTERS_VECTORIZER)
+    vectorizer = RainbowVectorizer(stoplist=None if args.no_stoplist else "smart",
+                                   **REUTERS_VECTORIZER)
     X_train = vectorizer.fit_transform(train.data)
     X_test = vectorizer.transform(test.data)
     columns = [train.category_names.index(c) for c in REUTERS_TOP10]

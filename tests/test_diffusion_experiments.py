@@ -176,10 +176,16 @@ def test_f1(example):
 
 
 def test_reuters_table_runs(example, reuters_dir, capsys):
-    example.main(["--data", str(reuters_dir), "--table", "4", "--sizes", "40",
-                  "--repeats", "2", "--scales", "2,5"])
-    out = capsys.readouterr().out
-    assert "ApteMod" in out
-    rows = [line for line in out.splitlines() if line.startswith("| acq vs earn | 40 |")]
-    assert len(rows) == 1 and rows[0].count("**") == 4  # one best per representation
-    assert "diffusion best in" in out
+    import re
+
+    words = []
+    for extra in ([], ["--no-stoplist"]):
+        example.main(["--data", str(reuters_dir), "--table", "4", "--sizes", "40",
+                      "--repeats", "2", "--scales", "2,5", *extra])
+        out = capsys.readouterr().out
+        assert "ApteMod" in out
+        rows = [line for line in out.splitlines() if line.startswith("| acq vs earn | 40 |")]
+        assert len(rows) == 1 and rows[0].count("**") == 4  # one best per representation
+        assert "diffusion best in" in out
+        words.append(int(re.search(r"stories, (\d+) words", out).group(1)))
+    assert words[1] > words[0]  # the stop words kept

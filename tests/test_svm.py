@@ -2404,7 +2404,8 @@ def test_integer_weights_are_repeated_samples(kernel, rng):
     repeated = np.repeat(np.arange(50), weight)
     params = dict(C=2.0, tol=1e-13, class_weight="balanced", decision_function_shape="ovo")
     if kernel == "precomputed":
-        K, Kt = kgeo.pairwise_kernels(X, kernel="ngd+pi"), kgeo.pairwise_kernels(Xt, X, kernel="ngd+pi")
+        K = kgeo.pairwise_kernels(X, kernel="ngd+pi")
+        Kt = kgeo.pairwise_kernels(Xt, X, kernel="ngd+pi")
         weighted = kgeo.SVM(kernel=kernel, **params).fit(K, y, sample_weight=weight)
         copies = kgeo.SVM(kernel=kernel, **params).fit(K[np.ix_(repeated, repeated)], y[repeated])
         dec_w, dec_c = weighted.decision_function(Kt), copies.decision_function(Kt[:, repeated])
