@@ -240,6 +240,23 @@ def reduction(row, representation):
     return (baseline - mean["diffusion"]) / baseline if baseline > 0 else 0.0
 
 
+def table_summary(rows):
+    """Per representation, a line: in how many rows the diffusion kernel is
+    best, its mean relative error reduction (``reduction``) and range, and
+    the diffusion scales chosen."""
+    lines = []
+    for r in REPRESENTATIONS:
+        wins = sum(row["best"][r] == "diffusion" for row in rows)
+        reductions = [reduction(row, r) for row in rows]
+        chosen = sorted({row["scale"][r]["diffusion"] for row in rows})
+        lines.append(
+            f"{r}: diffusion best in {wins} of {len(rows)} rows; mean relative error "
+            f"reduction against the better of linear and Gaussian "
+            f"{100 * np.mean(reductions):.1f} % (range {100 * min(reductions):.1f} to "
+            f"{100 * max(reductions):.1f} %); diffusion scales chosen {chosen}")
+    return lines
+
+
 def format_row(task, size, row):
     cells = []
     for representation in REPRESENTATIONS:
@@ -286,6 +303,16 @@ def modapte_results(X_train, X_test, Y_train, Y_test, scales, C):
     return results
 
 
+def modapte_summary(results):
+    """Categories where the diffusion kernel has the lowest error (ties
+    included), strictly the lowest, and the highest F1 (ties included)."""
+    others = ("linear", "gaussian")
+    lowest = sum(r["diffusion"][0] <= min(r[k][0] for k in others) for r in results)
+    strictly = sum(r["diffusion"][0] < min(r[k][0] for k in others) for r in results)
+    highest = sum(r["diffusion"][1] >= max(r[k][1] for k in others) for r in results)
+    return lowest, strictly, highest
+
+
 # --------------------------------------------------------------------------
 # Main
 # --------------------------------------------------------------------------
@@ -320,10 +347,7 @@ def run_resampling_table(args):
           f"* where its paired t-test against the runner-up gives p >= 0.05\n")
     print("| task | L | tf Lin | tf Gauss | tf Diff | tfidf Lin | tfidf Gauss | tfidf Diff |")
     print("|" + " --- |" * 8)
-    wins = {r: 0 for r in REPRESENTATIONS}
-    reductions = {r: [] for r in REPRESENTATIONS}
-    chosen = {r: [] for r in REPRESENTATIONS}
-    n_rows = 0
+    summaries = []
     for name, documents, labels in tasks:
         documents, labels = documents[placed[documents]], labels[placed[documents]]
         rows = {key: matrix[documents] for key, matrix in collection.items()}
@@ -331,18 +355,10 @@ def run_resampling_table(args):
                           args.seed)
         for size, row in zip(args.sizes, summarise(errors, args.scales)):
             print(format_row(name, size, row), flush=True)
-            n_rows += 1
-            for r in REPRESENTATIONS:
-                wins[r] += row["best"][r] == "diffusion"
-                reductions[r].append(reduction(row, r))
-                chosen[r].append(row["scale"][r]["diffusion"])
+            summaries.append(row)
     print()
-    for r in REPRESENTATIONS:
-        print(f"{r}: diffusion best in {wins[r]} of {n_rows} rows; mean relative error "
-              f"reduction against the better of linear and Gaussian "
-              f"{100 * np.mean(reductions[r]):.1f} % (range {100 * min(reductions[r]):.1f} to "
-              f"{100 * max(reductions[r]):.1f} %); diffusion scales chosen "
-              f"{sorted(set(chosen[r]))}")
+    for line in table_summary(summaries):
+        print(line)
 
 
 def run_modapte(args):
@@ -369,12 +385,9 @@ def run_modapte(args):
         errors = " | ".join(f"{per_kernel[k][0]:.5f}" for k in KERNELS)
         f1s = " | ".join(f"{per_kernel[k][1]:.4f}" for k in KERNELS)
         print(f"| {name} | {errors} | {f1s} |", flush=True)
-    others = ("linear", "gaussian")
-    lowest = [r["diffusion"][0] <= min(r[k][0] for k in others) for r in results]
-    strictly = [r["diffusion"][0] < min(r[k][0] for k in others) for r in results]
-    highest = [r["diffusion"][1] >= max(r[k][1] for k in others) for r in results]
-    print(f"\ndiffusion: the lowest error in {sum(lowest)} of {len(results)} categories "
-          f"({sum(strictly)} strictly, the others tied), the highest F1 in {sum(highest)}")
+    lowest, strictly, highest = modapte_summary(results)
+    print(f"\ndiffusion: the lowest error in {lowest} of {len(results)} categories "
+          f"({strictly} strictly, the others tied), the highest F1 in {highest}")
 
 
 def main(argv=None):
