@@ -54,6 +54,9 @@ logger = logging.getLogger(__name__)
 # and, for a precomputed kernel, its values gathered per call (test rows x SVs).
 _PREDICT_CHUNK_VALUES = 1 << 22
 
+# set_fit_request(sample_weight=...) left out: the request stays as it was.
+_UNCHANGED = object()
+
 # kernel="precomputed": X is the kernel matrix itself (scikit-learn's SVC's name).
 PRECOMPUTED = "precomputed"
 
@@ -1112,6 +1115,57 @@ class SVM(EstimatorMixin):
         score : float
         """
         return checked_accuracy(y, self.predict(X), sample_weight)
+
+    # ------------------------------------------------------------------
+    # scikit-learn's metadata routing (read by scikit-learn alone, where a
+    # user enables it: sklearn.set_config(enable_metadata_routing=True))
+    # ------------------------------------------------------------------
+
+    def set_fit_request(self, *, sample_weight=_UNCHANGED):
+        """Whether ``fit`` asks scikit-learn's metadata routing for
+        ``sample_weight`` (True, False, None: an error if one is passed, or
+        the name it is passed under); as ``set_fit_request`` of scikit-learn's
+        estimators. Returns self."""
+        return self._set_request("fit", sample_weight)
+
+    def set_score_request(self, *, sample_weight=_UNCHANGED):
+        """As ``set_fit_request``, for ``score``. Returns self."""
+        return self._set_request("score", sample_weight)
+
+    def _set_request(self, method, alias):
+        import sklearn
+
+        if not sklearn.get_config().get("enable_metadata_routing", False):
+            raise RuntimeError(
+                f"set_{method}_request is only available when scikit-learn's metadata "
+                f"routing is enabled: sklearn.set_config(enable_metadata_routing=True)")
+        if alias is not _UNCHANGED:
+            if not (alias is None or isinstance(alias, bool)
+                    or (isinstance(alias, str) and alias.isidentifier())):
+                raise ValueError(
+                    f"sample_weight's request must be True, False, None or a name (a "
+                    f"Python identifier) to pass it under, got {alias!r}")
+            requests = self.get_metadata_routing()
+            getattr(requests, method).add_request(param="sample_weight", alias=alias)
+            # The attribute (and type) scikit-learn's clone copies.
+            self._metadata_request = requests
+        return self
+
+    def get_metadata_routing(self):
+        """The ``sample_weight`` requests of ``fit`` and ``score``, as a
+        ``sklearn.utils.metadata_routing.MetadataRequest`` (None for each
+        until set: an error if routing passes one)."""
+        import copy
+
+        from sklearn.utils.metadata_routing import MetadataRequest
+
+        requests = getattr(self, "_metadata_request", None)
+        if requests is not None:
+            return copy.deepcopy(requests)
+        requests = MetadataRequest(owner=type(self).__name__)
+        for method in ("fit", "score"):
+            getattr(requests, method).add_request(param="sample_weight", alias=None)
+        return requests
 
     @property
     def coef_(self):

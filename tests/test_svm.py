@@ -1481,6 +1481,42 @@ def test_calibrated_classifier_passes_sample_weight(rng):
     np.testing.assert_allclose(calibrated.predict_proba(X).sum(axis=1), 1.0, rtol=1e-12)
 
 
+def test_sample_weight_through_sklearns_metadata_routing(rng):
+    """With scikit-learn's metadata routing on, set_fit_request and
+    set_score_request route sample_weight as scikit-learn's estimators do:
+    cross_validate gives the scores of weighted fits scored with weights;
+    unrequested weights are an error; the requests survive clone and pickle."""
+    import sklearn
+    from sklearn.base import clone
+    from sklearn.model_selection import KFold, cross_validate
+
+    X, y = ck.make_count_data(rng, 90, 10, 3, separation=0.5)
+    weight = rng.choice([0.0, 0.5, 3.0], size=90)
+    with pytest.raises(RuntimeError, match="enable_metadata_routing=True"):
+        kgeo.SVM().set_fit_request(sample_weight=True)
+    with sklearn.config_context(enable_metadata_routing=True):
+        model = kgeo.SVM().set_fit_request(sample_weight=True).set_score_request(
+            sample_weight=True)
+        scores = cross_validate(model, X, y, cv=KFold(3),
+                                params={"sample_weight": weight})["test_score"]
+        expected = [kgeo.SVM().fit(X[train], y[train], sample_weight=weight[train]).score(
+                        X[test], y[test], sample_weight=weight[test])
+                    for train, test in KFold(3).split(X)]
+        np.testing.assert_array_equal(scores, expected)
+        unweighted = [kgeo.SVM().fit(X[train], y[train]).score(X[test], y[test])
+                      for train, test in KFold(3).split(X)]
+        assert not np.array_equal(expected, unweighted)  # the weights matter here
+        with pytest.raises(Exception, match="sample_weight.*not explicitly set"):
+            cross_validate(kgeo.SVM(), X, y, cv=KFold(3), params={"sample_weight": weight})
+        for copy in (clone(model), pickle.loads(pickle.dumps(model))):
+            routing = copy.get_metadata_routing()
+            assert routing.fit.requests == {"sample_weight": True}
+            assert routing.score.requests == {"sample_weight": True}
+        with pytest.raises(ValueError, match="True, False, None or a name"):
+            kgeo.SVM().set_fit_request(sample_weight="not a name")
+    assert kgeo.SVM().get_metadata_routing().fit.requests == {"sample_weight": None}
+
+
 def test_clone_get_set_params(rng):
     from sklearn.base import clone
 
