@@ -57,6 +57,16 @@ _PREDICT_CHUNK_VALUES = 1 << 22
 # set_fit_request(sample_weight=...) left out: the request stays as it was.
 _UNCHANGED = object()
 
+
+class _Requests(dict):
+    """The sample_weight request of each method ("fit", "score") for
+    scikit-learn's metadata routing. scikit-learn's clone copies an
+    estimator's ``_metadata_request`` through ``__sklearn_clone__``, where a
+    plain dict of booleans would fail its checks."""
+
+    def __sklearn_clone__(self):
+        return _Requests(self)
+
 # kernel="precomputed": X is the kernel matrix itself (scikit-learn's SVC's name).
 PRECOMPUTED = "precomputed"
 
@@ -1107,8 +1117,9 @@ class SVM(EstimatorMixin):
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-            Each sample counts as its weight (finite, >= 0, not all 0).
+        sample_weight : array-like of shape (n_samples,) or float, default=None
+            Each sample counts as its weight (real numbers, finite, >= 0, not
+            all 0).
 
         Returns
         -------
@@ -1145,27 +1156,24 @@ class SVM(EstimatorMixin):
                 raise ValueError(
                     f"sample_weight's request must be True, False, None or a name (a "
                     f"Python identifier) to pass it under, got {alias!r}")
-            requests = self.get_metadata_routing()
-            getattr(requests, method).add_request(param="sample_weight", alias=alias)
-            # The attribute (and type) scikit-learn's clone copies.
-            self._metadata_request = requests
+            # In the attribute scikit-learn's clone copies; a kgeo type, so that
+            # a pickled model loads without scikit-learn.
+            self._metadata_request = _Requests({**getattr(self, "_metadata_request", {}),
+                                                method: alias})
         return self
 
     def get_metadata_routing(self):
         """The ``sample_weight`` requests of ``fit`` and ``score``, as a
         ``sklearn.utils.metadata_routing.MetadataRequest`` (None for each
         until set: an error if routing passes one)."""
-        import copy
-
         from sklearn.utils.metadata_routing import MetadataRequest
 
-        requests = getattr(self, "_metadata_request", None)
-        if requests is not None:
-            return copy.deepcopy(requests)
-        requests = MetadataRequest(owner=type(self).__name__)
+        requested = getattr(self, "_metadata_request", {})
+        routing = MetadataRequest(owner=type(self).__name__)
         for method in ("fit", "score"):
-            getattr(requests, method).add_request(param="sample_weight", alias=None)
-        return requests
+            getattr(routing, method).add_request(param="sample_weight",
+                                                 alias=requested.get(method))
+        return routing
 
     @property
     def coef_(self):

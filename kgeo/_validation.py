@@ -516,7 +516,9 @@ def checked_accuracy(y_true, y_pred, sample_weight=None):
     if weight is None:
         return float(np.mean(y_pred == y_true))
     weight = weight / weight.max()  # sums of weights at most 1 each cannot overflow
-    return float(weight @ (y_pred == y_true) / weight.sum())
+    # Both sums in one order: all right gives exactly 1 (a dot product and a
+    # sum add in different orders, and 1.0000000000000002 is no accuracy).
+    return float(np.sum(weight * (y_pred == y_true)) / np.sum(weight))
 
 
 def _short_repr(value):

@@ -1517,6 +1517,35 @@ def test_sample_weight_through_sklearns_metadata_routing(rng):
     assert kgeo.SVM().get_metadata_routing().fit.requests == {"sample_weight": None}
 
 
+def test_a_model_with_routing_requests_loads_without_sklearn(tmp_path):
+    """The requests are saved as a kgeo type: a model tuned with scikit-learn
+    (GridSearchCV's best_estimator_ is a clone, requests included) loads and
+    predicts where scikit-learn is not installed."""
+    import subprocess
+
+    import sklearn
+
+    X = np.array([[3.0, 1, 0], [2, 1, 1], [0, 2, 3], [1, 3, 4]])
+    with sklearn.config_context(enable_metadata_routing=True):
+        model = kgeo.SVM().set_fit_request(sample_weight=True).fit(X, [0, 0, 1, 1])
+    path = tmp_path / "model.pkl"
+    path.write_bytes(pickle.dumps(model))
+    code = (
+        "import builtins, pickle, sys\n"
+        "real_import = builtins.__import__\n"
+        "def no_sklearn(name, *args, **kwargs):\n"
+        "    if name == 'sklearn' or name.startswith('sklearn.'):\n"
+        "        raise ModuleNotFoundError(f'No module named {name!r}')\n"
+        "    return real_import(name, *args, **kwargs)\n"
+        "builtins.__import__ = no_sklearn\n"
+        f"model = pickle.loads(open({str(path)!r}, 'rb').read())\n"
+        "print(model.predict([[4, 1, 0]]).tolist(), 'sklearn' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["[0]", "False"]
+
+
 def test_clone_get_set_params(rng):
     from sklearn.base import clone
 
@@ -2025,6 +2054,10 @@ def test_score_weighs_samples_like_accuracy_score(rng):
     # Weight 0 leaves a sample out; huge weights do not overflow the sums.
     right = predicted == y
     assert model.score(X, y, sample_weight=right.astype(float)) == 1.0
+    # All right is exactly 1 whatever the weights (one summation order for both sums).
+    for seed in range(200):
+        weight = np.random.default_rng(seed).random(60) * right
+        assert model.score(X, y, sample_weight=weight) == 1.0
     assert model.score(X, y, sample_weight=np.where(right, 0.0, 1e307)) == 0.0
     with pytest.raises(ValueError, match="sample_weight must be >= 0"):
         model.score(X, y, sample_weight=-np.ones(60))
