@@ -19,7 +19,7 @@ except ImportError as _error:  # pragma: no cover - depends on how kgeo was foun
         f"current folder first). Run from another folder, or build in place with "
         f"'python setup.py build_ext --inplace'.") from _error
 
-from ._embedding import MultinomialEmbedding
+from ._embedding import MultinomialEmbedding, spherical_normal_mle
 from ._hptop import HPTOPEmbedding
 from ._kernels import KERNELS
 from ._pairwise import (
@@ -47,4 +47,5 @@ __all__ = [
     "is_conditionally_positive_definite",
     "is_positive_definite",
     "pairwise_kernels",
+    "spherical_normal_mle",
 ]

@@ -1,4 +1,6 @@
-"""Document embeddings: TF or TF-IDF weights, L1 or L2 normalised."""
+"""Embeddings into statistical manifolds: documents as TF or TF-IDF weights,
+L1 or L2 normalised (the multinomial simplex); sets of points as their
+maximum-likelihood spherical normals (the hyperbolic kernel's rows)."""
 
 import numpy as np
 import scipy.sparse as sp
@@ -6,7 +8,7 @@ import scipy.sparse as sp
 from ._base import EstimatorMixin, check_is_fitted
 from ._validation import check_counts, check_n_features, is_one_of
 
-__all__ = ["MultinomialEmbedding"]
+__all__ = ["MultinomialEmbedding", "spherical_normal_mle"]
 
 
 class MultinomialEmbedding(EstimatorMixin):
@@ -145,3 +147,65 @@ class MultinomialEmbedding(EstimatorMixin):
     def fit_transform(self, X, y=None):
         """``fit(X).transform(X)``."""
         return self.fit(X).transform(X)
+
+
+def spherical_normal_mle(sets):
+    """Each set of points as its maximum-likelihood spherical normal.
+
+    Lafferty & Lebanon (2005, section 3.1) represent a data point that is a
+    set of vectors x_1, ..., x_m in R^d by the normal N(mu, sigma^2 I) that
+    fits it best: ``mu = mean(x_i)`` and
+    ``sigma^2 = sum_i |x_i - mu|^2 / (m d)``. The rows returned are what
+    ``kernel="hyperbolic"`` reads.
+
+    Parameters
+    ----------
+    sets : sequence of array-like of shape (m_i, d)
+        The sets, each of at least two distinct points of the same
+        dimension d >= 1.
+
+    Returns
+    -------
+    rows : ndarray of shape (len(sets), d + 1)
+        ``(mu_1, ..., mu_d, sigma)`` per set.
+
+    Raises
+    ------
+    ValueError
+        If a set is not a finite 2-D array of d columns, or its points are
+        all equal (sigma = 0: a point mass, on the boundary of the family).
+    """
+    if isinstance(sets, np.ndarray) and sets.ndim == 3:
+        sets = list(sets)
+    if isinstance(sets, (str, bytes)) or not hasattr(sets, "__len__"):
+        raise TypeError(f"sets must be a sequence of 2-D arrays, got {type(sets).__name__}")
+    if len(sets) == 0:
+        raise ValueError("sets is empty: spherical_normal_mle needs at least one set")
+    rows, dimension = [], None
+    for i, points in enumerate(sets):
+        if sp.issparse(points):
+            points = points.toarray()
+        try:
+            points = np.asarray(points, dtype=np.float64)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"set {i} is not an array of numbers: {error}") from None
+        if points.ndim != 2 or points.shape[0] < 1 or points.shape[1] < 1:
+            raise ValueError(f"set {i} must be a 2-D array of points (m, d), m >= 1, d >= 1; "
+                             f"got shape {points.shape}")
+        if dimension is None:
+            dimension = points.shape[1]
+        elif points.shape[1] != dimension:
+            raise ValueError(f"set {i} has points of dimension {points.shape[1]}, set 0 of "
+                             f"{dimension}: every set must lie in the same R^d")
+        if not np.all(np.isfinite(points)):
+            raise ValueError(f"set {i} has NaN or infinite coordinates")
+        mu = points.mean(axis=0)
+        centred = points - mu
+        sigma = np.sqrt(np.einsum("ij,ij->", centred, centred) / points.size)
+        if not sigma > 0:
+            raise ValueError(
+                f"set {i} has sigma = 0 (its {points.shape[0]} point(s) are all equal): a "
+                f"point mass, on the boundary of the spherical normal family, where the "
+                f"hyperbolic kernel is not defined")
+        rows.append(np.append(mu, sigma))
+    return np.vstack(rows)

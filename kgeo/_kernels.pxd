@@ -60,11 +60,12 @@ cdef class Kernel:
     cdef readonly float64_t shift         # constant added to every value
     cdef readonly bint overflowed         # some value came out beyond float64 (see poly); a flag
     cdef readonly bint precomputed        # a PrecomputedKernel: values read, not computed
+    cdef readonly bint half_space         # rows are spherical normals (mu, sigma), read in the Poincare ball
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
                          intp_t n) noexcept nogil
     cdef float64_t at_angle(self, float64_t angle) noexcept nogil
-    cdef float64_t at_gap(self, float64_t gap) noexcept nogil
+    cdef float64_t at_gap(self, float64_t gap, float64_t sq_x, float64_t sq_y) noexcept nogil
 
 
 cdef class PrecomputedKernel(Kernel):

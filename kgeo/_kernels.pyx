@@ -21,7 +21,7 @@ kernels; this module holds only the typed loops.
 """
 
 from cython.parallel cimport prange, threadid
-from libc.math cimport INFINITY, exp, fabs, pow, sqrt, tanh
+from libc.math cimport INFINITY, exp, fabs, log1p, pow, sqrt, tanh
 
 import math
 import numbers
@@ -542,6 +542,7 @@ cdef class Kernel:
         self.geodesic = False
         self.overflowed = False
         self.precomputed = False
+        self.half_space = False
 
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
@@ -556,10 +557,11 @@ cdef class Kernel:
         # The value at half-angle arccos(c) = angle (geodesic kernels only).
         return 0.0
 
-    cdef float64_t at_gap(self, float64_t gap) noexcept nogil:
+    cdef float64_t at_gap(self, float64_t gap, float64_t sq_x, float64_t sq_y) noexcept nogil:
         # The value of a pair map_dots left in dots, from the exact half
-        # squared distance of the two rows (``exact_gap``): through the angle
-        # for the geodesic kernels, whose rows are unit vectors (gap = 1 - c).
+        # squared distance of the two rows (``exact_gap``) and their squared
+        # norms: through the angle for the geodesic kernels, whose rows are
+        # unit vectors (gap = 1 - c).
         return self.at_angle(angle_from_gap(clip_unit(gap)))
 
 
@@ -630,7 +632,7 @@ cdef class RBFKernel(Kernel):
             out[j] = exp(-self.gamma * out[j]) + self.shift
         return kept
 
-    cdef float64_t at_gap(self, float64_t gap) noexcept nogil:
+    cdef float64_t at_gap(self, float64_t gap, float64_t sq_x, float64_t sq_y) noexcept nogil:
         return exp(-self.gamma * (2.0 * gap)) + self.shift
 
 
@@ -669,7 +671,7 @@ cdef class NegativeEuclideanKernel(Kernel):
         return sq_distances_of_dots(dots, out, sq_y, n, sq_x, 1.0 - NEAR_ONE, True,
                                     self.shift)
 
-    cdef float64_t at_gap(self, float64_t gap) noexcept nogil:
+    cdef float64_t at_gap(self, float64_t gap, float64_t sq_x, float64_t sq_y) noexcept nogil:
         return self.shift - sqrt(2.0 * gap)
 
 
@@ -765,6 +767,74 @@ cdef class DiffusionKernel(Kernel):
 
     cdef float64_t at_angle(self, float64_t angle) noexcept nogil:
         return exp(self.log_scale - angle * angle * self.inv_t) + self.shift
+
+
+cdef class HyperbolicHeatKernel(Kernel):
+    """The heat kernel of the spherical normal family's Fisher metric.
+
+    Its rows are points of the Poincare ball (``prepare_rows`` maps each
+    (mu, sigma) there), where the hyperbolic distance r of two rows p, q is
+    ``cosh r = 1 + 2 |p - q|^2 / ((1 - |p|^2) (1 - |q|^2))``: a function of
+    their dot product and squared norms, as every kernel here. The value is
+    ``exp(log_scale + g(r) - r^2 / (4 tau))`` with g read from a table of
+    Chebyshev pieces (``kgeo/_hyperbolic.py`` builds it: the closed forms of
+    Lafferty & Lebanon's equations 5 and 6), 0 from ``extent`` on, where it
+    is below float64's smallest number.
+    """
+    cdef const float64_t[:, ::1] table
+    cdef float64_t inv_4tau, log_scale, extent, inv_piece
+    cdef intp_t n_pieces, degree
+
+    def __init__(self, const float64_t[:, ::1] table, float64_t piece, float64_t tau,
+                 float64_t extent, float64_t log_scale):
+        self.half_space = True
+        self.table = table
+        self.n_pieces = table.shape[0]
+        self.degree = table.shape[1] - 1
+        self.inv_piece = 1.0 / piece
+        self.inv_4tau = 0.25 / tau
+        self.extent = extent
+        self.log_scale = log_scale
+
+    cdef inline float64_t at_distance(self, float64_t r) noexcept nogil:
+        # Clenshaw's recurrence over the piece holding r.
+        cdef intp_t piece, j
+        cdef float64_t x, b0 = 0.0, b1 = 0.0, b2
+        if r == 0.0:
+            return exp(self.log_scale) + self.shift  # g(0) = 0 exactly: k(x, x)
+        if not r < self.extent:  # beyond the table, and NaN-safe
+            return self.shift
+        piece = <intp_t>(r * self.inv_piece)
+        if piece >= self.n_pieces:
+            piece = self.n_pieces - 1
+        x = 2.0 * (r * self.inv_piece - piece) - 1.0
+        for j in range(self.degree, 0, -1):
+            b2 = b1
+            b1 = b0
+            b0 = 2.0 * x * b1 - b2 + self.table[piece, j]
+        return exp(self.log_scale + (x * b0 - b1 + self.table[piece, 0])
+                   - r * r * self.inv_4tau) + self.shift
+
+    cdef inline float64_t at_squared(self, float64_t sq_distance, float64_t sq_x,
+                                     float64_t sq_y) noexcept nogil:
+        # cosh r - 1 = d from the rows' squared distance; r = arccosh(1 + d)
+        # through log1p, exact for small d, and without d^2's overflow.
+        cdef float64_t d = 2.0 * sq_distance / ((1.0 - sq_x) * (1.0 - sq_y))
+        return self.at_distance(log1p(d + sqrt(d) * sqrt(d + 2.0)))
+
+    cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
+                         const float64_t* sq_y, float64_t* out,
+                         intp_t n) noexcept nogil:
+        # Squared distances first, close pairs left in dots for the rows'
+        # difference (as NED's and RBF's), then the map.
+        cdef intp_t j, kept = sq_distances_of_dots(dots, out, sq_y, n, sq_x, 1.0 - NEAR_ONE,
+                                                   False, 0.0)
+        for j in range(n):
+            out[j] = self.at_squared(out[j], sq_x, sq_y[j])
+        return kept
+
+    cdef float64_t at_gap(self, float64_t gap, float64_t sq_x, float64_t sq_y) noexcept nogil:
+        return self.at_squared(2.0 * gap, sq_x, sq_y)
 
 
 cdef class PrecomputedKernel(Kernel):
@@ -1027,7 +1097,8 @@ cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,
     j = 0
     while left > 0 and j < n:
         if acc[j] != 0.0:
-            out[j] = kernel.at_gap(exact_gap(X, i, Y.rows, start + j))
+            out[j] = kernel.at_gap(exact_gap(X, i, Y.rows, start + j), X.sq_norms[i],
+                                   Y.rows.sq_norms[start + j])
             acc[j] = 0.0
             left -= 1
         j += 1
@@ -1288,6 +1359,7 @@ KERNELS = {
     "ngd_exp": ({"t": 1.0, "normalize": False}, True),
     "bhattacharyya": ({}, True),
     "diffusion": ({"t": 1.0, "normalize": False}, True),
+    "hyperbolic": ({"t": 1.0, "normalize": False}, False),
 }
 
 # Largest and smallest exponents whose exp() is a normal float64.
@@ -1324,6 +1396,44 @@ def _heat_log_scale(kernel, t, n_features):
             f"scaling a kernel by c is the same SVM as scaling C by c: use "
             f"normalize=False and multiply C by the factor instead")
     return log_scale
+
+
+def _hyperbolic_kernel(t, n_features, normalize):
+    """The heat kernel of N(mu, sigma^2 I) on rows (mu_1, ..., mu_(n-1), sigma).
+
+    The Fisher metric of the family is c = 2 (n - 1) times that of
+    unit-curvature H^n in the coordinates (mu / sqrt(c), sigma), so its heat
+    kernel at time t is c^(-n/2) K(r) at time t / c of H^n, r the H^n
+    distance (see ``_hyperbolic``).
+    """
+    from . import _hyperbolic
+    n = n_features
+    if not 2 <= n <= _hyperbolic.MAX_DIMENSION:
+        raise ValueError(
+            f"kernel 'hyperbolic' reads rows (mu_1, ..., mu_(n-1), sigma) of the spherical "
+            f"normal family, n from 2 to {_hyperbolic.MAX_DIMENSION} (the dimensions whose "
+            f"heat kernel kgeo evaluates to 1e-13); got n_features={n}")
+    c = 2.0 * (n - 1)
+    tau = t / c
+    # The table's size grows with sqrt(tau): refuse times whose kernel is flat
+    # over any distance float64 can tell apart anyway.
+    if tau > _hyperbolic.MAX_TIME:
+        raise ValueError(
+            f"kernel 'hyperbolic': t must be at most {_hyperbolic.MAX_TIME * c:.4g} for "
+            f"n_features={n} (t / (2 (n - 1)) <= {_hyperbolic.MAX_TIME:g}), got {t!r}")
+    log_k0 = _hyperbolic.log_heat_kernel(0.0, tau, n)[0] - 0.5 * n * math.log(c)
+    log_scale = 0.0
+    if normalize:
+        log_scale = float(log_k0)
+        if not _LOG_MIN <= log_scale <= _LOG_MAX:
+            raise ValueError(
+                f"kernel 'hyperbolic' with normalize=True: its value at distance 0, "
+                f"exp({log_scale:.4g}) for n = {n} and t = {t}, is not representable in "
+                f"float64. The factor only rescales the kernel, and scaling a kernel by c is "
+                f"the same SVM as scaling C by c: use normalize=False and multiply C by it")
+    table, extent, _ = _hyperbolic.heat_table(tau, n, log_scale)
+    return HyperbolicHeatKernel(np.ascontiguousarray(table), _hyperbolic.TABLE_PIECE, tau,
+                                extent, log_scale)
 
 
 def kernel_params(name):
@@ -1422,8 +1532,10 @@ def get_kernel(name, n_features, shift=0.0, **params):
     elif name == "ngd_exp":
         log_scale = _heat_log_scale(name, t, n_features) if p["normalize"] else 0.0
         kernel = GeodesicExponentialKernel(t, log_scale)
-    else:  # diffusion
+    elif name == "diffusion":
         log_scale = _heat_log_scale(name, t, n_features) if p["normalize"] else 0.0
         kernel = DiffusionKernel(t, log_scale)
+    else:  # hyperbolic
+        kernel = _hyperbolic_kernel(t, n_features, p["normalize"])
     kernel.shift = shift
     return kernel

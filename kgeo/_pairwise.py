@@ -18,7 +18,8 @@ from ._kernels import (
     kernel_matrix,
     sqrt_of_row_shares,
 )
-from ._validation import check_matrix, check_on_simplex, check_positive, sparse_as_float64_csr
+from ._validation import (check_matrix, check_on_simplex, check_positive, sparse_as_float64_csr,
+                          spherical_normal_sigmas)
 
 __all__ = [
     "pairwise_kernels",
@@ -278,6 +279,9 @@ def prepare_rows(kernel, X, *, name="X", kernel_name="", n_threads=1):
         # spent 40-60 ms of a first 20 Newsgroups fit faulting in temporaries.
         data = divide_rows_by_max(X.data, indptr, n_threads)
         sqrt_of_row_shares(data, indptr, np.add.reduceat(data, indptr[:-1]), n_threads)
+    elif kernel.half_space and X.shape[0] > 0:
+        X = poincare_rows(X, kernel_name=kernel_name, name=name)
+        data, indptr = X.data, np.ascontiguousarray(X.indptr, dtype=np.int64)
     else:
         data = X.data
     rows = RowSet(data, X.indices, indptr, X.shape[1])
@@ -291,6 +295,53 @@ def prepare_rows(kernel, X, *, name="X", kernel_name="", n_threads=1):
                 f"L2 norm is {largest:.3g}, above the {np.finfo(np.float64).max / 4:.3g} "
                 f"the kernel formulas can carry; scale {name} down")
     return rows
+
+
+# A row's 1 - |p|^2 in the Poincare ball, as summed from its stored values,
+# must agree with the exact 4 sigma / D to this relative error (see below).
+_BALL_TOLERANCE = 1e-8
+
+
+def poincare_rows(X, *, kernel_name="hyperbolic", name="X"):
+    """Spherical normals (mu, sigma) as points of the Poincare ball.
+
+    With c = 2 (n - 1), the Fisher metric of N(mu, sigma^2 I) is c times
+    unit-curvature hyperbolic space in the upper half-space coordinates
+    (u, y) = (mu / sqrt(c), sigma); the ball point about (0, 1) is
+    ``p = (2 u, |u|^2 + y^2 - 1) / (|u|^2 + (1 + y)^2)``. A row keeps its
+    zeros in mu (the last column is always stored). In the ball, rounding
+    moves a point by about 1e-16 of its distance from (0, 1) in cosh: a
+    row whose ``1 - |p|^2`` (exactly 4 y / (|u|^2 + (1 + y)^2)) the stored
+    values no longer carry to 1e-8 is refused, with the remedy: moving every
+    row by the same isometry (mu - m) / s, sigma / s changes no kernel value.
+    """
+    sigma = spherical_normal_sigmas(X, name=name)
+    n = X.shape[1]
+    scale = math.sqrt(2.0 * (n - 1))
+    X = sp.csr_matrix(X, copy=True)
+    X.sort_indices()
+    counts = np.diff(X.indptr)
+    last = X.indptr[1:] - 1  # every row stores sigma last
+    u = X.data / scale
+    u[last] = 0.0
+    with np.errstate(over="ignore"):
+        sq_u = np.add.reduceat(u * u, X.indptr[:-1]) if X.nnz else np.zeros(0)
+        sq_u[counts == 0] = 0.0
+        denominator = sq_u + (1.0 + sigma) ** 2
+        data = 2.0 * u / np.repeat(denominator, counts)
+        data[last] = (sq_u + (sigma - 1.0) * (sigma + 1.0)) / denominator
+        exact = 4.0 * sigma / denominator
+    carried = 1.0 - np.add.reduceat(data * data, X.indptr[:-1])
+    far = np.flatnonzero(~(np.abs(carried - exact) <= _BALL_TOLERANCE * exact))
+    if far.size:
+        i = int(far[0])
+        raise ValueError(
+            f"kernel {kernel_name!r}: {far.size} row(s) of {name} lie too far from "
+            f"mu = 0, sigma = 1 for float64 to carry their hyperbolic distances (first row "
+            f"{i}, sigma = {sigma[i]!r}, |mu| = {math.sqrt(sq_u[i]) * scale:.4g}); move every "
+            f"row by the same map mu -> (mu - m) / s, sigma -> sigma / s (m a central mean, "
+            f"s a typical sigma), which changes no kernel value")
+    return sp.csr_matrix((data, X.indices, X.indptr), shape=X.shape)
 
 
 def single_block(rows):
@@ -405,9 +456,13 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
     n_threads = resolve_n_jobs(n_jobs)
     X = check_matrix(X, name="X")
     k = get_kernel(kernel, X.shape[1], shift, **params)
+    if k.half_space:
+        spherical_normal_sigmas(X, name="X")
     centre = translation_centre(kernel, X)
     if Y is not None:
         Y = check_matrix(Y, name="Y")
+        if k.half_space and Y.shape[1] == X.shape[1]:
+            spherical_normal_sigmas(Y, name="Y")
         if Y.shape[1] != X.shape[1]:
             raise ValueError(
                 f"X and Y must have the same number of features: X has "

@@ -39,7 +39,7 @@ from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp
                       one_vs_one_coefficients, one_vs_one_votes, solve_pair)
 from ._validation import (check_kernel_matrix, check_labels, check_matrix, check_n_features,
                           check_on_simplex, check_positive, check_real, check_sample_weight,
-                          checked_accuracy)
+                          checked_accuracy, spherical_normal_sigmas)
 from .exceptions import ConvergenceWarning, sklearn_compatible
 
 __all__ = ["SVM"]
@@ -723,6 +723,8 @@ class SVM(EstimatorMixin):
         if kernel.on_simplex:
             # Checked before the sort below, so that messages name the caller's rows.
             check_on_simplex(X_checked, name="X", kernel=self.kernel, row_names=kept)
+        if kernel.half_space:
+            spherical_normal_sigmas(X_checked, name="X", row_names=kept)
         # Corpora read folder by folder often come sorted: no copy then.
         in_order = bool(np.all(y_index[1:] >= y_index[:-1]))
         # ned and rbf on dense rows: moved to their mean, as prediction will
@@ -1371,6 +1373,9 @@ def _row_sums(model, X, n_threads):
     check_n_features(X, estimator="SVM", n_features=model.n_features_in_)
     kernel = get_kernel(model.kernel, model.n_features_in_, model.shift,
                         **model._kernel_args)
+    if kernel.half_space:
+        # On all of X, so that a message names the row of X, not of a chunk.
+        spherical_normal_sigmas(X, name="X")
     # Models saved before the centring have none. Each row is moved by
     # the fitted centre or not by itself alone (see weighted_sums), not
     # by the rows predicted with it: its votes must not depend on them.

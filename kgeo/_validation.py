@@ -370,6 +370,43 @@ def check_on_simplex(X, *, name="X", kernel="ngd", row_names=None):
             f"some mass in every row")
 
 
+def spherical_normal_sigmas(X, *, name="X", row_names=None):
+    """Each row's sigma, the last column of a CSR matrix of spherical
+    normals (mu_1, ..., mu_(n-1), sigma), checked to be > 0.
+
+    ``row_names[i]``, where given, is the caller's number of row i.
+
+    Raises
+    ------
+    ValueError
+        If X has fewer than 2 columns, or some row's sigma is not > 0
+        (naming the rows).
+    """
+    if X.shape[1] < 2:
+        raise ValueError(
+            f"the hyperbolic kernel reads rows (mu_1, ..., mu_(n-1), sigma) of the spherical "
+            f"normal family N(mu, sigma^2 I), at least 2 columns; {name} has {X.shape[1]}")
+    last = X.shape[1] - 1
+    sigma = np.zeros(X.shape[0])
+    ends = X.indptr[1:]
+    stored = (ends > X.indptr[:-1]) & (X.indices[np.maximum(ends - 1, 0)] == last) \
+        if X.nnz else np.zeros(X.shape[0], dtype=bool)
+    sigma[stored] = X.data[ends[stored] - 1]
+    bad = np.flatnonzero(~(sigma > 0))
+    if bad.size:
+        values = sigma[bad]
+        if row_names is not None:
+            bad = np.asarray(row_names)[bad]
+        listed = ", ".join(f"row {i}: {v!r}" for i, v in zip(bad[:_MAX_ROWS_LISTED],
+                                                            values[:_MAX_ROWS_LISTED].tolist()))
+        more = f" and {bad.size - _MAX_ROWS_LISTED} more" if bad.size > _MAX_ROWS_LISTED else ""
+        raise ValueError(
+            f"the hyperbolic kernel reads the last column of {name} as each row's standard "
+            f"deviation sigma, which must be > 0; {bad.size} row(s) have sigma <= 0 "
+            f"({listed}{more})")
+    return sigma
+
+
 def is_one_of(value, choices):
     """``value in choices`` for a str (or None) value only: an array's
     ``in`` compares element-wise (NumPy's "truth value ... is ambiguous",
