@@ -127,6 +127,45 @@ def _sensitivity(f, q, delta, lo=None, hi=None):
     return np.maximum(np.abs(f(up) - f0), np.abs(f(down) - f0))
 
 
+def _hyperbolic_reference(A, B, t, normalize):
+    """The heat kernel of N(mu, sigma^2 I) on rows (mu, sigma), from closed
+    forms: the Fisher-Rao distance r_F of two spherical normals in R^(n-1),
+    cosh(r_F / sqrt(c)) = 1 + (|mu - mu'|^2 / c + (sigma - sigma')^2) / (2 sigma sigma'),
+    c = 2 (n - 1), and the heat kernel of H^3 (n = 3) or H^5 (n = 5) of
+    Lafferty & Lebanon's eq. 5 written out (the papers' NOTES), at time
+    t / c of unit-curvature H^n, times c^(-n/2) (normalize) or over its value
+    at 0. Other n are not written out here."""
+    n = A.shape[1]
+    if n not in (3, 5):
+        raise ValueError(f"the reference hyperbolic kernel has closed forms for n = 3 and 5, "
+                         f"got {n} columns")
+    c = 2.0 * (n - 1)
+    tau = t / c
+    mu_a, mu_b, sa, sb = A[:, :-1], B[:, :-1], A[:, -1], B[:, -1]
+    gap = (((mu_a[:, None, :] - mu_b[None, :, :]) ** 2).sum(-1) / c
+           + (sa[:, None] - sb[None, :]) ** 2) / (2.0 * sa[:, None] * sb[None, :])
+    r = np.arccosh(1.0 + gap)
+
+    def heat(r):
+        r = np.asarray(r, dtype=np.float64)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            if n == 3:
+                shape = np.where(r > 0, r / np.sinh(r), 1.0)
+                return (4 * np.pi * tau) ** -1.5 * shape * np.exp(-tau - r * r / (4 * tau))
+            series = np.where(r > 1e-4, r / np.tanh(r) - 1.0, r * r / 3.0)
+            sinh2 = np.where(r > 0, np.sinh(r) ** 2, 1.0)
+            shape = np.where(r > 0, (series + r * r / (2 * tau)) / sinh2, 1.0 / 3 + 1 / (2 * tau))
+            return (np.exp(-4 * tau - r * r / (4 * tau)) * shape
+                    / (8 * np.pi ** 2 * tau * np.sqrt(4 * np.pi * tau)))
+
+    scale = c ** (-n / 2) if normalize else 1.0 / heat(0.0)
+    K = scale * heat(r)
+    # kgeo's rows in the Poincare ball carry their distances to ~1e-15 of cosh r.
+    d_gap = DOT_EPS * (1.0 + gap)
+    E = np.abs(scale * (heat(np.arccosh(1.0 + gap + d_gap)) - heat(r))) + 1e-300
+    return K, E
+
+
 def resolve_gamma(X, gamma, sample_weight=None):
     """gamma of poly/rbf/sigmoid: ``"scale"`` = 1 / (n_features * X.var()),
     with sample weights the variance of X's rows each repeated as often as
@@ -176,7 +215,10 @@ def reference_kernel(X, Y=None, kernel="ngd", *, shift=0.0, gamma=None, coef0=0.
     n_features = A.shape[1]
     if gamma is None:
         gamma = 1.0 / n_features
-    if kernel in SIMPLEX_KERNELS:
+    if kernel == "hyperbolic":
+        K, E = _hyperbolic_reference(A.toarray(), B.toarray(), t, normalize)
+        K = K + shift
+    elif kernel in SIMPLEX_KERNELS:
         U = _simplex_sqrt(A)
         V = U if Y is None else _simplex_sqrt(B)
         cos = np.clip(_products(U, V), 0.0, 1.0)
@@ -241,7 +283,7 @@ def model_kernel_params(model, X_train, sample_weight=None):
         out["coef0"] = params["coef0"]
     if kernel == "poly":
         out["degree"] = params["degree"]
-    if kernel in ("ngd_exp", "diffusion"):
+    if kernel in ("ngd_exp", "diffusion", "hyperbolic"):
         out["t"] = params["t"]
         out["normalize"] = params["normalize"]
     return kernel, out

@@ -1152,6 +1152,10 @@ def reference_kernel(kernel, X, Y, *, gamma=None, coef0=0.0, degree=3, t=1.0, sh
     """
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
+    if kernel == "hyperbolic":  # closed forms of H^3 and H^5 (see svm_checker)
+        sys.path.insert(0, os.path.dirname(__file__))
+        import svm_checker
+        return svm_checker.reference_kernel(X, Y, "hyperbolic", t=t, shift=shift)
     if kernel in MANIFOLD_KERNELS:
         P = X / X.sum(axis=1, keepdims=True)
         Q = Y / Y.sum(axis=1, keepdims=True)
@@ -1293,6 +1297,7 @@ KERNEL_PARAMS = {
                                       "coef0": st.sampled_from([-1.0, 0.0, 1.0])}),
     "ngd_exp": st.fixed_dictionaries({"t": st.sampled_from([0.1, 1.0, 10.0])}),
     "diffusion": st.fixed_dictionaries({"t": st.sampled_from([0.1, 1.0, 10.0])}),
+    "hyperbolic": st.fixed_dictionaries({"t": st.sampled_from([0.1, 1.0, 10.0])}),
 }
 
 
@@ -1310,7 +1315,9 @@ def problems(draw, kernels=tuple(ALL_KERNELS)):
     n_classes = draw(st.integers(2, 4))
     sizes = draw(st.lists(st.integers(1, 10), min_size=n_classes, max_size=n_classes))
     n = sum(sizes)
-    n_features = draw(st.integers(1, 8))
+    # The hyperbolic kernel's rows are spherical normals (mu, sigma), n = 3
+    # or 5 columns (the dimensions the NumPy checker has closed forms for).
+    n_features = draw(st.sampled_from([3, 5]) if kernel == "hyperbolic" else st.integers(1, 8))
     n_distinct = draw(st.integers(1, n))
     low = -4 if kernel in EUCLIDEAN_KERNELS and draw(st.booleans()) else 0
     values = draw(st.lists(st.integers(low, 4), min_size=n_distinct * n_features,
@@ -1319,6 +1326,8 @@ def problems(draw, kernels=tuple(ALL_KERNELS)):
     if kernel in MANIFOLD_KERNELS:
         empty = np.flatnonzero(base.sum(axis=1) <= 0)
         base[empty, empty % n_features] = 1.0
+    if kernel == "hyperbolic":
+        base[:, -1] = 2.0 ** (np.abs(base[:, -1]) - 2)  # sigma from 1/4 to 4
     rows = draw(st.lists(st.integers(0, n_distinct - 1), min_size=n, max_size=n))
     X = base[rows]
     labels = draw(st.sampled_from([[0, 1, 2, 3], [7, -1, 3, 12], ["b", "a", "d", "c"]]))

@@ -1,0 +1,300 @@
+"""The hyperbolic (spherical normal) heat kernel: its evaluation checked
+against closed forms, quadrature of the paper's equation 6, the heat
+equation, unit mass and the dimension recursion; the compiled kernel against
+those; the SVM on it against the NumPy checker; bad input."""
+
+import math
+import os
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.integrate import quad
+
+import kgeo
+from kgeo import _hyperbolic as H
+
+sys.path.insert(0, os.path.dirname(__file__))
+import svm_checker  # noqa: E402
+
+TAUS = (0.003, 0.1, 1.0, 10.0)
+
+
+def assert_logs_close(got, want, atol):
+    """|got - want| <= atol elementwise (atol may be an array: log-values
+    of size L carry about 1e-16 L of rounding)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape
+    worst = np.max(np.abs(got - want) / atol)
+    assert worst <= 1.0, (worst, got, want)
+DISTANCES = np.array([0.0, 1e-7, 0.01, 0.3, 1.0, 1.999, 2.001, 4.0, 9.0, 25.0])
+
+
+def closed_h3(r, tau):
+    """Equation 5 with m = 1 written out (the papers' NOTES)."""
+    shape = np.where(r > 0, r / np.sinh(np.maximum(r, 1e-300)), 1.0)
+    return -1.5 * np.log(4 * np.pi * tau) + np.log(shape) - tau - r * r / (4 * tau)
+
+
+def closed_h5(r, tau):
+    """Equation 5 with m = 2 written out; r coth r - 1 from its series below
+    r = 0.05, where the subtraction would cancel."""
+    r = np.asarray(r, dtype=np.float64)
+    rs = np.where(r > 0, r, 1.0)
+    bend = np.where(r < 0.05, rs ** 2 / 3 - rs ** 4 / 45 + 2 * rs ** 6 / 945, rs / np.tanh(rs) - 1)
+    shape = np.where(r > 0, (bend + rs * rs / (2 * tau)) / np.sinh(rs) ** 2,
+                     1 / 3 + 1 / (2 * tau))
+    return (-4 * tau - r * r / (4 * tau) + np.log(shape)
+            - np.log(8 * np.pi ** 2 * tau * np.sqrt(4 * np.pi * tau)))
+
+
+def equation_6_h2(r, tau):
+    """Equation 6 with m = 0, its prefactor sqrt(2) / (4 pi tau)^(3/2), by
+    adaptive quadrature in the paper's own variable s (the 1 / sqrt(s - r)
+    end handled by QUADPACK's algebraic weight)."""
+    def smooth(s):
+        # s exp(-s^2/4t) / sqrt(cosh s - cosh r), times sqrt(s - r)
+        if s == r:
+            return r / math.sqrt(math.sinh(r)) if r > 0 else math.sqrt(2.0)
+        gap = 2 * math.sinh((s + r) / 2) * math.sinh((s - r) / 2)
+        return s * math.exp(-(s * s - r * r) / (4 * tau)) * math.sqrt((s - r) / gap)
+    width = 40 * math.sqrt(tau) + 40
+    value, _ = quad(smooth, r, r + width, weight="alg", wvar=(-0.5, 0.0),
+                    epsabs=0.0, epsrel=1e-13, limit=400)
+    return (0.5 * math.log(2) - 1.5 * math.log(4 * math.pi * tau) - tau / 4
+            - r * r / (4 * tau) + math.log(value))
+
+
+@pytest.mark.parametrize("tau", TAUS)
+def test_odd_dimensions_match_the_closed_forms(tau):
+    for n, closed in ((3, closed_h3), (5, closed_h5)):
+        want = closed(DISTANCES, tau)
+        assert_logs_close(H.log_heat_kernel(DISTANCES, tau, n), want,
+                          1e-13 + 3e-14 * np.abs(want))
+
+
+@pytest.mark.parametrize("tau", TAUS)
+def test_h2_matches_quadrature_of_equation_6(tau):
+    r = DISTANCES[DISTANCES ** 2 / (4 * tau) < 600]
+    want = np.array([equation_6_h2(x, tau) for x in r])
+    assert_logs_close(H.log_heat_kernel(r, tau, 2), want, 1e-11 * (1 + r ** 2 / tau))
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 8, 11])
+@pytest.mark.parametrize("tau", [0.05, 0.5, 4.0])
+def test_unit_mass(n, tau):
+    # integral over H^n: area of the unit (n-1)-sphere times sinh^(n-1) r dr
+    area = 2 * math.pi ** (n / 2) / math.gamma(n / 2)
+
+    def density(r):
+        return math.exp(H.log_heat_kernel(r, tau, n)[0] + (n - 1) * math.log(math.sinh(r)))
+    top = 2 * math.sqrt(tau) * 12 + 2 * (n - 1) * tau + 5
+    mass, _ = quad(density, 0, top, epsabs=0, epsrel=1e-12, limit=400)
+    assert abs(area * mass - 1) < 1e-9
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 7, 10, 21])
+@pytest.mark.parametrize("tau", [0.05, 1.0])
+def test_heat_equation(n, tau):
+    # d/dtau K = K'' + (n - 1) coth(r) K', the radial Laplacian of H^n, by
+    # central differences of log K (so relative to K).
+    r = np.array([0.4, 1.0, 2.5, 5.0])
+    h, d = 1e-4, 1e-4
+
+    def log_k(r, tau):
+        return H.log_heat_kernel(r, tau, n)
+    f0 = log_k(r, tau)
+    f1 = (log_k(r + h, tau) - log_k(r - h, tau)) / (2 * h)
+    f2 = (log_k(r + h, tau) - 2 * f0 + log_k(r - h, tau)) / h ** 2
+    ft = (log_k(r, tau + d) - log_k(r, tau - d)) / (2 * d)
+    laplacian = f2 + f1 ** 2 + (n - 1) / np.tanh(r) * f1  # (Laplacian K) / K
+    # (central differences of log K ~ r^2 / 4 tau leave about 1e-5 of it)
+    np.testing.assert_allclose(ft, laplacian, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", [2, 3, 6, 9])
+def test_dimension_recursion(n):
+    # K_(n+2) = -exp(-n tau) / (2 pi sinh r) dK_n/dr (Millson's recursion;
+    # odd and even dimensions are computed by different routes here).
+    tau, r, h = 0.3, np.array([0.2, 0.9, 2.2, 4.0]), 1e-5
+    slope = (np.exp(H.log_heat_kernel(r + h, tau, n))
+             - np.exp(H.log_heat_kernel(r - h, tau, n))) / (2 * h)
+    want = -np.exp(-n * tau) / (2 * np.pi * np.sinh(r)) * slope
+    np.testing.assert_allclose(np.exp(H.log_heat_kernel(r, tau, n + 2)), want, rtol=1e-7)
+
+
+@pytest.mark.parametrize("n, tau", [(2, 0.01), (2, 5.0), (3, 1.0), (4, 0.2), (9, 2.0),
+                                    (12, 0.05), (21, 5.0)])
+def test_table_reproduces_the_kernel(n, tau):
+    table, extent, log_k0 = H.heat_table(tau, n)
+    r = np.concatenate([np.linspace(0.0, min(3.0, extent), 301),
+                        np.random.default_rng(n).uniform(0.0, extent, 300)])
+    direct = H.log_heat_kernel(r, tau, n) - log_k0
+    from_table = H.evaluate_table(table, r) - r * r / (4 * tau)
+    # log-space: relative to the value, growing with the exponent's size
+    assert_logs_close(from_table, direct, 2e-13 * (1 + np.abs(direct)))
+    assert direct[r >= extent - 1e-9].max(initial=-np.inf) < -700 or extent == r.max()
+
+
+def spherical_normals(rng, n_rows, n, spread=1.0):
+    return np.column_stack([spread * rng.normal(size=(n_rows, n - 1)),
+                            rng.lognormal(sigma=0.6, size=n_rows)])
+
+
+def reference_gram(X, Y, t, normalize=False):
+    """From the Fisher-Rao distance and log_heat_kernel (any n)."""
+    n = X.shape[1]
+    c = 2.0 * (n - 1)
+    gap = ((((X[:, None, :-1] - Y[None, :, :-1]) ** 2).sum(-1) / c
+            + (X[:, None, -1] - Y[None, :, -1]) ** 2) / (2 * X[:, None, -1] * Y[None, :, -1]))
+    r = np.arccosh(1 + gap)
+    log_k = H.log_heat_kernel(r.ravel(), t / c, n).reshape(r.shape)
+    log_k0 = H.log_heat_kernel(0.0, t / c, n)[0]
+    return np.exp(log_k - 0.5 * n * math.log(c)) if normalize else np.exp(log_k - log_k0)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 6])
+@pytest.mark.parametrize("form", ["dense", "csr"])
+@pytest.mark.parametrize("normalize", [False, True])
+def test_pairwise_kernels_match_the_reference(n, form, normalize):
+    rng = np.random.default_rng(n)
+    X, Y = spherical_normals(rng, 25, n), spherical_normals(rng, 17, n)
+    X[3, :-1] = 0.0  # a mean at the origin: a sparse row of one stored value
+    X[5] = X[4]  # a duplicate: distance 0 through the rows' difference
+    as_form = sp.csr_matrix if form == "csr" else np.asarray
+    for t in (0.2, 3.0):
+        K = kgeo.pairwise_kernels(as_form(X), as_form(Y), kernel="hyperbolic", t=t,
+                                  normalize=normalize)
+        np.testing.assert_allclose(K, reference_gram(X, Y, t, normalize), rtol=1e-12, atol=0)
+        G = kgeo.pairwise_kernels(as_form(X), kernel="hyperbolic", t=t, normalize=normalize)
+        np.testing.assert_allclose(G, reference_gram(X, X, t, normalize), rtol=1e-12, atol=0)
+        if not normalize:
+            assert np.all(np.diag(G) == 1.0) and G[4, 5] == 1.0
+
+
+def test_univariate_normals_use_the_fisher_rao_distance():
+    # The Fisher-Rao distance of N(m1, s1^2) and N(m2, s2^2), as usually
+    # written: sqrt(2) arccosh(1 + ((m1 - m2)^2 + 2 (s1 - s2)^2) / (4 s1 s2)).
+    # At small t the heat kernel is exp(-d^2 / 4t) (1 + O(d^2)) of it.
+    X = np.array([[0.0, 1.0], [0.1, 1.05], [-0.08, 0.95], [0.05, 1.02]])
+    d = math.sqrt(2) * np.arccosh(1 + ((X[:, None, 0] - X[None, :, 0]) ** 2
+                                       + 2 * (X[:, None, 1] - X[None, :, 1]) ** 2)
+                                  / (4 * X[:, None, 1] * X[None, :, 1]))
+    t = 2e-4
+    K = kgeo.pairwise_kernels(X, kernel="hyperbolic", t=t)
+    assert K.min() > 1e-100
+    np.testing.assert_allclose(-4 * t * np.log(K), d ** 2, rtol=2e-3, atol=1e-12)
+
+
+def test_isometries_change_no_value():
+    # mu -> (mu - m) / s, sigma -> sigma / s is an isometry of the Fisher metric.
+    rng = np.random.default_rng(3)
+    X = spherical_normals(rng, 30, 4)
+    moved = np.column_stack([(X[:, :-1] - [0.5, -1.0, 2.0]) / 3.0, X[:, -1] / 3.0])
+    for t in (0.1, 2.0):
+        np.testing.assert_allclose(kgeo.pairwise_kernels(moved, kernel="hyperbolic", t=t),
+                                   kgeo.pairwise_kernels(X, kernel="hyperbolic", t=t),
+                                   rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_gram_matrices_are_positive_definite(n):
+    # A heat kernel is positive definite at every t (sum c_i c_j K = |e^(tD/2) sum c_i delta|^2),
+    # unlike the multinomial parametrix (test_pairwise_theory).
+    rng = np.random.default_rng(10 + n)
+    X = spherical_normals(rng, 60, n)
+    for t in (0.05, 1.0, 30.0):
+        assert kgeo.is_positive_definite(kgeo.pairwise_kernels(X, kernel="hyperbolic", t=t))
+
+
+def test_far_pairs_are_exactly_zero():
+    X = np.array([[0.0, 1.0], [0.0, 1e-6], [50.0, 1.0]])
+    K = kgeo.pairwise_kernels(X, kernel="hyperbolic", t=0.01)
+    assert K[0, 1] == 0.0 and K[0, 2] == 0.0 and np.all(np.diag(K) == 1.0)
+
+
+@pytest.mark.parametrize("n", [3, 5])
+def test_svm_solves_the_dual(n):
+    rng = np.random.default_rng(n)
+    X = spherical_normals(rng, 90, n)
+    y = np.where(X[:, -1] > np.median(X[:, -1]), 1, 0) + (X[:, 0] > 0.8)
+    for C, t in ((1.0, 0.5), (30.0, 4.0)):
+        model = kgeo.SVM(kernel="hyperbolic", C=C, t=t, tol=1e-6).fit(X, y)
+        svm_checker.check_svm(model, X, y, X_test=spherical_normals(rng, 20, n))
+
+
+def test_shift_changes_nothing():
+    rng = np.random.default_rng(8)
+    X = spherical_normals(rng, 80, 3)
+    y = (X[:, -1] > 1.0).astype(int)
+    a = kgeo.SVM(kernel="hyperbolic", t=0.7, tol=1e-8).fit(X, y)
+    b = kgeo.SVM(kernel="hyperbolic", t=0.7, shift=5.0, tol=1e-8).fit(X, y)
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-6)
+
+
+def test_sets_of_points_are_classified_by_their_spread():
+    # Two classes of point sets in the plane with the same means and
+    # different spreads: a normal's sigma is what tells them apart.
+    rng = np.random.default_rng(0)
+    sets, y = [], []
+    for i in range(300):
+        sets.append(rng.normal(size=2) + (0.5 if i % 2 else 1.0) * rng.normal(size=(8, 2)))
+        y.append(i % 2)
+    X, y = kgeo.spherical_normal_mle(sets), np.array(y)
+    model = kgeo.SVM(kernel="hyperbolic", C=10.0, t=1.0).fit(X[:200], y[:200])
+    assert model.score(X[200:], y[200:]) > 0.8
+
+
+def test_spherical_normal_mle():
+    a = np.array([[0.0, 0.0], [2.0, 0.0], [1.0, 3.0]])
+    b = np.array([[1.0, 1.0], [1.0, -1.0]])
+    rows = kgeo.spherical_normal_mle([a, b])
+    mu = a.mean(axis=0)
+    np.testing.assert_allclose(rows[0], [*mu, math.sqrt(((a - mu) ** 2).sum() / 6)])
+    np.testing.assert_allclose(rows[1], [1.0, 0.0, math.sqrt(2.0 / 4)])
+    np.testing.assert_array_equal(kgeo.spherical_normal_mle(np.stack([b, b])), [rows[1]] * 2)
+
+
+@pytest.mark.parametrize("sets, match", [
+    ([np.ones((3, 2))], "set 0 has sigma = 0"),
+    ([np.zeros((2, 2)) + [[0, 1], [1, 0]], np.zeros((2, 3))], "set 1 has points of dimension 3"),
+    ([np.array([[np.nan, 1.0], [0.0, 0.0]])], "set 0 has NaN"),
+    ([np.zeros(3)], r"set 0 must be a 2-D array"),
+    ([], "sets is empty"),
+    ([[["a", "b"]]], "set 0 is not an array of numbers"),
+])
+def test_spherical_normal_mle_refuses(sets, match):
+    with pytest.raises(ValueError, match=match):
+        kgeo.spherical_normal_mle(sets)
+    with pytest.raises(TypeError, match="sequence of 2-D arrays"):
+        kgeo.spherical_normal_mle("abc")
+
+
+@pytest.mark.parametrize("X, params, match", [
+    (np.ones((3, 1)), {}, "got n_features=1"),
+    (np.ones((3, 22)), {}, "n from 2 to 21"),
+    (np.array([[0.0, 1.0], [1.0, 0.0]]), {}, r"1 row\(s\) have sigma <= 0 \(row 1: 0.0\)"),
+    (np.array([[0.0, 1.0], [1.0, -2.0]]), {}, r"row 1: -2.0"),
+    (np.array([[0.0, 1.0], [1e12, 1.0]]), {}, "too far from mu = 0, sigma = 1"),
+    (np.array([[0.0, 1.0], [0.0, 1e-13]]), {}, "too far from mu = 0, sigma = 1"),
+    (np.array([[0.0, 1.0]]), {"t": 3000.0}, "t must be at most 2000"),
+    (np.array([[0.0, 1.0]]), {"t": 0.0}, "t must be > 0"),
+    (np.ones((2, 21)), {"t": 2e4, "normalize": True}, "not representable in float64"),
+])
+def test_bad_input_is_refused(X, params, match):
+    with pytest.raises(ValueError, match=match):
+        kgeo.pairwise_kernels(X, kernel="hyperbolic", **params)
+    y = np.arange(X.shape[0]) % 2
+    if X.shape[0] > 1:
+        with pytest.raises(ValueError, match=match):
+            kgeo.SVM(kernel="hyperbolic", **params).fit(X, y)
+
+
+def test_sparse_rows_without_sigma_are_named():
+    X = sp.csr_matrix(np.array([[0.5, 1.0], [1.0, 0.0], [0.0, 2.0]]))
+    with pytest.raises(ValueError, match=r"row 1: 0.0"):
+        kgeo.pairwise_kernels(X, kernel="hyperbolic")
+    model = kgeo.SVM(kernel="hyperbolic").fit(np.array([[0.0, 1.0], [1.0, 2.0]]), [0, 1])
+    with pytest.raises(ValueError, match=r"row 1: 0.0"):
+        model.predict(X)
