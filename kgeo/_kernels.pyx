@@ -784,10 +784,14 @@ cdef class HyperbolicHeatKernel(Kernel):
     cdef const float64_t[:, ::1] table
     cdef float64_t inv_4tau, log_scale, extent, inv_piece
     cdef intp_t n_pieces, degree
+    # n of H^n, the columns of the rows as given: the Fisher metric's scale
+    # 2 (n - 1) (the rows a kernel row reads may have lost unused columns).
+    cdef readonly intp_t dimension
 
     def __init__(self, const float64_t[:, ::1] table, float64_t piece, float64_t tau,
-                 float64_t extent, float64_t log_scale):
+                 float64_t extent, float64_t log_scale, intp_t dimension):
         self.half_space = True
+        self.dimension = dimension
         self.table = table
         self.n_pieces = table.shape[0]
         self.degree = table.shape[1] - 1
@@ -1433,7 +1437,7 @@ def _hyperbolic_kernel(t, n_features, normalize):
                 f"the same SVM as scaling C by c: use normalize=False and multiply C by it")
     table, extent, _ = _hyperbolic.heat_table(tau, n, log_scale)
     return HyperbolicHeatKernel(np.ascontiguousarray(table), _hyperbolic.TABLE_PIECE, tau,
-                                extent, log_scale)
+                                extent, log_scale, n)
 
 
 def kernel_params(name):

@@ -280,7 +280,7 @@ def prepare_rows(kernel, X, *, name="X", kernel_name="", n_threads=1):
         data = divide_rows_by_max(X.data, indptr, n_threads)
         sqrt_of_row_shares(data, indptr, np.add.reduceat(data, indptr[:-1]), n_threads)
     elif kernel.half_space and X.shape[0] > 0:
-        X = poincare_rows(X, kernel_name=kernel_name, name=name)
+        X = poincare_rows(X, kernel.dimension, kernel_name=kernel_name, name=name)
         data, indptr = X.data, np.ascontiguousarray(X.indptr, dtype=np.int64)
     else:
         data = X.data
@@ -302,10 +302,12 @@ def prepare_rows(kernel, X, *, name="X", kernel_name="", n_threads=1):
 _BALL_TOLERANCE = 1e-8
 
 
-def poincare_rows(X, *, kernel_name="hyperbolic", name="X"):
+def poincare_rows(X, dimension, *, kernel_name="hyperbolic", name="X"):
     """Spherical normals (mu, sigma) as points of the Poincare ball.
 
-    With c = 2 (n - 1), the Fisher metric of N(mu, sigma^2 I) is c times
+    ``dimension`` is n, the columns of the rows as given (X may hold only
+    the columns some rows use, see `used_columns_only`: sigma, stored in
+    every row, stays last). With c = 2 (n - 1), the Fisher metric of N(mu, sigma^2 I) is c times
     unit-curvature hyperbolic space in the upper half-space coordinates
     (u, y) = (mu / sqrt(c), sigma); the ball point about (0, 1) is
     ``p = (2 u, |u|^2 + y^2 - 1) / (|u|^2 + (1 + y)^2)``. A row keeps its
@@ -315,9 +317,8 @@ def poincare_rows(X, *, kernel_name="hyperbolic", name="X"):
     values no longer carry to 1e-8 is refused, with the remedy: moving every
     row by the same isometry (mu - m) / s, sigma / s changes no kernel value.
     """
-    sigma = spherical_normal_sigmas(X, name=name)
-    n = X.shape[1]
-    scale = math.sqrt(2.0 * (n - 1))
+    sigma = spherical_normal_sigmas(X, name=name, columns=dimension)
+    scale = math.sqrt(2.0 * (dimension - 1))
     X = sp.csr_matrix(X, copy=True)
     X.sort_indices()
     counts = np.diff(X.indptr)
@@ -423,7 +424,9 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
     **params
         Kernel parameters: ``gamma``, ``coef0``, ``degree`` (``poly``,
         ``rbf``, ``sigmoid``; ``gamma=None`` means ``1 / n_features``),
-        ``t`` and ``normalize`` (``ngd_exp``, ``diffusion``).
+        ``t`` and ``normalize`` (``ngd_exp``, ``diffusion``, ``hyperbolic``).
+        ``hyperbolic`` reads rows ``(mu_1, ..., mu_(n-1), sigma)`` of spherical
+        normals N(mu, sigma^2 I), 2 <= n <= 21 columns.
 
     Returns
     -------

@@ -173,7 +173,10 @@ class SVM(EstimatorMixin):
         One of ``kgeo.KERNELS``: ``linear``, ``poly``, ``rbf``, ``sigmoid``,
         ``ned`` (negative Euclidean distance), ``ngd`` (negative geodesic
         distance on the multinomial manifold), ``ngd+pi``, ``ngd_exp``,
-        ``bhattacharyya``, ``diffusion``. The manifold kernels L1-normalise
+        ``bhattacharyya``, ``diffusion``, ``hyperbolic`` (the heat kernel of
+        the spherical normal family: rows ``(mu_1, ..., mu_(n-1), sigma)``,
+        ``2 <= n <= 21``, for instance from ``kgeo.spherical_normal_mle``).
+        The manifold kernels L1-normalise
         each row themselves: pass counts or TF-IDF weights. ``ned`` and
         ``rbf`` compute close pairs exactly from the rows' difference, which
         on data far from the origin is every pair and 8-12x slower: rows
@@ -216,12 +219,14 @@ class SVM(EstimatorMixin):
     degree : int, default=3
         For ``poly``.
     t : float, default=1.0
-        Diffusion time of ``ngd_exp`` and ``diffusion``.
+        Diffusion time of ``ngd_exp``, ``diffusion`` and ``hyperbolic``.
     normalize : bool, default=False
         Multiply ``ngd_exp`` and ``diffusion`` by ``(4 pi t)^(-n/2)``, with
         ``n = n_features - 1`` the dimension of the simplex; this
         only rescales the kernel (the same SVM as scaling C) and is rarely
-        representable in float64 for text vocabularies.
+        representable in float64 for text vocabularies. ``hyperbolic``
+        without it is divided by its value at distance 0 (k(x, x) = 1), with
+        it is the heat kernel itself, a density of unit mass.
     tol : float, default=1e-3
         Stop when the maximal violating pair's gap is at most ``tol``.
     cache_size : float, default=200

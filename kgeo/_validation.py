@@ -370,11 +370,13 @@ def check_on_simplex(X, *, name="X", kernel="ngd", row_names=None):
             f"some mass in every row")
 
 
-def spherical_normal_sigmas(X, *, name="X", row_names=None):
+def spherical_normal_sigmas(X, *, name="X", row_names=None, columns=None):
     """Each row's sigma, the last column of a CSR matrix of spherical
     normals (mu_1, ..., mu_(n-1), sigma), checked to be > 0.
 
-    ``row_names[i]``, where given, is the caller's number of row i.
+    ``row_names[i]``, where given, is the caller's number of row i;
+    ``columns``, where given, the number of columns of the rows as the
+    caller gave them (X then holds only those some rows use).
 
     Raises
     ------
@@ -382,7 +384,7 @@ def spherical_normal_sigmas(X, *, name="X", row_names=None):
         If X has fewer than 2 columns, or some row's sigma is not > 0
         (naming the rows).
     """
-    if X.shape[1] < 2:
+    if (X.shape[1] if columns is None else columns) < 2:
         raise ValueError(
             f"the hyperbolic kernel reads rows (mu_1, ..., mu_(n-1), sigma) of the spherical "
             f"normal family N(mu, sigma^2 I), at least 2 columns; {name} has {X.shape[1]}")

@@ -298,3 +298,22 @@ def test_sparse_rows_without_sigma_are_named():
     model = kgeo.SVM(kernel="hyperbolic").fit(np.array([[0.0, 1.0], [1.0, 2.0]]), [0, 1])
     with pytest.raises(ValueError, match=r"row 1: 0.0"):
         model.predict(X)
+
+
+def test_rows_whose_means_are_mostly_zero():
+    # Rows that store few of their columns make the posting tables keep
+    # only the columns in use (used_columns_only): the Fisher scale must
+    # still be that of all n columns.
+    rng = np.random.default_rng(5)
+    X = np.zeros((6, 8))
+    X[:, -1] = rng.lognormal(size=6)
+    X[1, 2] = 0.7
+    for rows in (X[:1], X):
+        for form in (np.asarray, sp.csr_matrix):
+            K = kgeo.pairwise_kernels(form(rows), kernel="hyperbolic", t=0.4)
+            np.testing.assert_allclose(K, reference_gram(rows, rows, 0.4), rtol=1e-12)
+    y = np.array([0, 1, 0, 1, 0, 1])
+    model = kgeo.SVM(kernel="hyperbolic", t=0.4, C=5.0).fit(sp.csr_matrix(X), y)
+    dense = kgeo.SVM(kernel="hyperbolic", t=0.4, C=5.0).fit(X, y)
+    np.testing.assert_allclose(model.decision_function(X), dense.decision_function(X),
+                               atol=1e-12)
