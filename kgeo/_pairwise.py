@@ -325,14 +325,16 @@ def poincare_rows(X, dimension, *, kernel_name="hyperbolic", name="X"):
     last = X.indptr[1:] - 1  # every row stores sigma last
     u = X.data / scale
     u[last] = 0.0
-    with np.errstate(over="ignore"):
+    # Rows beyond float64 here (sigma or |mu| near 1e154) come out NaN or
+    # inf and are refused below with the others too far away.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         sq_u = np.add.reduceat(u * u, X.indptr[:-1]) if X.nnz else np.zeros(0)
         sq_u[counts == 0] = 0.0
         denominator = sq_u + (1.0 + sigma) ** 2
         data = 2.0 * u / np.repeat(denominator, counts)
         data[last] = (sq_u + (sigma - 1.0) * (sigma + 1.0)) / denominator
         exact = 4.0 * sigma / denominator
-    carried = 1.0 - np.add.reduceat(data * data, X.indptr[:-1])
+        carried = 1.0 - np.add.reduceat(data * data, X.indptr[:-1])
     far = np.flatnonzero(~(np.abs(carried - exact) <= _BALL_TOLERANCE * exact))
     if far.size:
         i = int(far[0])

@@ -278,10 +278,13 @@ def test_spherical_normal_mle_refuses(sets, match):
     (np.array([[0.0, 1.0], [1.0, -2.0]]), {}, r"row 1: -2.0"),
     (np.array([[0.0, 1.0], [1e12, 1.0]]), {}, "too far from mu = 0, sigma = 1"),
     (np.array([[0.0, 1.0], [0.0, 1e-13]]), {}, "too far from mu = 0, sigma = 1"),
+    (np.array([[0.0, 1.0], [0.0, 1e200]]), {}, "too far from mu = 0, sigma = 1"),
+    (np.array([[0.0, 1.0], [1e160, 1.0]]), {}, "too far from mu = 0, sigma = 1"),
     (np.array([[0.0, 1.0]]), {"t": 3000.0}, "t must be at most 2000"),
     (np.array([[0.0, 1.0]]), {"t": 0.0}, "t must be > 0"),
     (np.ones((2, 21)), {"t": 2e4, "normalize": True}, "not representable in float64"),
 ])
+@pytest.mark.filterwarnings("error")
 def test_bad_input_is_refused(X, params, match):
     with pytest.raises(ValueError, match=match):
         kgeo.pairwise_kernels(X, kernel="hyperbolic", **params)
