@@ -307,8 +307,9 @@ def poincare_rows(X, dimension, *, kernel_name="hyperbolic", name="X"):
 
     ``dimension`` is n, the columns of the rows as given (X may hold only
     the columns some rows use, see `used_columns_only`: sigma, stored in
-    every row, stays last). With c = 2 (n - 1), the Fisher metric of N(mu, sigma^2 I) is c times
-    unit-curvature hyperbolic space in the upper half-space coordinates
+    every row, stays last). With c = 2 (n - 1), the Fisher metric of
+    N(mu, sigma^2 I) is c times unit-curvature hyperbolic space in the
+    upper half-space coordinates
     (u, y) = (mu / sqrt(c), sigma); the ball point about (0, 1) is
     ``p = (2 u, |u|^2 + y^2 - 1) / (|u|^2 + (1 + y)^2)``. A row keeps its
     zeros in mu (the last column is always stored). In the ball, rounding
