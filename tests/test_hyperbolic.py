@@ -320,3 +320,45 @@ def test_rows_whose_means_are_mostly_zero():
     dense = kgeo.SVM(kernel="hyperbolic", t=0.4, C=5.0).fit(X, y)
     np.testing.assert_allclose(model.decision_function(X), dense.decision_function(X),
                                atol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def figure_1():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "hyperbolic_decision_boundary.py"
+    spec = importlib.util.spec_from_file_location("hyperbolic_decision_boundary", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_figure_1_boundaries_are_a_geodesic_and_a_line(figure_1):
+    # Two points, one per class, of N(mu, sigma^2): the boundary is where
+    # their distances agree. Gaussian on (mu, sigma): a straight line.
+    # Hyperbolic: the geodesic bisector, the half circle centred on the axis
+    # whose inversion swaps the points: in (u, sigma) = (mu / sqrt 2, sigma),
+    # centre a = (u1 s2 - u2 s1) / (s2 - s1), radius^2 = |z1 - a| |z2 - a|.
+    result = figure_1.trace(t=0.5, gamma=0.5)
+    assert result["intercepts"] == (0.0, 0.0)
+    assert result["distance_gap"] < 1e-12 * result["distance_scale"]
+    u1, u2 = figure_1.POINTS[:, 0] / math.sqrt(2)
+    s1, s2 = figure_1.POINTS[:, 1]
+    a = (u1 * s2 - u2 * s1) / (s2 - s1)
+    radius = math.sqrt(math.hypot(u1 - a, s1) * math.hypot(u2 - a, s2))
+    centre, fitted_radius, off_circle = result["circle"]
+    assert abs(centre - a * math.sqrt(2)) < 1e-9 and abs(fitted_radius - radius) < 1e-9
+    assert off_circle < 1e-12
+    assert result["hyperbolic_off_line"] > 0.5  # not a line
+    assert result["gaussian_off_line"] < 1e-12
+    mu_h, sigma_h = result["hyperbolic"]
+    assert np.count_nonzero(~np.isnan(sigma_h)) > 50
+
+
+def test_figure_1_script_prints_and_plots(figure_1, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    figure_1.main(["--plot", str(tmp_path / "figure1.png")])
+    out = capsys.readouterr().out
+    assert "a circle centred on the axis at mu = 2.000000" in out
+    assert (tmp_path / "figure1.png").stat().st_size > 10_000

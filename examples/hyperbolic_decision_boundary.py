@@ -1,0 +1,182 @@
+"""Lafferty & Lebanon's figure 1: two normals, the hyperbolic heat kernel against the Gaussian.
+
+Their figure contrasts the geometries with an SVM on two points, one per
+class, of the univariate normal family N(mu, sigma^2): with the Gaussian
+kernel on (mu, sigma) and with the heat kernel of the family's Fisher metric,
+the hyperbolic plane (``kgeo.SVM(kernel="hyperbolic")``). Both kernels are 1
+at distance 0, so the two dual coefficients are equal, b* is 0, and the
+boundary is where the two points' kernel values agree, i.e. their distances:
+
+- Gaussian: the perpendicular bisector of the two points, a straight line;
+- hyperbolic: the normals at equal Fisher-Rao distance from both, a geodesic
+  of the hyperbolic plane: in the coordinates (mu / sqrt(2), sigma), half of
+  a circle centred on the mu axis (or a vertical line).
+
+"As the variance decreases the mean is known with increasing certainty":
+the hyperbolic boundary bends toward the point of smaller sigma.
+
+The script traces both boundaries (where the decision value changes sign,
+by bisection along lines of a grid), prints them, and checks both
+statements: equal Fisher-Rao distances along the hyperbolic boundary, and
+how far its points and the Gaussian's lie from a circle centred on the axis
+and from a line.
+
+    python examples/hyperbolic_decision_boundary.py [--plot figure1.png]
+
+``--plot`` draws the two decision functions and their boundaries side by
+side (needs matplotlib, the ``plot`` extra).
+"""
+
+import argparse
+import math
+
+import numpy as np
+
+import kgeo
+
+# The two normals (mu, sigma): a wide one and a narrow one.
+POINTS = np.array([[-1.0, 1.2], [1.0, 0.4]])
+
+
+def fit_pair(kernel, points=POINTS, **params):
+    """An SVM on the two points, classes 0 and 1, near hard margin."""
+    return kgeo.SVM(kernel=kernel, C=1e3, tol=1e-10, **params).fit(points, [0, 1])
+
+
+def crossing(model, fixed, solve_for, low, high):
+    """Where the decision value changes sign along lines: for each value of
+    the coordinate held ``fixed`` (an array), the other one (``solve_for``:
+    0 for mu, 1 for sigma) in [low, high], by bisection to float64
+    resolution; NaN where the sign does not change there."""
+    fixed = np.asarray(fixed, dtype=np.float64)
+    low, high = np.full(fixed.shape, float(low)), np.full(fixed.shape, float(high))
+
+    def value(other):
+        columns = (other, fixed) if solve_for == 0 else (fixed, other)
+        return model.decision_function(np.column_stack(columns))
+    f_low = value(low)
+    changes = np.sign(f_low) != np.sign(value(high))
+    for _ in range(80):  # an interval of 20 / 2^80: below float64's spacing
+        middle = 0.5 * (low + high)
+        f_middle = value(middle)
+        same = np.sign(f_middle) == np.sign(f_low)
+        low, f_low = np.where(same, middle, low), np.where(same, f_middle, f_low)
+        high = np.where(same, high, middle)
+    return np.where(changes, 0.5 * (low + high), np.nan)
+
+
+def fisher_rao(a, b):
+    """Fisher-Rao distance of N(mu_a, sigma_a^2) and N(mu_b, sigma_b^2)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return math.sqrt(2.0) * np.arccosh(
+        1.0 + ((a[..., 0] - b[..., 0]) ** 2 + 2.0 * (a[..., 1] - b[..., 1]) ** 2)
+        / (4.0 * a[..., 1] * b[..., 1]))
+
+
+def circle_on_axis(mu, sigma):
+    """The circle centred on the mu axis through the points (mu / sqrt(2),
+    sigma), by least squares: its centre (in mu), radius and the largest
+    distance of a point from it, in those coordinates."""
+    u = mu / math.sqrt(2.0)
+    # u^2 + sigma^2 = 2 a u + (R^2 - a^2): linear in (a, R^2 - a^2).
+    A = np.column_stack([2.0 * u, np.ones_like(u)])
+    (a, rest), *_ = np.linalg.lstsq(A, u * u + sigma * sigma, rcond=None)
+    radius = math.sqrt(rest + a * a)
+    off = np.abs(np.hypot(u - a, sigma) - radius)
+    return a * math.sqrt(2.0), radius, float(off.max())
+
+
+def line(mu, sigma):
+    """The line through the points (mu, sigma) by least squares, and the
+    largest distance of a point from it."""
+    centre = np.array([mu.mean(), sigma.mean()])
+    _, _, vt = np.linalg.svd(np.column_stack([mu, sigma]) - centre)
+    normal = vt[1]
+    return float(np.max(np.abs((np.column_stack([mu, sigma]) - centre) @ normal)))
+
+
+def trace(t=0.5, gamma=0.5):
+    """Both boundaries and the checks, as a dict.
+
+    The Gaussian's is a line crossing every sigma once: mu is solved for on
+    a grid of sigma. The hyperbolic one is half a circle, crossing a sigma
+    twice or not at all, but every mu of its span once: sigma is solved
+    for on a grid of mu.
+    """
+    hyperbolic = fit_pair("hyperbolic", t=t)
+    gaussian = fit_pair("rbf", gamma=gamma)
+    sigma_grid = np.linspace(0.1, 2.5, 49)
+    mu_g = crossing(gaussian, sigma_grid, 0, -10.0, 10.0)
+    mu_grid = np.linspace(-3.0, 5.0, 161)
+    sigma_h = crossing(hyperbolic, mu_grid, 1, 1e-3, 20.0)
+    on = ~np.isnan(sigma_h)
+    along = np.column_stack([mu_grid[on], sigma_h[on]])
+    d0, d1 = fisher_rao(along, POINTS[0]), fisher_rao(along, POINTS[1])
+    centre, radius, off_circle = circle_on_axis(mu_grid[on], sigma_h[on])
+    gon = ~np.isnan(mu_g)
+    return {
+        "gaussian": (mu_g, sigma_grid), "hyperbolic": (mu_grid, sigma_h),
+        "intercepts": (float(hyperbolic.intercept_[0]), float(gaussian.intercept_[0])),
+        "distance_gap": float(np.max(np.abs(d0 - d1))), "distance_scale": float(np.max(d0)),
+        "circle": (centre, radius, off_circle),
+        "hyperbolic_off_line": line(mu_grid[on], sigma_h[on]),
+        "gaussian_off_line": line(mu_g[gon], sigma_grid[gon]),
+        "models": (hyperbolic, gaussian),
+    }
+
+
+def plot(result, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    mu, sigma = np.meshgrid(np.linspace(-3, 5, 321), np.linspace(0.05, 2.5, 197))
+    grid = np.column_stack([mu.ravel(), sigma.ravel()])
+    figure, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharey=True)
+    for axis, model, key, title in zip(
+            axes, result["models"][::-1], ("gaussian", "hyperbolic"),
+            ("Gaussian kernel on (mu, sigma)", "hyperbolic heat kernel (Fisher metric)")):
+        values = model.decision_function(grid).reshape(mu.shape)
+        axis.contourf(mu, sigma, values, levels=21, cmap="RdBu_r")
+        axis.plot(*result[key], "k-", lw=2)
+        axis.plot(*POINTS[0], "o", color="navy", ms=9)
+        axis.plot(*POINTS[1], "o", color="darkred", ms=9)
+        axis.set_title(title)
+        axis.set_xlabel("mu")
+        axis.set_xlim(-3, 5)
+        axis.set_ylim(0.05, 2.5)
+    axes[0].set_ylabel("sigma")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--t", type=float, default=0.5, help="diffusion time (hyperbolic)")
+    parser.add_argument("--gamma", type=float, default=0.5, help="gamma of the Gaussian")
+    parser.add_argument("--plot", default=None, help="write the figure to this file")
+    args = parser.parse_args(argv)
+    result = trace(args.t, args.gamma)
+    print(f"points (mu, sigma): {POINTS[0].tolist()} (class 0), {POINTS[1].tolist()} (class 1)")
+    print(f"b*: hyperbolic {result['intercepts'][0]:.2e}, Gaussian {result['intercepts'][1]:.2e}")
+    mu_g, sigma_g = result["gaussian"]
+    print("Gaussian boundary (mu at sigma): " + ", ".join(
+        f"{m:.4f} at {s:.2f}" for m, s in list(zip(mu_g, sigma_g))[::8]))
+    mu_h, sigma_h = result["hyperbolic"]
+    print("hyperbolic boundary (sigma at mu): " + ", ".join(
+        f"{s:.4f} at {m:.2f}" for m, s in list(zip(mu_h, sigma_h))[::16] if s == s))
+    centre, radius, off = result["circle"]
+    print(f"hyperbolic boundary: Fisher-Rao distances to the two points differ by at most "
+          f"{result['distance_gap']:.1e} (distances up to {result['distance_scale']:.2f})")
+    print(f"  a circle centred on the axis at mu = {centre:.6f}, radius {radius:.6f} in "
+          f"(mu / sqrt 2, sigma): points within {off:.1e} of it; "
+          f"{result['hyperbolic_off_line']:.3f} from the best line")
+    print(f"Gaussian boundary: points within {result['gaussian_off_line']:.1e} of a line")
+    if args.plot:
+        plot(result, args.plot)
+        print(f"figure written to {args.plot}")
+
+
+if __name__ == "__main__":
+    main()
