@@ -159,11 +159,25 @@ def _log_q(r, tau, m):
     return out
 
 
-def _log_odd(r, tau, n):
-    """log K(r) on H^n, n odd."""
+# Each log K is computed as a constant (of tau and n) plus a shape (of r):
+# the constant, -m^2 tau among its terms, is -10^5 at n = 21 and tau = 1000,
+# and log(K(r) / K(0)) taken as a difference of logs with it would carry
+# 1e-11 of rounding; the shapes' difference carries about 1e-16 of their
+# own size (a few tens at most).
+
+def _odd_constant(tau, n):
     m = (n - 1) // 2
-    return (-0.5 * math.log(4.0 * math.pi * tau) - m * m * tau - m * math.log(2.0 * math.pi)
-            - r * r / (4.0 * tau) + _log_q(r, tau, m))
+    return -0.5 * math.log(4.0 * math.pi * tau) - m * m * tau - m * math.log(2.0 * math.pi)
+
+
+def _odd_shape(r, tau, n):
+    """log K(r) on H^n, n odd, less _odd_constant."""
+    return -r * r / (4.0 * tau) + _log_q(r, tau, (n - 1) // 2)
+
+
+def _even_constant(tau, n):
+    return (0.5 * math.log(2.0) + (2 * n - 1) * tau / 4.0 + math.log(2.0)
+            + _odd_constant(tau, n + 1))
 
 
 # Gauss-Legendre nodes for the descent integral: panels of this many nodes.
@@ -177,11 +191,11 @@ def _log_cosh(x):
     return x + np.log1p(np.exp(-2.0 * x)) - math.log(2.0)
 
 
-def _log_even(r, tau, n, log_odd=None):
-    """log K(r) on H^n, n even, by descent from H^(n+1).
+def _even_shape(r, tau, n, log_odd=None):
+    """log K(r) on H^n, n even, less _even_constant: by descent from H^(n+1).
 
-    ``log_odd(s)``: log K on H^(n+1) (the direct evaluation by default; the
-    table builder passes its interpolant). Substituting
+    ``log_odd(s)``: the shape of log K on H^(n+1) (the direct evaluation by
+    default; the table builder passes its interpolant). Substituting
     cosh s = cosh r cosh^2 x turns the descent into
 
         K_n(r) = sqrt(2) exp((2n - 1) tau / 4) 2 sqrt(cosh r)
@@ -195,7 +209,7 @@ def _log_even(r, tau, n, log_odd=None):
     """
     if log_odd is None:
         def log_odd(s):
-            return _log_odd(s, tau, n + 1)
+            return _odd_shape(s, tau, n + 1)
     r = np.asarray(r, dtype=np.float64)
     nodes, weights = np.polynomial.legendre.leggauss(_PANEL_NODES)
     edges = np.linspace(0.0, 1.0, _PANELS + 1)
@@ -228,10 +242,16 @@ def _log_even(r, tau, n, log_odd=None):
             total = np.sum(unit_weights[None, :] * end[:, None] * np.exp(logs - top[:, None]),
                            axis=1)
         total[~np.isfinite(top)] = 0.0
-        out[start:start + 256] = (0.5 * math.log(2.0) + (2 * n - 1) * tau / 4.0
-                                  + math.log(2.0) + 0.5 * log_cosh_r[:, 0] + top
-                                  + np.log(total))
+        with np.errstate(divide="ignore"):  # log 0 = -inf: K below float64 there
+            out[start:start + 256] = 0.5 * log_cosh_r[:, 0] + top + np.log(total)
     return out
+
+
+def _constant_and_shape(tau, n):
+    """The constant of log K on H^n and the function giving its shape."""
+    if n % 2 == 1:
+        return _odd_constant(tau, n), lambda r: _odd_shape(r, tau, n)
+    return _even_constant(tau, n), lambda r: _even_shape(r, tau, n)
 
 
 def log_heat_kernel(r, tau, n):
@@ -252,9 +272,17 @@ def log_heat_kernel(r, tau, n):
         ``log K_tau(r)``; the kernel integrates to 1 over H^n.
     """
     r = np.atleast_1d(np.asarray(r, dtype=np.float64))
-    if n % 2 == 1:
-        return _log_odd(r, tau, n)
-    return _log_even(r, tau, n)
+    constant, shape = _constant_and_shape(tau, n)
+    return constant + shape(r)
+
+
+def log_heat_kernel_ratio(r, tau, n):
+    """``log(K(r) / K(0))`` on unit-curvature H^n at time ``tau``: what the
+    kernel reads with ``normalize=False``, without the rounding of the large
+    constant ``log K(0)`` has for large ``tau`` and ``n``."""
+    r = np.atleast_1d(np.asarray(r, dtype=np.float64))
+    _, shape = _constant_and_shape(tau, n)
+    return shape(r) - shape(np.zeros(1))[0]
 
 
 def _chebyshev_points():
@@ -271,13 +299,13 @@ def _chebyshev_coefficients(values):
     return c
 
 
-def _table_of(log_k, tau, log_k0, extent):
-    """Chebyshev pieces of g(r) = log_k(r) - log_k0 + r^2 / (4 tau) on [0, extent]."""
+def _table_of(log_ratio, tau, extent):
+    """Chebyshev pieces of g(r) = log_ratio(r) + r^2 / (4 tau) on [0, extent]."""
     n_pieces = max(1, int(math.ceil(extent / TABLE_PIECE)))
     x = _chebyshev_points()
     left = np.arange(n_pieces)[:, None] * TABLE_PIECE
     r = left + (x[None, :] + 1.0) * (0.5 * TABLE_PIECE)
-    g = log_k(r.ravel()).reshape(r.shape) - log_k0 + r * r / (4.0 * tau)
+    g = log_ratio(r.ravel()).reshape(r.shape) + r * r / (4.0 * tau)
     return _chebyshev_coefficients(g)
 
 
@@ -289,12 +317,12 @@ def evaluate_table(table, r):
     return np.polynomial.chebyshev.chebval(x, table[piece].T, tensor=False)
 
 
-def _extent(log_k, log_k0, tau, log_scale):
-    """A distance beyond which exp(log_scale + log K(r) - log K(0)) is 0 in float64."""
+def _extent(log_ratio, tau, log_scale):
+    """A distance beyond which exp(log_scale + log_ratio(r)) is 0 in float64."""
     # K(r) / K(0) <= exp(-r^2 / (4 tau)) on H^n: the Gaussian alone bounds it.
     bound = math.sqrt(4.0 * tau * (-_LOG_ZERO + max(0.0, log_scale)))
     grid = np.linspace(0.0, bound, 2049)[1:]
-    below = (log_scale + log_k(grid) - log_k0) < _LOG_ZERO
+    below = (log_scale + log_ratio(grid)) < _LOG_ZERO
     return float(grid[np.argmax(below)]) if below.any() else bound
 
 
@@ -314,34 +342,49 @@ def heat_table(tau, n, log_scale=0.0):
         log K(0).
 
     Kept for the last 16 (tau, n, log_scale): every fit and prediction
-    builds its kernel, and an even n's table takes 0.2-0.7 s. The table is
+    builds its kernel, and an even n's table takes 0.1-0.7 s (up to 3 s at
+    the largest times, 2,000 pieces for n = 2 at tau = 1000). The table is
     read-only.
     """
     if n % 2 == 1:
-        def log_k(r):
-            return _log_odd(r, tau, n)
-        log_k0 = float(log_k(np.zeros(1))[0])
-        extent = _extent(log_k, log_k0, tau, log_scale)
-        return _read_only(_table_of(log_k, tau, log_k0, extent)), extent, log_k0
-    # Even n: the odd kernel of H^(n+1) through its own table, which the
-    # descent integral reads at many points per distance.
-    odd_k0 = float(_log_odd(np.zeros(1), tau, n + 1)[0])
-    odd_extent = _extent(lambda r: _log_odd(r, tau, n + 1), odd_k0, tau, 0.0) + 100.0
-    odd_table = _table_of(lambda r: _log_odd(r, tau, n + 1), tau, odd_k0, odd_extent)
-    odd_end = odd_table.shape[0] * TABLE_PIECE
+        constant, shape = _constant_and_shape(tau, n)
+    else:
+        # The odd kernel of H^(n+1) through its own table, which the descent
+        # integral reads at many points per distance.
+        odd_shape0 = float(_odd_shape(np.zeros(1), tau, n + 1)[0])
 
-    def log_odd(s):
-        inside = s < odd_end
-        out = np.full(s.shape, -np.inf)
-        out[inside] = (odd_k0 + evaluate_table(odd_table, s[inside])
-                       - s[inside] ** 2 / (4.0 * tau))
-        return out
+        def odd_ratio(s):
+            return _odd_shape(s, tau, n + 1) - odd_shape0
+        # It must reach past every distance the even kernel is tabulated at
+        # (at most the Gaussian bound of _extent), by as far as the
+        # integrand takes to fall by e^-46 (within sqrt(4 tau 46) of r): it
+        # holds logs, so values far below float64's range are no trouble.
+        odd_extent = (math.sqrt(4.0 * tau * (-_LOG_ZERO + max(0.0, log_scale)))
+                      + math.sqrt(200.0 * tau) + 10.0)
+        odd_table = _table_of(odd_ratio, tau, odd_extent)
+        odd_end = odd_table.shape[0] * TABLE_PIECE
 
-    def log_k(r):
-        return _log_even(r, tau, n, log_odd)
-    log_k0 = float(log_k(np.zeros(1))[0])
-    extent = _extent(log_k, log_k0, tau, log_scale)
-    return _read_only(_table_of(log_k, tau, log_k0, extent)), extent, log_k0
+        def odd_from_table(s):
+            inside = s < odd_end
+            out = np.full(s.shape, -np.inf)
+            out[inside] = (odd_shape0 + evaluate_table(odd_table, s[inside])
+                           - s[inside] ** 2 / (4.0 * tau))
+            return out
+
+        constant = _even_constant(tau, n)
+
+        def shape(r):
+            return _even_shape(r, tau, n, odd_from_table)
+    shape0 = float(shape(np.zeros(1))[0])
+
+    def log_ratio(r):
+        return shape(r) - shape0
+    extent = _extent(log_ratio, tau, log_scale)
+    table = _table_of(log_ratio, tau, extent)
+    if not (np.all(np.isfinite(table)) and math.isfinite(shape0)):  # never a NaN kernel
+        raise ValueError(f"the heat kernel of H^{n} at time {tau!r} could not be tabulated "
+                         f"in float64")
+    return _read_only(table), extent, constant + shape0
 
 
 def _read_only(array):
