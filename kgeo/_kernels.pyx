@@ -1416,15 +1416,18 @@ def _hyperbolic_kernel(t, n_features, normalize):
         raise ValueError(
             f"kernel 'hyperbolic' reads rows (mu_1, ..., mu_(n-1), sigma) of the spherical "
             f"normal family, n from 2 to {_hyperbolic.MAX_DIMENSION} (the dimensions whose "
-            f"heat kernel kgeo evaluates to 1e-13); got n_features={n}")
+            f"heat kernel kgeo evaluates to about 1e-13); got n_features={n}")
     c = 2.0 * (n - 1)
     tau = t / c
     # The table's size grows with sqrt(tau): refuse times whose kernel is flat
-    # over any distance float64 can tell apart anyway.
-    if tau > _hyperbolic.MAX_TIME:
+    # over any distance float64 can tell apart anyway; above n = 21, times
+    # where the contour integral's error was not measured below 1e-13.
+    largest = (_hyperbolic.MAX_TIME if n <= _hyperbolic.RECURSION_DIMENSIONS
+               else _hyperbolic.MAX_TIME_CONTOUR)
+    if tau > largest:
         raise ValueError(
-            f"kernel 'hyperbolic': t must be at most {_hyperbolic.MAX_TIME * c:.4g} for "
-            f"n_features={n} (t / (2 (n - 1)) <= {_hyperbolic.MAX_TIME:g}), got {t!r}")
+            f"kernel 'hyperbolic': t must be at most {largest * c:.4g} for "
+            f"n_features={n} (t / (2 (n - 1)) <= {largest:g}), got {t!r}")
     log_k0 = _hyperbolic.log_heat_kernel(0.0, tau, n)[0] - 0.5 * n * math.log(c)
     log_scale = 0.0
     if normalize:

@@ -429,7 +429,7 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
         ``rbf``, ``sigmoid``; ``gamma=None`` means ``1 / n_features``),
         ``t`` and ``normalize`` (``ngd_exp``, ``diffusion``, ``hyperbolic``).
         ``hyperbolic`` reads rows ``(mu_1, ..., mu_(n-1), sigma)`` of spherical
-        normals N(mu, sigma^2 I), 2 <= n <= 21 columns.
+        normals N(mu, sigma^2 I), 2 <= n <= 101 columns.
 
     Returns
     -------

@@ -175,7 +175,7 @@ class SVM(EstimatorMixin):
         distance on the multinomial manifold), ``ngd+pi``, ``ngd_exp``,
         ``bhattacharyya``, ``diffusion``, ``hyperbolic`` (the heat kernel of
         the spherical normal family: rows ``(mu_1, ..., mu_(n-1), sigma)``,
-        ``2 <= n <= 21``, for instance from ``kgeo.spherical_normal_mle``).
+        ``2 <= n <= 101``, for instance from ``kgeo.spherical_normal_mle``).
         The manifold kernels L1-normalise
         each row themselves: pass counts or TF-IDF weights. ``ned`` and
         ``rbf`` compute close pairs exactly from the rows' difference, which

@@ -81,20 +81,23 @@ def test_h2_matches_quadrature_of_equation_6(tau):
     assert_logs_close(H.log_heat_kernel(r, tau, 2), want, 1e-11 * (1 + r ** 2 / tau))
 
 
-@pytest.mark.parametrize("n", [2, 3, 4, 5, 8, 11])
-@pytest.mark.parametrize("tau", [0.05, 0.5, 4.0])
+@pytest.mark.parametrize("n, tau", [(n, tau) for n in (2, 3, 4, 5, 8, 11)
+                                    for tau in (0.05, 0.5, 4.0)]
+                         + [(23, 0.05), (31, 0.5), (41, 0.2), (101, 0.02)])
 def test_unit_mass(n, tau):
     # integral over H^n: area of the unit (n-1)-sphere times sinh^(n-1) r dr
     area = 2 * math.pi ** (n / 2) / math.gamma(n / 2)
 
     def density(r):
-        return math.exp(H.log_heat_kernel(r, tau, n)[0] + (n - 1) * math.log(math.sinh(r)))
+        return math.exp(H.log_heat_kernel(r, tau, n)[0] + (n - 1) * math.log(math.sinh(r))
+                        + math.log(area))
+    # the mass sits near r = (n - 1) tau, within a few sqrt(2 tau)
     top = 2 * math.sqrt(tau) * 12 + 2 * (n - 1) * tau + 5
     mass, _ = quad(density, 0, top, epsabs=0, epsrel=1e-12, limit=400)
-    assert abs(area * mass - 1) < 1e-9
+    assert abs(mass - 1) < 1e-9
 
 
-@pytest.mark.parametrize("n", [2, 3, 4, 7, 10, 21])
+@pytest.mark.parametrize("n", [2, 3, 4, 7, 10, 21, 22, 35, 101])
 @pytest.mark.parametrize("tau", [0.05, 1.0])
 def test_heat_equation(n, tau):
     # d/dtau K = K'' + (n - 1) coth(r) K', the radial Laplacian of H^n, by
@@ -113,10 +116,11 @@ def test_heat_equation(n, tau):
     np.testing.assert_allclose(ft, laplacian, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("n", [2, 3, 6, 9])
+@pytest.mark.parametrize("n", [2, 3, 6, 9, 19, 20, 21, 30, 45])
 def test_dimension_recursion(n):
     # K_(n+2) = -exp(-n tau) / (2 pi sinh r) dK_n/dr (Millson's recursion;
-    # odd and even dimensions are computed by different routes here).
+    # odd and even dimensions are computed by different routes here, and
+    # n = 19 to 21 join the recursion's dimensions to the contour's).
     tau, r, h = 0.3, np.array([0.2, 0.9, 2.2, 4.0]), 1e-5
     slope = (np.exp(H.log_heat_kernel(r + h, tau, n))
              - np.exp(H.log_heat_kernel(r - h, tau, n))) / (2 * h)
@@ -126,12 +130,14 @@ def test_dimension_recursion(n):
 
 @pytest.mark.parametrize("n, tau", [(2, 0.01), (2, 5.0), (2, 500.0), (3, 1.0), (4, 0.2),
                                     (9, 2.0), (12, 0.05), (15, 100.0), (21, 5.0),
-                                    (21, 1000.0)])
+                                    (21, 1000.0), (22, 1.0), (41, 0.3), (100, 1.0),
+                                    (101, 0.01)])
 def test_table_reproduces_the_kernel(n, tau):
     table, extent, log_k0 = H.heat_table(tau, n)
     assert log_k0 == pytest.approx(H.log_heat_kernel(0.0, tau, n)[0], rel=1e-14)
-    r = np.concatenate([np.linspace(0.0, min(3.0, extent), 301),
-                        np.random.default_rng(n).uniform(0.0, extent, 300)])
+    size = 300 if n <= 21 else 40  # (the direct evaluation's cost, as above)
+    r = np.concatenate([np.linspace(0.0, min(3.0, extent), size + 1),
+                        np.random.default_rng(n).uniform(0.0, extent, size)])
     # log(K(r) / K(0)) without log K(0) itself, -10^5 at n = 21, tau = 1000,
     # whose rounding alone would be 1e-11 of the ratio
     direct = H.log_heat_kernel_ratio(r, tau, n)
@@ -139,6 +145,34 @@ def test_table_reproduces_the_kernel(n, tau):
     # log-space: relative to the value, growing with the exponent's size
     assert_logs_close(from_table, direct, 2e-13 * (1 + np.abs(direct)))
     assert direct[r >= extent - 1e-9].max(initial=-np.inf) < -700 or extent == r.max()
+
+
+@pytest.mark.parametrize("m", range(1, 11))
+def test_contour_integral_agrees_with_the_recursion(m):
+    # Two independent routes to the m derivatives: where both apply (m <= 10),
+    # they agree to rounding.
+    r = np.array([0.0, 1e-6, 0.01, 0.4, 1.0, 1.99, 2.01, 3.5, 8.0, 19.0])
+    for tau in (0.003, 0.1, 1.0):
+        np.testing.assert_allclose(H._log_q_contour(r, tau, m), H._log_q(r, tau, m),
+                                   rtol=0, atol=1e-13)
+
+
+# log q_m(r) from the recursion in 250-digit arithmetic (mpmath 1.4.1:
+# Taylor arithmetic about r, as in _log_p_about without the (r / sinh r)^k
+# factor), rounded to 25 digits.
+MPMATH_LOG_Q = [
+    ((25, 0.2, 0.7), 44.76581362563948455688855),
+    ((25, 1.0, 3.0), -2.195878301168663964875425),
+    ((50, 0.05, 1.3), 129.9263831996593962692802),
+    ((50, 0.5, 12.0), -391.5808423599554763776616),
+    ((50, 1.0, 0.01), 110.2214485294156091306562),
+]
+
+
+@pytest.mark.parametrize("where, value", MPMATH_LOG_Q)
+def test_high_dimensions_match_high_precision_values(where, value):
+    m, tau, r = where
+    assert abs(H._log_q(np.array([r]), tau, m)[0] - value) < 1e-13
 
 
 def spherical_normals(rng, n_rows, n, spread=1.0):
@@ -159,21 +193,26 @@ def reference_gram(X, Y, t, normalize=False):
     return np.exp(H.log_heat_kernel_ratio(r.ravel(), t / c, n).reshape(r.shape))
 
 
-@pytest.mark.parametrize("n", [2, 3, 4, 6])
+@pytest.mark.parametrize("n", [2, 3, 4, 6, 24, 51])
 @pytest.mark.parametrize("form", ["dense", "csr"])
 @pytest.mark.parametrize("normalize", [False, True])
 def test_pairwise_kernels_match_the_reference(n, form, normalize):
     rng = np.random.default_rng(n)
-    X, Y = spherical_normals(rng, 25, n), spherical_normals(rng, 17, n)
+    # (fewer rows above n = 21, where the reference's direct evaluation, a
+    # contour integral per distance and for even n a quadrature of them, is slow)
+    size = 25 if n <= 21 else 6
+    X, Y = spherical_normals(rng, size, n), spherical_normals(rng, size - 2, n)
     X[3, :-1] = 0.0  # a mean at the origin: a sparse row of one stored value
     X[5] = X[4]  # a duplicate: distance 0 through the rows' difference
     as_form = sp.csr_matrix if form == "csr" else np.asarray
     for t in (0.2, 3.0):
         K = kgeo.pairwise_kernels(as_form(X), as_form(Y), kernel="hyperbolic", t=t,
                                   normalize=normalize)
-        np.testing.assert_allclose(K, reference_gram(X, Y, t, normalize), rtol=1e-12, atol=0)
+        np.testing.assert_allclose(K, reference_gram(X, Y, t, normalize), rtol=1e-12,
+                                   atol=1e-290)  # subnormals carry fewer digits
         G = kgeo.pairwise_kernels(as_form(X), kernel="hyperbolic", t=t, normalize=normalize)
-        np.testing.assert_allclose(G, reference_gram(X, X, t, normalize), rtol=1e-12, atol=0)
+        np.testing.assert_allclose(G, reference_gram(X, X, t, normalize), rtol=1e-12,
+                                   atol=1e-290)
         if not normalize:
             assert np.all(np.diag(G) == 1.0) and G[4, 5] == 1.0
 
@@ -278,7 +317,7 @@ def test_spherical_normal_mle_refuses(sets, match):
 
 @pytest.mark.parametrize("X, params, match", [
     (np.ones((3, 1)), {}, "got n_features=1"),
-    (np.ones((3, 22)), {}, "n from 2 to 21"),
+    (np.ones((3, 102)), {}, "n from 2 to 101"),
     (np.array([[0.0, 1.0], [1.0, 0.0]]), {}, r"1 row\(s\) have sigma <= 0 \(row 1: 0.0\)"),
     (np.array([[0.0, 1.0], [1.0, -2.0]]), {}, r"row 1: -2.0"),
     (np.array([[0.0, 1.0], [1e12, 1.0]]), {}, "too far from mu = 0, sigma = 1"),
@@ -287,6 +326,7 @@ def test_spherical_normal_mle_refuses(sets, match):
     (np.array([[0.0, 1.0], [1e160, 1.0]]), {}, "too far from mu = 0, sigma = 1"),
     (np.array([[0.0, 1.0]]), {"t": 3000.0}, "t must be at most 2000"),
     (np.array([[0.0, 1.0]]), {"t": 0.0}, "t must be > 0"),
+    (np.ones((2, 22)), {"t": 43.0}, "t must be at most 42 "),
     (np.ones((2, 21)), {"t": 2e4, "normalize": True}, "not representable in float64"),
 ])
 @pytest.mark.filterwarnings("error")
