@@ -35,8 +35,9 @@ m <= 10, tau from 1e-3 to 1000 and r from 0 to 40.
 Above m = 10 that recursion loses digits again (m = 20: 1e-11 near r = 2),
 and q_m comes from Cauchy's integral for the m-th derivative in u = cosh r
 (``_log_q_contour``) up to r = 20: against 250-digit arithmetic, within
-1e-13 for m up to 50 (n = 101) and tau up to 1, 1e-12 at tau = 3, 5e-12 at
-tau = 10; kgeo takes tau <= 1 there. Where both routes apply (m <= 10) they
+1e-13 for m up to 50 (n = 101) and 1e-3 <= tau <= 1 where the kernel is in
+float64's range, 1e-12 at tau = 3, 5e-12 at tau = 10, 1e-6 at tau = 1e-5;
+kgeo takes 1e-3 <= tau <= 1 there. Where both routes apply (m <= 10) they
 agree to 5e-14. tests/test_hyperbolic.py has the checks that run without
 mpmath: the closed forms of H^3 and H^5, quadrature of equation 6, the
 contour against the recursion, unit mass, the heat equation, the recursion
@@ -63,6 +64,10 @@ RECURSION_DIMENSIONS = 2 * _RECURSION_UP_TO + 1
 # rows resolve; for n > 21 (the contour integral) the largest tau is 1.
 MAX_TIME = 1000.0
 MAX_TIME_CONTOUR = 1.0
+# ... and the smallest: below, its error grows (in log q, 1e-6 at tau = 1e-5,
+# m = 50, r = 0.5; helper-24 measured 2.3e-13 from 2e-3 to 1, 1.4e-12 at
+# 1e-3 where r^2 / 4 tau is 60,000).
+MIN_TIME_CONTOUR = 1e-3
 
 # Below this distance, q's Maclaurin series; above, Taylor arithmetic about r.
 _SERIES_RADIUS = 2.0
@@ -296,7 +301,12 @@ def _even_shape(r, tau, n, log_odd=None):
                 d = 2.0 * (np.sinh(0.5 * rc) * np.cosh(x)) ** 2 + np.sinh(x) ** 2
                 s = np.log1p(d + np.sqrt(d) * np.sqrt(d + 2.0))
             s = np.where(log_cosh_s < 300.0, s, log_cosh_s + math.log(2.0))
-            return log_odd(s.ravel()).reshape(s.shape) + _log_cosh(x)
+            # K_(n+1)(s) / K_(n+1)(r) <= exp(-(s^2 - r^2) / 4 tau) (q_m decreases):
+            # beyond 100 of that, far past the integral's end, K is not evaluated.
+            out = np.full(s.shape, -np.inf)
+            needed = (s - rc) * (s + rc) <= 400.0 * tau
+            out[needed] = log_odd(s[needed])
+            return out + _log_cosh(x)
 
         # The integrand decreases in x: its end is where it has fallen by 46.
         probe = np.geomspace(1e-9, 1e3, 601)[None, :]
@@ -426,10 +436,15 @@ def heat_table(tau, n, log_scale=0.0):
         # It must reach past every distance the even kernel is tabulated at
         # (at most the Gaussian bound of _extent), by as far as the
         # integrand takes to fall by e^-46 (within sqrt(4 tau 46) of r): it
-        # holds logs, so values far below float64's range are no trouble.
+        # holds logs, so values far below float64's range are no trouble,
+        # and no further (the contour integral loses digits where
+        # s^2 / 4 tau is in the tens of thousands, at small tau).
         odd_extent = (math.sqrt(4.0 * tau * (-_LOG_ZERO + max(0.0, log_scale)))
-                      + math.sqrt(200.0 * tau) + 10.0)
+                      + math.sqrt(200.0 * tau))
         odd_table = _table_of(odd_ratio, tau, odd_extent)
+        if not (np.all(np.isfinite(odd_table)) and math.isfinite(odd_shape0)):
+            raise ValueError(f"the heat kernel of H^{n + 1} at time {tau!r} could not be "
+                             f"tabulated in float64")
         odd_end = odd_table.shape[0] * TABLE_PIECE
 
         def odd_from_table(s):

@@ -816,8 +816,10 @@ cdef class HyperbolicHeatKernel(Kernel):
             b2 = b1
             b1 = b0
             b0 = 2.0 * x * b1 - b2 + self.table[piece, j]
-        return exp(self.log_scale + (x * b0 - b1 + self.table[piece, 0])
-                   - r * r * self.inv_4tau) + self.shift
+        # log(K(r) / K(0)) <= 0: the heat kernel is largest at distance 0
+        # (the table's rounding gave 1 + 3e-14 next to duplicates).
+        x = (x * b0 - b1 + self.table[piece, 0]) - r * r * self.inv_4tau
+        return exp(self.log_scale + (x if x < 0.0 else 0.0)) + self.shift
 
     cdef inline float64_t at_squared(self, float64_t sq_distance, float64_t sq_x,
                                      float64_t sq_y) noexcept nogil:
@@ -1428,6 +1430,13 @@ def _hyperbolic_kernel(t, n_features, normalize):
         raise ValueError(
             f"kernel 'hyperbolic': t must be at most {largest * c:.4g} for "
             f"n_features={n} (t / (2 (n - 1)) <= {largest:g}), got {t!r}")
+    smallest = 0.0 if n <= _hyperbolic.RECURSION_DIMENSIONS else _hyperbolic.MIN_TIME_CONTOUR
+    if tau < smallest:
+        raise ValueError(
+            f"kernel 'hyperbolic': t must be at least {smallest * c:.4g} for "
+            f"n_features={n} > {_hyperbolic.RECURSION_DIMENSIONS} (t / (2 (n - 1)) >= "
+            f"{smallest:g}, where kgeo's evaluation of the kernel was measured to 1e-12), "
+            f"got {t!r}")
     log_k0 = _hyperbolic.log_heat_kernel(0.0, tau, n)[0] - 0.5 * n * math.log(c)
     log_scale = 0.0
     if normalize:

@@ -204,6 +204,7 @@ def test_pairwise_kernels_match_the_reference(n, form, normalize):
     X, Y = spherical_normals(rng, size, n), spherical_normals(rng, size - 2, n)
     X[3, :-1] = 0.0  # a mean at the origin: a sparse row of one stored value
     X[5] = X[4]  # a duplicate: distance 0 through the rows' difference
+    X[2] = X[4] * (1 + 1e-12)  # a near-duplicate: never above k(x, x)
     as_form = sp.csr_matrix if form == "csr" else np.asarray
     for t in (0.2, 3.0):
         K = kgeo.pairwise_kernels(as_form(X), as_form(Y), kernel="hyperbolic", t=t,
@@ -214,7 +215,7 @@ def test_pairwise_kernels_match_the_reference(n, form, normalize):
         np.testing.assert_allclose(G, reference_gram(X, X, t, normalize), rtol=1e-12,
                                    atol=1e-290)
         if not normalize:
-            assert np.all(np.diag(G) == 1.0) and G[4, 5] == 1.0
+            assert np.all(np.diag(G) == 1.0) and G[4, 5] == 1.0 and G.max() == 1.0
 
 
 def test_univariate_normals_use_the_fisher_rao_distance():
@@ -327,6 +328,7 @@ def test_spherical_normal_mle_refuses(sets, match):
     (np.array([[0.0, 1.0]]), {"t": 3000.0}, "t must be at most 2000"),
     (np.array([[0.0, 1.0]]), {"t": 0.0}, "t must be > 0"),
     (np.ones((2, 22)), {"t": 43.0}, "t must be at most 42 "),
+    (np.ones((2, 22)), {"t": 0.04}, "t must be at least 0.042 "),
     (np.ones((2, 21)), {"t": 2e4, "normalize": True}, "not representable in float64"),
 ])
 @pytest.mark.filterwarnings("error")
