@@ -354,6 +354,14 @@ def log_heat_kernel(r, tau, n):
     return constant + shape(r)
 
 
+@functools.lru_cache(maxsize=16)
+def log_heat_kernel_at_zero(tau, n):
+    """``log K(0)`` on unit-curvature H^n at time ``tau``, kept for the last
+    16 (tau, n): every fit and prediction builds its kernel, and for even n
+    it is a quadrature of the odd kernel."""
+    return float(log_heat_kernel(0.0, tau, n)[0])
+
+
 def log_heat_kernel_ratio(r, tau, n):
     """``log(K(r) / K(0))`` on unit-curvature H^n at time ``tau``: what the
     kernel reads with ``normalize=False``, without the rounding of the large

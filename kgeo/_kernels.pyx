@@ -1437,7 +1437,7 @@ def _hyperbolic_kernel(t, n_features, normalize):
             f"n_features={n} > {_hyperbolic.RECURSION_DIMENSIONS} (t / (2 (n - 1)) >= "
             f"{smallest:g}, where kgeo's evaluation of the kernel was measured to 1e-12), "
             f"got {t!r}")
-    log_k0 = _hyperbolic.log_heat_kernel(0.0, tau, n)[0] - 0.5 * n * math.log(c)
+    log_k0 = _hyperbolic.log_heat_kernel_at_zero(tau, n) - 0.5 * n * math.log(c)
     log_scale = 0.0
     if normalize:
         log_scale = float(log_k0)
