@@ -152,7 +152,9 @@ def _hyperbolic_reference(A, B, t, normalize):
             if n == 3:
                 shape = np.where(r > 0, r / np.sinh(r), 1.0)
                 return (4 * np.pi * tau) ** -1.5 * shape * np.exp(-tau - r * r / (4 * tau))
-            series = np.where(r > 1e-4, r / np.tanh(r) - 1.0, r * r / 3.0)
+            # r coth r - 1 from its series where the subtraction would cancel
+            series = np.where(r > 0.05, r / np.tanh(r) - 1.0,
+                              r ** 2 / 3 - r ** 4 / 45 + 2 * r ** 6 / 945)
             sinh2 = np.where(r > 0, np.sinh(r) ** 2, 1.0)
             shape = np.where(r > 0, (series + r * r / (2 * tau)) / sinh2, 1.0 / 3 + 1 / (2 * tau))
             return (np.exp(-4 * tau - r * r / (4 * tau)) * shape
