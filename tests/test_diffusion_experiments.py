@@ -13,16 +13,9 @@ import kgeo
 from kgeo._synthetic import make_topic_corpus
 
 
-@pytest.fixture(scope="module")
-def example():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "examples" / "diffusion_kernel_experiments.py"
-    spec = importlib.util.spec_from_file_location("diffusion_kernel_experiments", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture
+def example(load_example):
+    return load_example("diffusion_kernel_experiments")
 
 
 def test_kernels_at_scale_s_are_the_papers(example, rng):

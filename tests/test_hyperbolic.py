@@ -369,16 +369,9 @@ def test_rows_whose_means_are_mostly_zero():
                                atol=1e-12)
 
 
-@pytest.fixture(scope="module")
-def figure_1():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "examples" / "hyperbolic_decision_boundary.py"
-    spec = importlib.util.spec_from_file_location("hyperbolic_decision_boundary", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture
+def figure_1(load_example):
+    return load_example("hyperbolic_decision_boundary")
 
 
 def test_figure_1_boundaries_are_a_geodesic_and_a_line(figure_1):
