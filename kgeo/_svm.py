@@ -37,7 +37,8 @@ from ._pairwise import (centred, fits_unmoved, overflow_message, posting_tables_
                         translation_centre, used_columns_only)
 from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp_threads,
                       one_vs_one_coefficients, one_vs_one_votes, solve_pair)
-from ._validation import (check_kernel_matrix, check_labels, check_matrix, check_n_features,
+from ._validation import (check_feature_rows, check_kernel_matrix, check_labels, check_matrix,
+                          check_n_features,
                           check_on_simplex, check_positive, check_real, check_sample_weight,
                           checked_accuracy, spherical_normal_sigmas)
 from .exceptions import ConvergenceWarning, sklearn_compatible
@@ -75,15 +76,61 @@ def _is_precomputed(kernel):
     return isinstance(kernel, str) and kernel == PRECOMPUTED
 
 
+def _is_callable_kernel(kernel):
+    """kernel(X, Y) -> the matrix of k(x, y), as scikit-learn's SVC takes it."""
+    return callable(kernel) and not isinstance(kernel, str)
+
+
+def _kernel_label(kernel):
+    """A callable kernel as messages name it: its function's name, else its repr
+    (a functools.partial, an object with __call__)."""
+    return getattr(kernel, "__name__", None) or repr(kernel)
+
+
+def _reads_kernel_matrix(kernel):
+    """Whether the solver reads a matrix of kernel values (given, or returned
+    by a callable kernel) instead of computing rows from X's features."""
+    return _is_precomputed(kernel) or _is_callable_kernel(kernel)
+
+
 def _params_of(kernel):
     """The parameters ``kernel`` reads (``kernel_params``), none for a
-    precomputed one; an unknown kernel is a ValueError listing the known ones."""
-    if _is_precomputed(kernel):
+    precomputed or callable one; an unknown kernel is a ValueError listing
+    the known ones."""
+    if _reads_kernel_matrix(kernel):
         return {}
     try:
         return kernel_params(kernel)
     except ValueError as error:
-        raise ValueError(f"{error}; or {PRECOMPUTED!r} (X is then the kernel matrix)") from None
+        raise ValueError(f"{error}; or {PRECOMPUTED!r} (X is then the kernel matrix), or a "
+                         f"callable kernel(X, Y) returning the matrix of k(x, y)") from None
+
+
+def _callable_kernel_matrix(kernel, X, Y, *, n_threads, training):
+    """``kernel(X, Y)`` checked: a finite float64 matrix of shape (len(X),
+    len(Y)), symmetric to rounding when ``training`` (Y is X then).
+
+    Returns the matrix (C order) and its largest magnitude."""
+    label = _kernel_label(kernel)
+    call = f"{label}(X, X)" if training else f"{label}(X, support_vectors_)"
+    K = kernel(X, Y)
+    expected = (X.shape[0], Y.shape[0])
+    shape = getattr(K, "shape", None)
+    if shape is None and K is not None and not isinstance(K, (str, bytes, dict, set)):
+        try:
+            shape = np.shape(K)  # a list of lists
+        except ValueError:  # ragged
+            shape = None
+    if shape is not None and tuple(shape) != expected:
+        raise ValueError(
+            f"kernel={label} must return the matrix of k(x, y) for the rows x of its first "
+            f"argument and y of its second, of shape {expected} here; {call} returned "
+            f"shape {tuple(shape)}")
+    if shape is None:
+        raise TypeError(f"kernel={label} must return an array-like or a sparse matrix of "
+                        f"numbers; {call} returned {type(K).__name__}")
+    return check_kernel_matrix(K, name=call, n_columns=None if training else Y.shape[0],
+                               n_threads=n_threads, source=f"kernel={label}")
 
 
 def _progress(iterable, total, enabled, desc):
@@ -169,7 +216,7 @@ class SVM(EstimatorMixin):
 
     Parameters
     ----------
-    kernel : str, default="ngd"
+    kernel : str or callable, default="ngd"
         One of ``kgeo.KERNELS``: ``linear``, ``poly``, ``rbf``, ``sigmoid``,
         ``ned`` (negative Euclidean distance), ``ngd`` (negative geodesic
         distance on the multinomial manifold), ``ngd+pi``, ``ngd_exp``,
@@ -192,6 +239,15 @@ class SVM(EstimatorMixin):
         ``support_vectors_`` is then empty, ``support_`` indexes the columns
         prediction reads. With the Gram of a named kernel (from
         ``kgeo.pairwise_kernels``) the model is that kernel's, bit for bit.
+        A callable ``kernel(A, B)`` returns the matrix of ``k(a, b)`` for the
+        rows of A and B, of shape ``(A.shape[0], B.shape[0])``, as for
+        scikit-learn's SVC: ``fit`` trains on ``kernel(X, X)`` (checked as a
+        precomputed matrix is, over the samples of positive weight), and
+        prediction calls ``kernel(X_chunk, support_vectors_)`` on chunks of
+        X's rows. A and B are float64 rows in the format X came in (an
+        ndarray, or CSR for sparse input); ``support_vectors_`` keeps them.
+        The model pickles when the function does (one defined at module
+        level, not a lambda).
     C : float, default=1.0
         Box bound of the dual variables (the penalty of slack). Where the
         kernel cannot separate the classes, SMO (here as in libsvm) needs a
@@ -536,10 +592,14 @@ class SVM(EstimatorMixin):
         started = time.perf_counter()
         self._check_params()
         precomputed = _is_precomputed(self.kernel)
+        by_callable = _is_callable_kernel(self.kernel)
         if precomputed:
             # X's own array when already float64 in C order: only read below.
             X_checked, largest = check_kernel_matrix(X, name="X",
                                                      n_threads=resolve_n_jobs(self.n_jobs))
+        elif by_callable:
+            # In the format given (dense or CSR), for the kernel function to read.
+            X_checked = check_feature_rows(X, name="X")
         else:
             # Possibly X's own arrays (when already canonical CSR): only read below.
             X_checked = check_matrix(X, name="X", copy=False)
@@ -606,11 +666,18 @@ class SVM(EstimatorMixin):
                     f"{float(class_box[y_index[row]]) * float(weight[row])!r} for sample {sample} "
                     f"({bad.size} sample(s) in all); rescale sample_weight")
         n_threads = resolve_n_jobs(self.n_jobs)
-        if precomputed:
+        if precomputed or by_callable:
             kernel_args, centre = {}, None
+            if by_callable:
+                # Of the samples of positive weight only (X_checked is them).
+                matrix, largest = _callable_kernel_matrix(self.kernel, X_checked, X_checked,
+                                                          n_threads=n_threads, training=True)
+                position = order
+            else:
+                matrix = X_checked
+                position = order if kept is None else kept[order]
             self._check_matrix_range(largest)
-            position = order if kept is None else kept[order]
-            kernel = PrecomputedKernel(X_checked, position.astype(np.int64), self.shift)
+            kernel = PrecomputedKernel(matrix, position.astype(np.int64), self.shift)
             index = PostingIndex(empty_rows(order.shape[0]), class_start)
         else:
             kernel_args = self._kernel_arguments(X_checked, relative)
@@ -618,13 +685,13 @@ class SVM(EstimatorMixin):
             index, centre = self._training_rows(X_checked, y_index, kernel, kernel_args,
                                                 order, class_start, n_threads, kept)
         if self.shift != 0.0:
-            self._check_shift(largest if precomputed
+            self._check_shift(largest if precomputed or by_callable
                               else self._kernel_scale(X_checked, kernel_args))
         single = self._cache_single()
         cache = KernelRowCache(kernel, index, self._cache_bytes(counts, single), single=single,
                                n_threads=n_threads)
-        if precomputed:
-            # Rows are read from X, not computed: a class pair's sweep would
+        if precomputed or by_callable:
+            # Rows are read from a matrix, not computed: a class pair's sweep would
             # save nothing, and it fills one class's rows by transposing the
             # other's, K[j, i] for K[i, j], where every row must be read as
             # given (libsvm's reading of a matrix symmetric only to rounding).
@@ -690,6 +757,8 @@ class SVM(EstimatorMixin):
         # peaked 1,131 MB above its start, with the copy on top of both).
         cache_stats = cache.stats()
         del cache, index, kernel
+        if by_callable:
+            del matrix
         self._set_support(X, X_checked, order, class_start, alphas, pairs)
         if kept is not None:
             self.support_ = kept[self.support_].astype(np.int32)  # indices of the given X
@@ -857,19 +926,25 @@ class SVM(EstimatorMixin):
         whose values the solver's arithmetic cannot carry, as the named
         kernels refuse rows whose squares leave float64."""
         tiny, top = np.finfo(np.float64).tiny, np.finfo(np.float64).max / 4
+        if _is_callable_kernel(self.kernel):
+            label = _kernel_label(self.kernel)
+            which, where, scaled = f"kernel={label}", f"{label}(X, X)", "its values"
+        else:
+            which, where, scaled = "kernel 'precomputed'", "X", "X"
         if 0.0 < largest < tiny:
             raise ValueError(
-                f"kernel 'precomputed' underflows float64 on X: its largest magnitude is "
+                f"{which} underflows float64 on {where}: its largest magnitude is "
                 f"{largest:.3g}, below float64's smallest normal number ({tiny:.3g}), so "
-                f"the solver's sums of its values lose their bits; scale X up (scaling "
-                f"the kernel by c is the same SVM as scaling C by c)")
+                f"the solver's sums of its values lose their bits; scale {scaled} up "
+                f"(scaling the kernel by c is the same SVM as scaling C by c)")
         reach = largest + abs(float(self.shift))
         if not reach <= top:
             raise ValueError(
-                f"kernel 'precomputed' overflows float64 on X: its values (largest "
+                f"{which} overflows float64 on {where}: its values (largest "
                 f"magnitude {largest:.3g}, shift {self.shift!r}) reach {reach:.3g}, and the "
                 f"solver's K_ii + K_jj - 2 K_ij leaves float64's range above {top:.3g}; "
-                f"scale X down (scaling the kernel by c is the same SVM as scaling C by c)")
+                f"scale {scaled} down (scaling the kernel by c is the same SVM as scaling C "
+                f"by c)")
 
     def _check_shift(self, scale):
         """Refuse a shift that rounds the kernel away; warn when it eats half of it.
@@ -938,6 +1013,12 @@ class SVM(EstimatorMixin):
             # its kernel matrix (scikit-learn's SVC keeps this shape too).
             self.support_vectors_ = np.empty((0, 0))
             return
+        if _is_callable_kernel(self.kernel):
+            # The rows as the kernel function read them (dense or CSR),
+            # for it to read again against the rows predicted.
+            self.support_vectors_ = X_checked[self.support_]
+            _freeze(self.support_vectors_)
+            return
         rows = self.support_.astype(np.int64)
         indptr = np.empty(rows.shape[0] + 1, dtype=np.int64)
         data, indices = take_rows(X_checked.data, X_checked.indices,
@@ -993,6 +1074,9 @@ class SVM(EstimatorMixin):
         if _is_precomputed(model.kernel):
             X, n_sv, weighted_sums = _kernel_matrix_sums(model, X, n_threads)
             on_simplex = False
+        elif _is_callable_kernel(model.kernel):
+            X, n_sv, weighted_sums = _callable_kernel_sums(model, X, n_threads)
+            on_simplex = False
         else:
             X, n_sv, weighted_sums, on_simplex = _row_sums(model, X, n_threads)
         n_classes, n_support, dual_coef, b = _check_fitted_arrays(model, n_sv)
@@ -1023,7 +1107,7 @@ class SVM(EstimatorMixin):
         # Test rows per call: bounds the shares (and the prepared rows, or a
         # precomputed kernel's values gathered for its support vectors) held at once.
         per_row = n_classes * (n_classes - 1)
-        if _is_precomputed(model.kernel):
+        if _reads_kernel_matrix(model.kernel):
             per_row = max(per_row, n_sv)
         chunk = max(1, _PREDICT_CHUNK_VALUES // per_row)
 
@@ -1440,6 +1524,24 @@ def _kernel_matrix_sums(model, X, n_threads):
         return weighted_sums_of_values(values, sv_start, coef_t, n_threads)
 
     return X, support.shape[0], weighted_sums
+
+
+def _callable_kernel_sums(model, X, n_threads):
+    """``_row_sums`` for a callable kernel: its matrix against the support
+    vectors, computed a chunk of rows of X at a time (plus the shift)."""
+    support_vectors = model.support_vectors_
+    X = check_feature_rows(X, name="X")
+    check_n_features(X, estimator="SVM", n_features=model.n_features_in_)
+    shift = float(model.shift)
+
+    def weighted_sums(rows_of_X, sv_start, coef_t):
+        values, _ = _callable_kernel_matrix(model.kernel, X[rows_of_X], support_vectors,
+                                            n_threads=n_threads, training=False)
+        if shift != 0.0:
+            values = values + shift  # k + shift, as the solver read it
+        return weighted_sums_of_values(values, sv_start, coef_t, n_threads)
+
+    return X, support_vectors.shape[0], weighted_sums
 
 
 def _check_fitted_arrays(model, n_sv):

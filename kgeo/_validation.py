@@ -74,6 +74,43 @@ def check_matrix(X, *, name="X", min_samples=1, copy=True):
     return X
 
 
+def check_feature_rows(X, *, name="X"):
+    """Return X as float64 rows in the format it came in: a C-ordered ndarray
+    for dense input, a canonical CSR matrix (as ``check_matrix`` returns) for
+    sparse input. For what a callable kernel receives: a function written
+    for dense arrays should get dense arrays, as scikit-learn's SVC gives it.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    name : str, default="X"
+        Name used in error messages.
+
+    Returns
+    -------
+    X : ndarray of float64 or scipy.sparse.csr_matrix of float64
+        Finite values, at least one row and one column; X's own arrays where
+        they already are such (to be read only).
+    """
+    if X is None or sp.issparse(X):
+        return check_matrix(X, name=name, copy=False)
+    arr = np.ascontiguousarray(_dense_float64(X, name))
+    if arr.shape[0] < 1:
+        raise ValueError(
+            f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is "
+            f"required; {name} is empty or too small")
+    if arr.shape[1] < 1:
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 "
+            f"is required.")
+    finite = np.isfinite(arr)
+    if not np.all(finite):
+        raise ValueError(
+            f"{name} contains {int(arr.size - np.count_nonzero(finite))} NaN or infinity "
+            f"value(s); every entry must be finite")
+    return arr
+
+
 def _sparse_float64(X, name):
     """A SciPy sparse matrix of numbers as a CSR matrix of float64 (values unchecked)."""
     if np.iscomplexobj(X.data if hasattr(X, "data") else X):
@@ -120,7 +157,8 @@ def _dense_float64(X, name):
     return np.asarray(arr, dtype=np.float64)
 
 
-def check_kernel_matrix(K, *, name="X", n_columns=None, n_threads=1):
+def check_kernel_matrix(K, *, name="X", n_columns=None, n_threads=1,
+                        source="kernel='precomputed'"):
     """Return a kernel matrix as a C-ordered float64 ndarray with finite values.
 
     Parameters
@@ -139,6 +177,9 @@ def check_kernel_matrix(K, *, name="X", n_columns=None, n_threads=1):
         magnitude).
     n_threads : int, default=1
         Threads for the pass over the values.
+    source : str, default="kernel='precomputed'"
+        Where the matrix comes from, for messages (a callable kernel's
+        matrices are its return values, not the user's X).
 
     Returns
     -------
@@ -181,14 +222,14 @@ def check_kernel_matrix(K, *, name="X", n_columns=None, n_threads=1):
             f"samples and the {n_columns} training samples, of shape (n_samples, {n_columns})")
     if n_columns is None and not square:
         raise ValueError(
-            f"kernel='precomputed' needs the square kernel matrix of the training "
+            f"{source} needs the square kernel matrix of the training "
             f"samples, K[i, j] = k(x_i, x_j); {name} has shape {K.shape}")
     if asymmetry > _ASYMMETRY_TOLERANCE * largest:
         raise ValueError(
             f"{name} is not a symmetric kernel matrix: {name}[{i}, {j}] = {float(K[i, j])!r} "
             f"but {name}[{j}, {i}] = {float(K[j, i])!r}, beyond rounding "
             f"({_ASYMMETRY_TOLERANCE:g} of its largest magnitude, {largest:.6g}); "
-            f"kernel='precomputed' needs K[i, j] = k(x_i, x_j) of the training samples "
+            f"{source} needs K[i, j] = k(x_i, x_j) of the training samples "
             f"(symmetrise with (K + K.T) / 2)")
     return K, largest
 

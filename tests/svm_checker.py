@@ -385,7 +385,8 @@ def check_svm(model, X, y, *, C=None, class_weight=None, tol=None, X_test=None,
     Parameters
     ----------
     model : fitted kgeo.SVM (or sklearn.svm.SVC with ``check_decision=False``)
-    X, y : the training data (X: the kernel matrix for kernel="precomputed")
+    X, y : the training data (X: the kernel matrix for kernel="precomputed";
+        for a callable kernel, the rows it was fitted on, read by the function)
     C, class_weight, tol : default to the model's parameters
     sample_weight : array-like of shape (n_samples,), default=None
         The weights of the fit: ``C_i`` is multiplied by them, samples of
@@ -421,6 +422,15 @@ def check_svm(model, X, y, *, C=None, class_weight=None, tol=None, X_test=None,
             X_eval = np.vstack([X_eval, np.asarray(X_test, dtype=np.float64)])
         n_train = X_eval.shape[1]
         K_eval = X_eval + params["shift"]
+        E_eval = np.zeros_like(K_eval)
+    elif callable(params["kernel"]):
+        # A callable kernel: X holds features, and the function's values are
+        # the kernel by definition (exact, as a given matrix is).
+        n_train = X.shape[0]
+        X_eval = X if X_test is None else (
+            sp.vstack([X, X_test], format="csr") if sp.issparse(X)
+            else np.vstack([X, X_test]))
+        K_eval = np.asarray(params["kernel"](X_eval, X), dtype=np.float64) + params["shift"]
         E_eval = np.zeros_like(K_eval)
     else:
         X_rows = _rows(X)

@@ -1,6 +1,6 @@
 """scikit-learn's estimator checks on kgeo.SVM.
 
-The Euclidean kernels pass every check but two, which compare a fit with
+The Euclidean kernels (named, or a callable kernel) pass every check but two, which compare a fit with
 integer sample weights to one with repeated samples to 1e-7 where SMO stops
 within ``tol``; they pass at a tight ``tol`` (checked below). The NGD kernel
 reads each row as a point of the multinomial simplex (after L1
@@ -69,6 +69,12 @@ PRECOMPUTED_EXPECTED_FAILURES = {
 }
 
 
+def linear_function(A, B):
+    """The linear kernel as a callable kernel (dense values for sparse rows too)."""
+    K = A @ B.T
+    return K.toarray() if hasattr(K, "toarray") else K
+
+
 def expected_failed_checks(estimator):
     if estimator.kernel == "ngd":
         return NGD_EXPECTED_FAILURES
@@ -79,7 +85,7 @@ def expected_failed_checks(estimator):
 
 @parametrize_with_checks(
     [kgeo.SVM(kernel="linear"), kgeo.SVM(kernel="rbf"), kgeo.SVM(kernel="ngd"),
-     kgeo.SVM(kernel="precomputed")],
+     kgeo.SVM(kernel="precomputed"), kgeo.SVM(kernel=linear_function)],
     expected_failed_checks=expected_failed_checks,
     **_STRICT,
 )
@@ -87,7 +93,7 @@ def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
-@pytest.mark.parametrize("kernel", ["linear", "rbf", "ngd"])
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "ngd", linear_function])
 @pytest.mark.parametrize("name", sorted(SAMPLE_WEIGHT_EXPECTED_FAILURES))
 def test_sample_weight_checks_pass_at_a_tight_tol(kernel, name):
     """The declared sample-weight failures are SMO's tolerance, nothing else."""

@@ -1,0 +1,359 @@
+"""A callable kernel: ``kgeo.SVM(kernel=f)`` with ``f(A, B)`` the matrix of k(a, b).
+
+What must hold:
+
+- A function returning a named kernel's matrix (``kgeo.pairwise_kernels``)
+  trains that kernel's model bit for bit, and predicts as it does: the
+  solver reads the same values in the same order.
+- On a kernel none of kgeo's, the solution satisfies Definition 2 (the
+  independent checker) and matches scikit-learn's ``SVC`` given the same
+  function.
+- The function sees float64 rows in the format X came in; prediction calls
+  it on chunks of rows against ``support_vectors_``.
+- What it returns is checked as a precomputed matrix is, with messages that
+  name the function; its own errors reach the caller unchanged.
+"""
+
+import os
+import pickle
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import kgeo
+from kgeo import _svm
+
+# --import-mode=importlib keeps the tests folder off sys.path.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import svm_checker as ck  # noqa: E402
+
+NAMED = [
+    ("linear", {}), ("poly", {"gamma": 0.05, "coef0": 1.0, "degree": 2}),
+    ("rbf", {"gamma": 0.05}), ("ned", {}), ("ngd", {}), ("ngd_exp", {"t": 0.5}),
+    ("bhattacharyya", {}), ("diffusion", {"t": 0.5}),
+]
+
+
+def named_kernel(kernel, **params):
+    """The named kernel as a function (a closure: pickles only by reference)."""
+    def k(A, B):
+        return kgeo.pairwise_kernels(A, B, kernel=kernel, **params)
+    k.__name__ = f"{kernel}_matrix"
+    return k
+
+
+def histogram_intersection(A, B):
+    """sum_i min(a_i, b_i): positive definite on non-negative rows, and not
+    one of kgeo's kernels. Module level, so that models using it pickle."""
+    A = A.toarray() if sp.issparse(A) else A
+    B = B.toarray() if sp.issparse(B) else B
+    return np.minimum(A[:, None, :], B[None, :, :]).sum(axis=2)
+
+
+def problem(rng, n_train=60, n_test=25, n_classes=3, **kw):
+    X, y = ck.make_count_data(rng, n_train, 12, n_classes, **kw)
+    Xt, _ = ck.make_count_data(rng, n_test, 12, n_classes)
+    return X, y, Xt
+
+
+def assert_identical_models(a, b):
+    for name in ("classes_", "support_", "n_support_", "dual_coef_", "intercept_",
+                 "n_iter_", "dual_objective_"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
+# ==========================================================================
+# The same model as the named kernel
+# ==========================================================================
+
+@pytest.mark.parametrize("shift", [0.0, 0.37])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("kernel,params", NAMED, ids=[k for k, _ in NAMED])
+def test_a_named_kernels_function_trains_its_model_bit_for_bit(kernel, params, sparse,
+                                                               shift, rng):
+    X, y, Xt = problem(rng)
+    if sparse:
+        X, Xt = sp.csr_matrix(X), sp.csr_matrix(Xt)
+    named = kgeo.SVM(kernel=kernel, shift=shift, **params).fit(X, y)
+    given = kgeo.SVM(kernel=named_kernel(kernel, **params), shift=shift).fit(X, y)
+    assert_identical_models(given, named)
+    np.testing.assert_array_equal(given.decision_function(Xt), named.decision_function(Xt))
+    np.testing.assert_array_equal(given.predict(Xt), named.predict(Xt))
+    # The support vectors are the training rows, in the format given.
+    assert sp.issparse(given.support_vectors_) == sparse
+    rows = X[given.support_]
+    np.testing.assert_array_equal(
+        given.support_vectors_.toarray() if sparse else given.support_vectors_,
+        rows.toarray() if sparse else rows)
+
+
+def test_samples_of_weight_zero_are_left_out_of_the_call(rng):
+    X, y, Xt = problem(rng)
+    weight = np.ones(X.shape[0])
+    weight[[0, 7, 20]] = 0.0
+    weight[[3, 4]] = 2.5
+    sizes = []
+
+    def ngd(A, B):
+        sizes.append((A.shape[0], B.shape[0]))
+        return kgeo.pairwise_kernels(A, B, kernel="ngd")
+
+    given = kgeo.SVM(kernel=ngd).fit(X, y, sample_weight=weight)
+    named = kgeo.SVM(kernel="ngd").fit(X, y, sample_weight=weight)
+    assert sizes == [(57, 57)]
+    assert_identical_models(given, named)
+    assert not np.isin([0, 7, 20], given.support_).any()
+    np.testing.assert_array_equal(given.decision_function(Xt), named.decision_function(Xt))
+
+
+# ==========================================================================
+# A kernel none of kgeo's
+# ==========================================================================
+
+@pytest.mark.parametrize("class_weight", [None, "balanced"])
+@pytest.mark.parametrize("C", [0.05, 1.0, 20.0])
+def test_solution_satisfies_definition_2(C, class_weight, rng):
+    X, y, Xt = problem(rng)
+    model = kgeo.SVM(kernel=histogram_intersection, C=C, class_weight=class_weight).fit(X, y)
+    report = ck.check_svm(model, X, y, X_test=Xt)
+    assert any(p["n_free"] for p in report)
+
+
+@pytest.mark.parametrize("n_classes,C", [(2, 0.3), (3, 1.0), (4, 10.0)])
+def test_matches_scikit_learns_svc_given_the_same_function(n_classes, C, rng):
+    from sklearn.svm import SVC
+
+    X, y, Xt = problem(rng, n_classes=n_classes)
+    ref = SVC(kernel=histogram_intersection, C=C, tol=1e-6).fit(X, y)
+    model = kgeo.SVM(kernel=histogram_intersection, C=C, tol=1e-6).fit(X, y)
+    K = histogram_intersection(X, X)
+    theirs = np.array([pr["alpha"].sum() - 0.5 * (pr["alpha"] * pr["y"])
+                       @ K[np.ix_(pr["idx"], pr["idx"])] @ (pr["alpha"] * pr["y"])
+                       for pr in ck.pair_alphas(ref, y)])
+    np.testing.assert_allclose(model.dual_objective_, theirs, rtol=1e-6)
+    np.testing.assert_array_equal(model.predict(Xt), ref.predict(Xt))
+    np.testing.assert_allclose(model.decision_function(Xt), ref.decision_function(Xt),
+                               atol=1e-4)
+
+
+def test_a_shift_is_the_function_plus_the_shift(rng):
+    X, y, Xt = problem(rng)
+    shifted = kgeo.SVM(kernel=histogram_intersection, shift=2.5).fit(X, y)
+    plus = kgeo.SVM(kernel=lambda A, B: histogram_intersection(A, B) + 2.5).fit(X, y)
+    assert_identical_models(shifted, plus)
+    np.testing.assert_array_equal(shifted.predict(Xt), plus.predict(Xt))
+    np.testing.assert_allclose(shifted.decision_function(Xt), plus.decision_function(Xt),
+                               rtol=0, atol=1e-12)
+
+
+# ==========================================================================
+# What the function is given
+# ==========================================================================
+
+@pytest.mark.parametrize("given", ["int array", "list", "csc", "float32 csr"])
+def test_the_function_sees_float64_rows_in_the_format_given(given, rng):
+    X, y, Xt = problem(rng, n_train=30, n_test=10)
+    seen = []
+
+    def k(A, B):
+        seen.append((type(A), A.dtype, type(B), B.dtype))
+        return histogram_intersection(A, B)
+
+    to = {"int array": lambda M: M.astype(np.int64), "list": lambda M: M.tolist(),
+          "csc": sp.csc_matrix, "float32 csr": lambda M: sp.csr_matrix(M, dtype=np.float32)}
+    model = kgeo.SVM(kernel=k).fit(to[given](X), y)
+    model.predict(to[given](Xt))
+    sparse = given in ("csc", "float32 csr")
+    expected = sp.csr_matrix if sparse else np.ndarray
+    assert len(seen) == 2
+    for types in seen:
+        assert issubclass(types[0], expected) and issubclass(types[2], expected)
+        assert types[1] == types[3] == np.float64
+    reference = kgeo.SVM(kernel=histogram_intersection).fit(X.astype(np.float64), y)
+    assert_identical_models(model, reference)
+
+
+def test_prediction_calls_the_function_in_chunks_of_rows(rng, monkeypatch):
+    X, y, Xt = problem(rng, n_train=60, n_test=50)
+    whole = kgeo.SVM(kernel=histogram_intersection).fit(X, y)
+    expected = whole.decision_function(Xt), whole.predict(Xt)
+    calls = []
+
+    def k(A, B):
+        calls.append(A.shape[0])
+        return histogram_intersection(A, B)
+
+    model = kgeo.SVM(kernel=k).fit(X, y)
+    n_sv = model.support_vectors_.shape[0]
+    # Values per chunk: 7 rows against every support vector.
+    monkeypatch.setattr(_svm, "_PREDICT_CHUNK_VALUES", 7 * n_sv)
+    calls.clear()
+    decision, labels = model.decision_function(Xt), model.predict(Xt)
+    assert calls == [7] * 7 + [1] + [7] * 7 + [1]
+    np.testing.assert_array_equal(decision, expected[0])
+    np.testing.assert_array_equal(labels, expected[1])
+
+
+def test_one_row_predicts_as_in_a_batch(rng):
+    X, y, Xt = problem(rng)
+    model = kgeo.SVM(kernel=histogram_intersection).fit(X, y)
+    batch = model.decision_function(Xt)
+    single = np.vstack([model.decision_function(Xt[i:i + 1]) for i in range(Xt.shape[0])])
+    np.testing.assert_array_equal(single, batch)
+
+
+# ==========================================================================
+# scikit-learn and pickling
+# ==========================================================================
+
+def test_pickles_with_a_module_level_function(rng):
+    X, y, Xt = problem(rng)
+    model = kgeo.SVM(kernel=histogram_intersection).fit(X, y)
+    loaded = pickle.loads(pickle.dumps(model))
+    assert loaded.kernel is histogram_intersection
+    np.testing.assert_array_equal(loaded.decision_function(Xt), model.decision_function(Xt))
+
+
+def test_grid_search_over_a_function_and_a_named_kernel(rng):
+    from sklearn.model_selection import GridSearchCV, cross_val_score
+
+    X, y, _ = problem(rng, n_train=90, separation=3.0)
+    ngd = named_kernel("ngd")
+    search = GridSearchCV(kgeo.SVM(), {"kernel": [ngd, "ngd"], "C": [0.5, 2.0]}, cv=3)
+    search.fit(X, y)
+    results = search.cv_results_
+    by_function = [k is ngd for k in results["param_kernel"]]
+    assert sum(by_function) == 2
+    np.testing.assert_array_equal(results["mean_test_score"][np.flatnonzero(by_function)],
+                                  results["mean_test_score"][np.flatnonzero(~np.array(
+                                      by_function))])
+    np.testing.assert_array_equal(cross_val_score(kgeo.SVM(kernel=ngd), X, y, cv=3),
+                                  cross_val_score(kgeo.SVM(kernel="ngd"), X, y, cv=3))
+
+
+def test_tags_do_not_say_pairwise():
+    # X holds features: scikit-learn's splitters must slice its rows only.
+    assert not kgeo.SVM(kernel=histogram_intersection).__sklearn_tags__().input_tags.pairwise
+
+
+# ==========================================================================
+# Bad functions and bad input
+# ==========================================================================
+
+X_SMALL = np.array([[1.0, 0.0, 2.0], [0.0, 1.0, 1.0], [3.0, 1.0, 0.0], [1.0, 1.0, 1.0]])
+Y_SMALL = [0, 1, 0, 1]
+
+
+def _ragged(A, B):
+    return [[1.0] * B.shape[0]] + [[1.0]] * (A.shape[0] - 1)
+
+
+@pytest.mark.parametrize("function,error,match", [
+    (lambda A, B: np.ones((3, 3)), ValueError,
+     r"kernel=<lambda> must return the matrix of k\(x, y\) .* of shape \(4, 4\) here; "
+     r"<lambda>\(X, X\) returned shape \(3, 3\)"),
+    (lambda A, B: 1.0, ValueError, r"<lambda>\(X, X\) returned shape \(\)"),
+    (lambda A, B: None, TypeError,
+     r"kernel=<lambda> must return an array-like or a sparse matrix of numbers; "
+     r"<lambda>\(X, X\) returned NoneType"),
+    (lambda A, B: "K", TypeError, r"returned str"),
+    (_ragged, TypeError, r"kernel=_ragged must return an array-like .* returned list"),
+    (lambda A, B: np.full((4, 4), "a"), TypeError,
+     r"<lambda>\(X, X\) must hold numbers \(bool, int or float\)"),
+    (lambda A, B: np.where(np.eye(4) > 0, np.nan, 1.0), ValueError,
+     r"<lambda>\(X, X\) contains 4 value\(s\) that are NaN, infinite .* first "
+     r"<lambda>\(X, X\)\[0, 0\] = nan"),
+    (lambda A, B: np.triu(A @ B.T), ValueError,
+     r"<lambda>\(X, X\) is not a symmetric kernel matrix: .* kernel=<lambda> needs "
+     r"K\[i, j\] = k\(x_i, x_j\)"),
+    (lambda A, B: A @ B.T * 1e307, ValueError,
+     r"kernel=<lambda> overflows float64 on <lambda>\(X, X\): .* scale its values down"),
+    (lambda A, B: A @ B.T * 1e-310, ValueError,
+     r"kernel=<lambda> underflows float64 on <lambda>\(X, X\): .* scale its values up"),
+])
+def test_bad_return_values_at_fit(function, error, match):
+    with pytest.raises(error, match=match):
+        kgeo.SVM(kernel=function).fit(X_SMALL, Y_SMALL)
+
+
+def test_bad_return_values_at_prediction():
+    answers = {"K": None}
+
+    def k(A, B):
+        return A @ B.T if answers["K"] is None else answers["K"](A, B)
+
+    model = kgeo.SVM(kernel=k, C=10.0).fit(X_SMALL, Y_SMALL)
+    n_sv = model.support_vectors_.shape[0]
+    answers["K"] = lambda A, B: np.ones((A.shape[0], B.shape[0] + 1))
+    with pytest.raises(ValueError, match=rf"k\(X, support_vectors_\) returned shape "
+                                         rf"\(2, {n_sv + 1}\)"):
+        model.predict(X_SMALL[:2])
+    answers["K"] = lambda A, B: np.full((A.shape[0], B.shape[0]), np.inf)
+    with pytest.raises(ValueError, match=r"k\(X, support_vectors_\) contains"):
+        model.decision_function(X_SMALL[:2])
+    answers["K"] = None
+    model.predict(X_SMALL)  # the model itself is unharmed
+
+
+def test_the_functions_own_error_reaches_the_caller_and_keeps_the_fit():
+    calls = {"n": 0}
+
+    def flaky(A, B):
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise RuntimeError("kernel server unreachable")
+        return A @ B.T
+
+    model = kgeo.SVM(kernel=flaky, C=10.0).fit(X_SMALL, Y_SMALL)
+    coef = model.dual_coef_.copy()
+    with pytest.raises(RuntimeError, match="kernel server unreachable"):
+        model.fit(X_SMALL[::-1], Y_SMALL)
+    np.testing.assert_array_equal(model.dual_coef_, coef)
+
+
+@pytest.mark.parametrize("X,error,match", [
+    (np.array([[1.0, np.nan, 0.0], [0.0, 1.0, 1.0]]), ValueError,
+     r"X contains 1 NaN or infinity value\(s\)"),
+    (np.zeros((2, 0)), ValueError, r"0 feature\(s\)"),
+    (np.ones(3), ValueError, r"Expected a 2D array for X"),
+    (np.array([["a", "b"], ["c", "d"]]), TypeError, r"X must hold numbers"),
+    (None, TypeError, r"X must be an array-like or a sparse matrix, got None"),
+])
+def test_bad_X_is_refused_before_the_function_is_called(X, error, match):
+    called = []
+
+    def k(A, B):
+        called.append(True)
+        return A @ B.T
+
+    with pytest.raises(error, match=match):
+        kgeo.SVM(kernel=k).fit(X, [0, 1])
+    assert not called
+
+
+def test_prediction_checks_the_number_of_features():
+    model = kgeo.SVM(kernel=lambda A, B: A @ B.T).fit(X_SMALL, Y_SMALL)
+    with pytest.raises(ValueError, match="X has 2 features, but SVM is expecting 3"):
+        model.predict(X_SMALL[:, :2])
+
+
+def test_another_function_after_fit_is_refused():
+    model = kgeo.SVM(kernel=histogram_intersection).fit(X_SMALL, Y_SMALL)
+    model.set_params(kernel=lambda A, B: A @ B.T)
+    with pytest.raises(ValueError, match=r"but this SVM was fitted with "
+                                         r"kernel=<function histogram_intersection"):
+        model.predict(X_SMALL)
+
+
+def test_coef_is_refused_for_a_function():
+    model = kgeo.SVM(kernel=lambda A, B: A @ B.T).fit(X_SMALL, Y_SMALL)
+    with pytest.raises(AttributeError, match="coef_ exists only for kernel='linear'"):
+        model.coef_
+
+
+def test_unknown_kernel_message_names_callables():
+    with pytest.raises(ValueError, match=r"or a callable kernel\(X, Y\) returning the "
+                                         r"matrix of k\(x, y\)"):
+        kgeo.SVM(kernel="gram").fit(X_SMALL, Y_SMALL)
