@@ -37,8 +37,8 @@ from ._pairwise import (centred, fits_unmoved, overflow_message, posting_tables_
                         translation_centre, used_columns_only)
 from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp_threads,
                       one_vs_one_coefficients, one_vs_one_votes, solve_pair)
-from ._validation import (check_feature_rows, check_kernel_matrix, check_labels, check_matrix,
-                          check_n_features,
+from ._validation import (check_kernel_matrix, check_kernel_samples, check_labels,
+                          check_matrix, check_n_features,
                           check_on_simplex, check_positive, check_real, check_sample_weight,
                           checked_accuracy, spherical_normal_sigmas)
 from .exceptions import ConvergenceWarning, sklearn_compatible
@@ -106,6 +106,18 @@ def _params_of(kernel):
                          f"callable kernel(X, Y) returning the matrix of k(x, y)") from None
 
 
+def _n_samples(samples):
+    """Rows of a matrix, or items of a list of samples (a callable kernel's)."""
+    return samples.shape[0] if hasattr(samples, "shape") else len(samples)
+
+
+def _take(samples, index):
+    """The samples at ``index``, in the container they came in."""
+    if isinstance(samples, list):
+        return [samples[i] for i in index]
+    return samples[index]
+
+
 def _callable_kernel_matrix(kernel, X, Y, *, n_threads, training):
     """``kernel(X, Y)`` checked: a finite float64 matrix of shape (len(X),
     len(Y)), symmetric to rounding when ``training`` (Y is X then).
@@ -114,7 +126,7 @@ def _callable_kernel_matrix(kernel, X, Y, *, n_threads, training):
     label = _kernel_label(kernel)
     call = f"{label}(X, X)" if training else f"{label}(X, support_vectors_)"
     K = kernel(X, Y)
-    expected = (X.shape[0], Y.shape[0])
+    expected = (_n_samples(X), _n_samples(Y))
     shape = getattr(K, "shape", None)
     if shape is None and K is not None and not isinstance(K, (str, bytes, dict, set)):
         try:
@@ -129,7 +141,7 @@ def _callable_kernel_matrix(kernel, X, Y, *, n_threads, training):
     if shape is None:
         raise TypeError(f"kernel={label} must return an array-like or a sparse matrix of "
                         f"numbers; {call} returned {type(K).__name__}")
-    return check_kernel_matrix(K, name=call, n_columns=None if training else Y.shape[0],
+    return check_kernel_matrix(K, name=call, n_columns=None if training else expected[1],
                                n_threads=n_threads, source=f"kernel={label}")
 
 
@@ -244,10 +256,12 @@ class SVM(EstimatorMixin):
         scikit-learn's SVC: ``fit`` trains on ``kernel(X, X)`` (checked as a
         precomputed matrix is, over the samples of positive weight), and
         prediction calls ``kernel(X_chunk, support_vectors_)`` on chunks of
-        X's rows. A and B are float64 rows in the format X came in (an
-        ndarray, or CSR for sparse input); ``support_vectors_`` keeps them.
-        The model pickles when the function does (one defined at module
-        level, not a lambda).
+        X's rows. Numbers reach it as float64 rows in the format X came in
+        (an ndarray, or CSR for sparse input); samples of any other kind
+        (strings for a string kernel, token lists) as given, an ndarray as
+        one and any other sequence as a list. ``support_vectors_`` keeps the
+        support vectors so. The model pickles when the function does (one
+        defined at module level, not a lambda).
     C : float, default=1.0
         Box bound of the dual variables (the penalty of slack). Where the
         kernel cannot separate the classes, SMO (here as in libsvm) needs a
@@ -354,7 +368,9 @@ class SVM(EstimatorMixin):
         Indices of the support vectors in the training set, grouped by class.
     support_vectors_ : ndarray or CSR matrix of shape (n_SV, n_features)
         Read-only: prediction keeps what it derives from them. A matrix
-        assigned in their place is used.
+        assigned in their place is used. Empty for ``kernel="precomputed"``;
+        for a callable kernel given samples other than numbers, the support
+        vectors as given (a list, or an ndarray).
     n_support_ : ndarray of shape (n_classes,)
     dual_coef_ : ndarray of shape (n_classes - 1, n_SV)
         ``alpha_i y_i`` in libsvm's one-vs-one layout.
@@ -382,6 +398,8 @@ class SVM(EstimatorMixin):
         SMO iterations of each class pair.
     class_weight_ : ndarray of shape (n_classes,)
     n_features_in_ : int
+        Absent after a fit of a callable kernel on samples that are not
+        numbers (they have no features).
     cache_stats_ : dict
         Kernel blocks requested and computed; values computed (of them
         ``values_raced`` by two threads at once, the second copy dropped),
@@ -598,20 +616,24 @@ class SVM(EstimatorMixin):
             X_checked, largest = check_kernel_matrix(X, name="X",
                                                      n_threads=resolve_n_jobs(self.n_jobs))
         elif by_callable:
-            # In the format given (dense or CSR), for the kernel function to read.
-            X_checked = check_feature_rows(X, name="X")
+            # For the kernel function to read: float64 rows in the format
+            # given (dense or CSR), or samples of any other kind as given.
+            X_checked, numeric = check_kernel_samples(X, name="X")
         else:
             # Possibly X's own arrays (when already canonical CSR): only read below.
             X_checked = check_matrix(X, name="X", copy=False)
-        y = check_labels(y, X_checked.shape[0])
-        weight = check_sample_weight(sample_weight, X_checked.shape[0])
+        n_samples = _n_samples(X_checked)
+        y = check_labels(y, n_samples)
+        weight = check_sample_weight(sample_weight, n_samples)
         classes, y_index, counts = np.unique(y, return_inverse=True, return_counts=True)
         if classes.shape[0] < 2:
             raise ValueError(
                 f"SVM needs samples of at least 2 classes; the data contains only 1 class "
-                f"({classes.tolist()[0]!r}) in {X_checked.shape[0]} sample(s)")
+                f"({classes.tolist()[0]!r}) in {n_samples} sample(s)")
         self.classes_ = classes
-        given_shape = X_checked.shape
+        # A callable kernel's samples that are not rows of numbers have no
+        # features: (n_samples,), as scikit-learn's SVC records them.
+        given_shape = X_checked.shape if hasattr(X_checked, "shape") else (n_samples,)
         kept = None  # the samples of positive weight, where some weigh 0
         if weight is not None and not np.all(weight > 0):
             # Weight 0 bounds a dual variable at 0: the sample can be no
@@ -625,7 +647,7 @@ class SVM(EstimatorMixin):
                     f"(sample_weight is 0 for all its samples): every class in y needs one; "
                     f"leave the class out of X and y instead")
             if not precomputed:  # a kernel matrix stays whole: the solver reads kept[order]
-                X_checked = X_checked[kept]
+                X_checked = _take(X_checked, kept)
             y_index, weight = y_index[kept], weight[kept]
         if weight is not None and np.all(weight == 1.0):
             weight = None  # the others weigh 1: the unweighted fit of them, bit for bit
@@ -766,8 +788,13 @@ class SVM(EstimatorMixin):
         self.dual_objective_ = objectives
         self.n_iter_ = n_iter
         self.class_weight_ = class_weight
-        self.n_features_in_ = given_shape[1]
+        if len(given_shape) == 2:
+            self.n_features_in_ = given_shape[1]
+        else:  # a previous fit's, in the attributes this fit started from
+            self.__dict__.pop("n_features_in_", None)
         self.shape_fit_ = given_shape
+        # What a callable kernel was given: prediction hands it X the same way.
+        self._kernel_reads_numbers = numeric if by_callable else None
         self._kernel_args = kernel_args  # as fitted (gamma resolved), for prediction
         # As given (gamma maybe "scale"): prediction refuses a kernel changed since.
         self._fitted_kernel = {name: getattr(self, name)
@@ -786,7 +813,7 @@ class SVM(EstimatorMixin):
         self.fit_time_ = time.perf_counter() - started
         if self.verbose >= 1:
             logger.info("fit: %d samples, %d classes, %d SV, %.3f s",
-                        X_checked.shape[0], n_classes, self.support_.shape[0], self.fit_time_)
+                        n_samples, n_classes, self.support_.shape[0], self.fit_time_)
         return self
 
     def _training_rows(self, X_checked, y_index, kernel, kernel_args, order, class_start,
@@ -1014,9 +1041,9 @@ class SVM(EstimatorMixin):
             self.support_vectors_ = np.empty((0, 0))
             return
         if _is_callable_kernel(self.kernel):
-            # The rows as the kernel function read them (dense or CSR),
-            # for it to read again against the rows predicted.
-            self.support_vectors_ = X_checked[self.support_]
+            # The samples as the kernel function read them, for it to read
+            # again against the samples predicted.
+            self.support_vectors_ = _take(X_checked, self.support_)
             _freeze(self.support_vectors_)
             return
         rows = self.support_.astype(np.int64)
@@ -1104,6 +1131,7 @@ class SVM(EstimatorMixin):
             abs_coef_sums[:, c] = np.abs(dual_coef[:, sv_start[c]:sv_start[c + 1]]).sum(axis=1)
         coef_sum = abs_coef_sums[second - 1, first] + abs_coef_sums[first, second]
         n_pairs = first.shape[0]
+        n_samples = _n_samples(X)  # a callable kernel's samples may be a list
         # Test rows per call: bounds the shares (and the prepared rows, or a
         # precomputed kernel's values gathered for its support vectors) held at once.
         per_row = n_classes * (n_classes - 1)
@@ -1113,8 +1141,8 @@ class SVM(EstimatorMixin):
 
         def chunks():
             not_finite = []
-            for start in range(0, X.shape[0], chunk):
-                rows = slice(start, min(start + chunk, X.shape[0]))
+            for start in range(0, n_samples, chunk):
+                rows = slice(start, min(start + chunk, n_samples))
                 share, K_max = weighted_sums(rows, sv_start, coef_t)
                 n_rows = share.shape[0]
                 dec = np.empty((n_rows, n_pairs))
@@ -1131,7 +1159,7 @@ class SVM(EstimatorMixin):
                     f"{bad[:10].tolist()}): kernel {model.kernel!r} overflows float64 on "
                     f"them; scale X down")
 
-        return X.shape[0], model.classes_, chunks()
+        return n_samples, model.classes_, chunks()
 
     def decision_function(self, X):
         """Signed distances to the separating hyperplanes.
@@ -1530,8 +1558,11 @@ def _callable_kernel_sums(model, X, n_threads):
     """``_row_sums`` for a callable kernel: its matrix against the support
     vectors, computed a chunk of rows of X at a time (plus the shift)."""
     support_vectors = model.support_vectors_
-    X = check_feature_rows(X, name="X")
-    check_n_features(X, estimator="SVM", n_features=model.n_features_in_)
+    # As the fit gave them: rows of numbers, or samples as given.
+    X, numbers = check_kernel_samples(X, name="X",
+                                      numbers=getattr(model, "_kernel_reads_numbers", True))
+    if numbers:
+        check_n_features(X, estimator="SVM", n_features=model.n_features_in_)
     shift = float(model.shift)
 
     def weighted_sums(rows_of_X, sv_start, coef_t):
@@ -1541,7 +1572,7 @@ def _callable_kernel_sums(model, X, n_threads):
             values = values + shift  # k + shift, as the solver read it
         return weighted_sums_of_values(values, sv_start, coef_t, n_threads)
 
-    return X, support_vectors.shape[0], weighted_sums
+    return X, _n_samples(support_vectors), weighted_sums
 
 
 def _check_fitted_arrays(model, n_sv):

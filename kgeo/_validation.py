@@ -111,6 +111,68 @@ def check_feature_rows(X, *, name="X"):
     return arr
 
 
+def check_kernel_samples(X, *, name="X", numbers=None):
+    """Return the samples a callable kernel reads, and whether they are numbers.
+
+    Numbers (a sparse matrix, or an array-like of numbers) are checked and
+    converted by ``check_feature_rows``. Anything else (strings, token lists,
+    graphs) goes to the kernel function as given, as scikit-learn's SVC
+    passes it: an ndarray stays one, any other sequence becomes a list.
+
+    Parameters
+    ----------
+    X : array-like, sparse matrix or sequence of shape (n_samples, ...)
+    name : str, default="X"
+        Name used in error messages.
+    numbers : bool or None, default=None
+        Whether X must be numbers (True) or goes as given (False); None
+        decides from X (a fit; prediction then takes X as the fit did).
+
+    Returns
+    -------
+    samples : ndarray, scipy.sparse.csr_matrix or list
+    numeric : bool
+        Whether ``samples`` are float64 rows (``check_feature_rows``).
+    """
+    if numbers or X is None or (numbers is None and sp.issparse(X)):
+        return check_feature_rows(X, name=name), True
+    if isinstance(X, (str, bytes, dict, set)) or not hasattr(X, "__len__"):
+        raise TypeError(
+            f"{name} must be an array-like, a sparse matrix or a sequence of samples, got "
+            f"{_describe(X)}")
+    if not isinstance(X, np.ndarray) and not len(X):
+        raise ValueError(
+            f"Found 0 sample(s) in {name} while a minimum of 1 is required; {name} is empty")
+    if numbers is False:
+        array = None
+    elif not isinstance(X, np.ndarray) and isinstance(next(iter(X)), (str, bytes)):
+        # Text: converting it to an array would make a fixed-width copy of
+        # every string at the longest one's width.
+        array = None
+    else:
+        try:
+            array = np.asarray(X)
+        except ValueError:  # ragged: samples of different lengths
+            array = None
+    if array is not None and array.dtype.kind != "O" and array.dtype.kind not in "SUV":
+        return check_feature_rows(X, name=name), True
+    if array is not None and array.dtype.kind == "O" and array.ndim == 2:
+        try:  # numbers held as Python objects
+            return check_feature_rows(X, name=name), True
+        except TypeError:
+            pass
+    samples = (X if isinstance(X, np.ndarray) else X.tocsr() if sp.issparse(X)
+               else list(X))
+    if _n_rows(samples) == 0:
+        raise ValueError(
+            f"Found 0 sample(s) in {name} while a minimum of 1 is required; {name} is empty")
+    return samples, False
+
+
+def _n_rows(samples):
+    return samples.shape[0] if hasattr(samples, "shape") else len(samples)
+
+
 def _sparse_float64(X, name):
     """A SciPy sparse matrix of numbers as a CSR matrix of float64 (values unchecked)."""
     if np.iscomplexobj(X.data if hasattr(X, "data") else X):

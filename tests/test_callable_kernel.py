@@ -318,7 +318,7 @@ def test_the_functions_own_error_reaches_the_caller_and_keeps_the_fit():
      r"X contains 1 NaN or infinity value\(s\)"),
     (np.zeros((2, 0)), ValueError, r"0 feature\(s\)"),
     (np.ones(3), ValueError, r"Expected a 2D array for X"),
-    (np.array([["a", "b"], ["c", "d"]]), TypeError, r"X must hold numbers"),
+    (np.array([[1 + 2j, 0], [0, 1]]), ValueError, r"Complex data not supported"),
     (None, TypeError, r"X must be an array-like or a sparse matrix, got None"),
 ])
 def test_bad_X_is_refused_before_the_function_is_called(X, error, match):
@@ -357,3 +357,127 @@ def test_unknown_kernel_message_names_callables():
     with pytest.raises(ValueError, match=r"or a callable kernel\(X, Y\) returning the "
                                          r"matrix of k\(x, y\)"):
         kgeo.SVM(kernel="gram").fit(X_SMALL, Y_SMALL)
+
+
+# ==========================================================================
+# Samples that are not numbers: a string kernel on the documents themselves
+# ==========================================================================
+
+DOCUMENTS = [
+    "the cat sat on the mat", "a dog ate my homework", "cats and dogs", "the mat is red",
+    "homework is due", "my dog likes the cat", "red cats sat", "dogs ate homework",
+    "a red mat", "the dog sat", "homework and cats", "my cat is red",
+]
+LABELS = [0, 1, 0, 0, 1, 1, 0, 1, 0, 1, 1, 0]
+
+
+def trigram_spectrum(A, B):
+    """The normalised 3-spectrum kernel of two lists of strings: the cosine of
+    their character trigram counts (a string kernel, positive definite)."""
+    def trigrams(text):
+        counts = {}
+        for i in range(len(text) - 2):
+            counts[text[i:i + 3]] = counts.get(text[i:i + 3], 0) + 1
+        return counts
+
+    def dot(a, b):
+        return float(sum(c * b.get(g, 0) for g, c in a.items()))
+
+    A, B = [trigrams(a) for a in A], [trigrams(b) for b in B]
+    K = np.array([[dot(a, b) for b in B] for a in A])
+    return K / np.outer([np.sqrt(dot(a, a)) for a in A], [np.sqrt(dot(b, b)) for b in B])
+
+
+@pytest.mark.parametrize("container", ["list", "tuple", "object array", "str array"])
+def test_a_string_kernel_on_the_documents_is_its_precomputed_model(container):
+    to = {"list": list, "tuple": tuple, "object array": lambda d: np.array(d, dtype=object),
+          "str array": np.array}
+    seen = []
+
+    def spectrum(A, B):
+        seen.append((type(A), type(B)))
+        return trigram_spectrum(A, B)
+
+    train, test = to[container](DOCUMENTS), to[container](["the red cat", "my homework"])
+    model = kgeo.SVM(kernel=spectrum, C=10.0).fit(train, LABELS)
+    K = trigram_spectrum(DOCUMENTS, DOCUMENTS)
+    given = kgeo.SVM(kernel="precomputed", C=10.0).fit(K, LABELS)
+    assert_identical_models(model, given)
+    Kt = trigram_spectrum(list(test), DOCUMENTS)
+    np.testing.assert_array_equal(model.decision_function(test), given.decision_function(Kt))
+    np.testing.assert_array_equal(model.predict(test), [0, 1])
+    # An ndarray stays one; any other sequence is a list.
+    kind = np.ndarray if "array" in container else list
+    assert seen == [(kind, kind)] * 3
+    assert isinstance(model.support_vectors_, kind)
+    assert list(model.support_vectors_) == [DOCUMENTS[i] for i in model.support_]
+    assert model.shape_fit_ == (len(DOCUMENTS),)
+    assert not hasattr(model, "n_features_in_")
+    if container == "list":
+        saved = kgeo.SVM(kernel=trigram_spectrum, C=10.0).fit(train, LABELS)
+        loaded = pickle.loads(pickle.dumps(saved))
+        np.testing.assert_array_equal(loaded.decision_function(test),
+                                      model.decision_function(test))
+
+
+def test_token_lists_of_any_length_go_to_the_function_as_lists():
+    tokens = [d.split() for d in DOCUMENTS]
+    seen = []
+
+    def jaccard(A, B):
+        seen.append((type(A), type(A[0])))
+        return np.array([[len(set(a) & set(b)) / len(set(a) | set(b)) for b in B] for a in A])
+
+    model = kgeo.SVM(kernel=jaccard, C=10.0).fit(tokens, LABELS)
+    # Two token lists of one length: still samples as given, as in the fit
+    # (not a 2-D array of strings, nor numbers).
+    model.predict([["the", "cat"], ["my", "homework"]])
+    assert seen == [(list, list)] * 2
+
+
+def test_samples_of_weight_zero_are_left_out_of_the_documents():
+    sizes = []
+
+    def spectrum(A, B):
+        sizes.append((len(A), len(B)))
+        return trigram_spectrum(A, B)
+
+    weight = np.ones(len(DOCUMENTS))
+    weight[[1, 2]] = 0.0
+    model = kgeo.SVM(kernel=spectrum, C=10.0).fit(DOCUMENTS, LABELS, sample_weight=weight)
+    assert sizes == [(10, 10)]
+    assert not {1, 2} & set(model.support_.tolist())
+    assert list(model.support_vectors_) == [DOCUMENTS[i] for i in model.support_]
+
+
+def test_a_refit_on_documents_drops_the_numbers_features():
+    model = kgeo.SVM(kernel=histogram_intersection).fit(X_SMALL, Y_SMALL)
+    assert model.n_features_in_ == 3
+    model.set_params(kernel=trigram_spectrum).fit(DOCUMENTS, LABELS)
+    assert not hasattr(model, "n_features_in_")
+    model.predict(DOCUMENTS[:2])
+
+
+def test_prediction_takes_X_as_the_fit_did():
+    numbers = kgeo.SVM(kernel=histogram_intersection).fit(X_SMALL, Y_SMALL)
+    with pytest.raises(TypeError, match=r"X must hold numbers"):
+        numbers.predict(np.array([["a", "b", "c"]]))
+    with pytest.raises(TypeError, match=r"X must be an array-like, a sparse matrix or a "
+                                        r"sequence of samples, got builtins.str"):
+        kgeo.SVM(kernel=trigram_spectrum).fit(DOCUMENTS, LABELS).predict("the cat")
+
+
+@pytest.mark.parametrize("X,error,match", [
+    ("the cat", TypeError, r"a sequence of samples, got builtins.str"),
+    (7, TypeError, r"a sequence of samples, got builtins.int"),
+    ({"a": 1}, TypeError, r"a sequence of samples, got builtins.dict"),
+    ([], ValueError, r"Found 0 sample\(s\) in X while a minimum of 1 is required"),
+])
+def test_bad_sample_containers(X, error, match):
+    with pytest.raises(error, match=match):
+        kgeo.SVM(kernel=trigram_spectrum).fit(X, [0, 1])
+
+
+def test_labels_must_match_the_documents():
+    with pytest.raises(ValueError, match=r"12"):
+        kgeo.SVM(kernel=trigram_spectrum).fit(DOCUMENTS, LABELS[:-1])
