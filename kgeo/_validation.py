@@ -114,9 +114,10 @@ def check_feature_rows(X, *, name="X"):
 def check_kernel_samples(X, *, name="X", numbers=None):
     """Return the samples a callable kernel reads, and whether they are numbers.
 
-    Numbers (a sparse matrix, or an array-like of numbers) are checked and
-    converted by ``check_feature_rows``. Anything else (strings, token lists,
-    graphs) goes to the kernel function as given, as scikit-learn's SVC
+    Numbers (a sparse matrix, an array-like of numbers, a 2-D array of
+    objects) are checked and converted by ``check_feature_rows``. Anything
+    else (strings, token lists of different lengths, 1-D sequences of
+    objects) goes to the kernel function as given, as scikit-learn's SVC
     passes it: an ndarray stays one, any other sequence becomes a list.
 
     Parameters
@@ -136,10 +137,13 @@ def check_kernel_samples(X, *, name="X", numbers=None):
     """
     if numbers or X is None or (numbers is None and sp.issparse(X)):
         return check_feature_rows(X, name=name), True
-    if isinstance(X, (str, bytes, dict, set)) or not hasattr(X, "__len__"):
+    if isinstance(X, (str, bytes, dict, set)) or not (hasattr(X, "__len__")
+                                                     or hasattr(X, "__array__")):
         raise TypeError(
             f"{name} must be an array-like, a sparse matrix or a sequence of samples, got "
             f"{_describe(X)}")
+    if not hasattr(X, "__len__"):
+        X = np.asarray(X)  # an array-like by __array__ alone
     if not isinstance(X, np.ndarray) and not len(X):
         raise ValueError(
             f"Found 0 sample(s) in {name} while a minimum of 1 is required; {name} is empty")
@@ -154,13 +158,11 @@ def check_kernel_samples(X, *, name="X", numbers=None):
             array = np.asarray(X)
         except ValueError:  # ragged: samples of different lengths
             array = None
-    if array is not None and array.dtype.kind != "O" and array.dtype.kind not in "SUV":
+    # Rows of numbers, or a 2-D array of objects (which must then hold
+    # numbers): strings, and 1-D sequences of objects, are samples as given.
+    if array is not None and array.dtype.kind not in "SUV" and (
+            array.dtype.kind != "O" or array.ndim == 2):
         return check_feature_rows(X, name=name), True
-    if array is not None and array.dtype.kind == "O" and array.ndim == 2:
-        try:  # numbers held as Python objects
-            return check_feature_rows(X, name=name), True
-        except TypeError:
-            pass
     samples = (X if isinstance(X, np.ndarray) else X.tocsr() if sp.issparse(X)
                else list(X))
     if _n_rows(samples) == 0:

@@ -481,3 +481,28 @@ def test_bad_sample_containers(X, error, match):
 def test_labels_must_match_the_documents():
     with pytest.raises(ValueError, match=r"12"):
         kgeo.SVM(kernel=trigram_spectrum).fit(DOCUMENTS, LABELS[:-1])
+
+
+def test_a_1d_array_of_objects_goes_as_given_and_a_2d_one_holds_numbers():
+    bags = np.empty(len(DOCUMENTS), dtype=object)
+    for i, text in enumerate(DOCUMENTS):
+        bag = {}
+        for word in text.split():
+            bag[word] = bag.get(word, 0) + 1
+        bags[i] = bag
+
+    def cosine(A, B):
+        assert isinstance(A, np.ndarray) and A.dtype == object and isinstance(A[0], dict)
+        dot = np.array([[sum(c * b.get(w, 0) for w, c in a.items()) for b in B] for a in A],
+                       dtype=np.float64)
+        return dot / np.outer([np.sqrt(sum(c * c for c in a.values())) for a in A],
+                              [np.sqrt(sum(c * c for c in b.values())) for b in B])
+
+    model = kgeo.SVM(kernel=cosine, C=10.0).fit(bags, LABELS)
+    assert model.predict(bags[:3]).shape == (3,)
+    numbers = np.array(X_SMALL, dtype=object)
+    assert (kgeo.SVM(kernel=histogram_intersection).fit(numbers, Y_SMALL).dual_coef_
+            == kgeo.SVM(kernel=histogram_intersection).fit(X_SMALL, Y_SMALL).dual_coef_).all()
+    numbers[0, 0] = {"not": "a number"}
+    with pytest.raises(TypeError, match="X must hold numbers"):
+        kgeo.SVM(kernel=histogram_intersection).fit(numbers, Y_SMALL)
