@@ -176,6 +176,8 @@ def _hashable(value):
 def _same_value(a, b):
     """a == b for two labels or parameter values, False where they do not
     compare (or compare element-wise)."""
+    if a is b:  # a callable kernel: the same function, whatever its __eq__
+        return True
     try:
         same = a == b
         return isinstance(same, (bool, np.bool_)) and bool(same)

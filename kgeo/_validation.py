@@ -162,7 +162,7 @@ def check_kernel_samples(X, *, name="X", numbers=None):
     # numbers): strings, and 1-D sequences of objects, are samples as given.
     if array is not None and array.dtype.kind not in "SUV" and (
             array.dtype.kind != "O" or array.ndim == 2):
-        return check_feature_rows(X, name=name), True
+        return check_feature_rows(array, name=name), True
     samples = (X if isinstance(X, np.ndarray) else X.tocsr() if sp.issparse(X)
                else list(X))
     if _n_rows(samples) == 0:
