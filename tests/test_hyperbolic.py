@@ -402,3 +402,42 @@ def test_figure_1_script_prints_and_plots(figure_1, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "a circle centred on the axis at mu = 2.000000" in out
     assert (tmp_path / "figure1.png").stat().st_size > 10_000
+
+
+# ==========================================================================
+# Found by mutation testing of the kernel code: close pairs at distances the
+# kernel resolves, and the shift beyond the table
+# ==========================================================================
+
+@pytest.mark.parametrize("n", [2, 3, 5])
+def test_hyperbolic_close_pairs_at_small_but_visible_distances(n):
+    """Hyperbolic rows whose ball points are within 1e-4 of |p|^2 + |q|^2 in
+    squared distance take the exact route; their distances (1e-3..1e-2,
+    where the kernel differs from 1 in the 5th digit) must match the
+    reference. The reference test's near-duplicate is at 1e-12, where any
+    distance gives 1.0."""
+    rng = np.random.default_rng(40 + n)
+    X = spherical_normals(rng, 8, n, spread=2.0)
+    X[:, -1] *= 3.0  # points away from the ball's centre
+    Y = X.copy()
+    for r, step in enumerate(np.geomspace(3e-3, 3e-2, X.shape[0])):
+        Y[r, 0] += step
+    for t in (0.05, 0.5):
+        K = kgeo.pairwise_kernels(X, Y, kernel="hyperbolic", t=t)
+        ref = reference_gram(X, Y, t)
+        assert np.all(np.diag(ref) < 1.0 - 1e-7)
+        np.testing.assert_allclose(K, ref, rtol=1e-10, atol=1e-290)
+
+
+@pytest.mark.parametrize("shift", [2.5, -1.25])
+def test_hyperbolic_shift_adds_exactly_the_constant_even_to_far_pairs(shift):
+    """k + shift bit for bit for the hyperbolic kernel too (the shift test of
+    test_kernels.py covers every other kernel): at distance 0, in the table,
+    and beyond its extent, where the kernel is 0 and the value is the shift."""
+    X = np.array([[0.0, 1.0], [0.0, 1e-6], [50.0, 1.0], [0.3, 1.2], [0.3, 1.2]])
+    for t in (0.01, 1.0):
+        K = kgeo.pairwise_kernels(X, kernel="hyperbolic", t=t)
+        if t == 0.01:
+            assert K[0, 1] == 0.0 and K[0, 2] == 0.0  # beyond the table's extent
+        K_shifted = kgeo.pairwise_kernels(X, kernel="hyperbolic", t=t, shift=shift)
+        assert np.array_equal(K_shifted, K + shift)

@@ -1090,3 +1090,180 @@ def test_dense_rows_in_blocks_give_the_bits_of_one_row_at_a_time(kernel):
     for j in range(Y.shape[0]):
         column = kgeo.pairwise_kernels(X, Y[j:j + 1], kernel=kernel, **PARAMS[kernel])
         np.testing.assert_array_equal(K[:, j:j + 1], column)
+
+
+# ==========================================================================
+# Found by mutation testing (38 mutants of _kernels.pyx and _pairwise.py):
+# changes the tests above let through
+# ==========================================================================
+
+_EPS = np.finfo(np.float64).eps
+
+
+def _near_duplicates_with_extra_words(seed=5, n_rows=10, n_features=400):
+    """X: long float-count rows that never use the last two columns; Y: X
+    with a small count added in a column the row lacks: the last column
+    (a tail the merge of the two rows reads after the other row ends) for
+    even rows, a middle column for odd rows. Every pair (x_r, y_r) is a
+    close pair (Bhattacharyya coefficient >= 0.9999, squared distance
+    below 1e-4 of |x|^2 + |y|^2)."""
+    rng = np.random.default_rng(seed)
+    # Sparse (40 % nonzero): not centred by pairwise_kernels, whose centring
+    # of mostly nonzero rows would make these pairs no longer close.
+    X = rng.poisson(0.5, (n_rows, n_features)).astype(float) * 10.0
+    X[:, 0] += 1.0
+    X[:, -2:] = 0.0
+    Y = X.copy()
+    for r in range(n_rows):
+        free = np.flatnonzero(X[r, :-2] == 0)
+        col = n_features - 1 if r % 2 == 0 else free[len(free) // 2]
+        Y[r, col] = 0.02 * (r + 1)
+    return X, Y
+
+
+@pytest.mark.parametrize("kernel", ["ned", "ngd", "rbf", "ngd_exp", "diffusion"])
+@pytest.mark.parametrize("swap", [False, True], ids=["Y_longer", "X_longer"])
+def test_close_pairs_with_words_only_one_row_has_are_exact(kernel, swap):
+    """Close pairs take their distance from the merge of the two rows
+    (exact_gap); the words only one of them has, including those after the
+    other row's last word, are part of that distance (the existing close-pair
+    tests only move counts both rows have)."""
+    X, Y = _near_duplicates_with_extra_words()
+    if swap:
+        X, Y = Y, X
+    params = {"rbf": {"gamma": 0.5}, "ngd_exp": {"t": 0.01},
+              "diffusion": {"t": 1e-5}}.get(kernel, {})
+    K = kgeo.pairwise_kernels(sp.csr_matrix(X), sp.csr_matrix(Y), kernel=kernel, **params)
+    ref = ref_kernel(kernel, X, Y, **params)
+    if kernel not in ("ned", "rbf"):  # every (x_r, y_r) is on the close-pair route
+        assert np.all(np.diag(ref_kernel("bhattacharyya", X, Y)) >= 0.9999)
+    if kernel == "ngd":
+        # the rows' sqrt(p) carry a few ulps of the sphere's scale, 1
+        np.testing.assert_allclose(K, ref, rtol=1e-12, atol=4 * _EPS)
+    else:
+        np.testing.assert_allclose(K, ref, rtol=1e-12, atol=0)
+    assert np.all(np.diag(K) != np.diag(kgeo.pairwise_kernels(X, kernel=kernel, **params)))
+
+
+@pytest.mark.parametrize("kernel, t", [("ngd_exp", 0.05), ("diffusion", 1e-4),
+                                       ("ngd_exp", 0.3), ("diffusion", 3e-4)])
+@pytest.mark.parametrize("normalize", [False, True])
+def test_close_pairs_of_heat_kernels_match_the_reference(kernel, t, normalize):
+    """ngd_exp and diffusion on near-duplicate documents (angles 1e-5..1e-2,
+    all on the exact close-pair route): exp(log_scale - a / t) and
+    exp(log_scale - a^2 / t) must match the reference there too, not only
+    at angle 0 (the diagonal), where every map gives the same value."""
+    rng = np.random.default_rng(21)
+    n_features = 6
+    X = rng.integers(1, 50, (8, n_features)).astype(float) * 1000.0
+    Y = X.copy()
+    for r, exponent in enumerate(np.linspace(-5, -2.3, X.shape[0])):
+        Y[r, r % n_features] *= 1.0 + 10.0 ** exponent
+    K = kgeo.pairwise_kernels(X, Y, kernel=kernel, t=t, normalize=normalize)
+    ref = ref_kernel(kernel, X, Y, t=t, normalize=normalize)
+    c = ref_kernel("bhattacharyya", X, Y)
+    assert np.all(np.diag(c) >= 0.9999) and np.all(np.diag(c) < 1.0)  # the close route
+    np.testing.assert_allclose(K, ref, rtol=1e-9, atol=0)
+
+
+@pytest.mark.parametrize("kernel", ["ned", "rbf", "linear", "poly", "sigmoid"])
+def test_squared_norms_above_a_quarter_of_the_float64_maximum_are_refused(kernel):
+    """|x|^2 + |y|^2 + 2 |<x, y>| must stay finite: prepare_rows refuses a row
+    whose squared norm is above max / 4 (0.3 max here, finite itself: the
+    existing test only uses an infinite one), where NED of x and -x came
+    out -inf."""
+    s = np.sqrt(0.3 * np.finfo(np.float64).max)
+    X = np.array([[s, 0.0], [-s, 0.0]])
+    with pytest.raises(ValueError, match=r"overflows float64 on X: a row's squared L2 norm"):
+        kgeo.pairwise_kernels(X, kernel=kernel, **({} if kernel in ("linear", "ned")
+                                                   else {"gamma": 1e-300}))
+
+
+def test_bhattacharyya_never_exceeds_one():
+    """sum sqrt(p q) <= 1 (Cauchy-Schwarz); rounding puts some diagonal sums
+    a few ulps above 1, which the kernel clips (kernel_matrix and the
+    diagonal the solver reads)."""
+    from kgeo._kernels import get_kernel, kernel_diagonal
+    from kgeo._pairwise import prepare_rows
+
+    rng = np.random.default_rng(123)
+    X = sp.random(300, 60, density=0.3, random_state=rng, format="csr") * 9
+    X = sp.csr_matrix(X + sp.csr_matrix((np.ones(300), (np.arange(300), rng.integers(0, 60, 300))),
+                                        shape=(300, 60)))
+    K = kgeo.pairwise_kernels(X, kernel="bhattacharyya")
+    assert K.max() <= 1.0
+    # the data do reach the clip: some rows' sum of p (their sqrt squared) rounds above 1
+    rows = prepare_rows(get_kernel("bhattacharyya", 60, 0.0), X)
+    assert np.any(rows.squared_norms > 1.0)
+    assert kernel_diagonal(get_kernel("bhattacharyya", 60, 0.0), rows).max() <= 1.0
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 63, reason="needs x87 long double")
+def test_arccos_below_one_half_is_within_0_8_ulp():
+    """The c < 1/2 branch, pi/2 - asin(c) with pi/2 in a high and a low part,
+    is within 0.77 ulp of arccos (a long-double reference, exact 1 - h);
+    without the low part of pi/2 it reaches 1.04 ulp and its mean error
+    grows by a third, still within the existing test's 1 ulp. At c = 1/2
+    both branches are faithful; the kernel's is the C library's value."""
+    import math
+
+    from kgeo._kernels import _angle_from_gap
+
+    rng = np.random.default_rng(0)
+    h = 0.5 + 0.5 * rng.random(400_000)  # c = 1 - h in (0, 1/2)
+    angles = _angle_from_gap(h)
+    ref = np.arccos(1.0 - h.astype(np.longdouble))
+    err = np.abs((angles.astype(np.longdouble) - ref)
+                 / np.spacing(ref.astype(np.float64)).astype(np.longdouble)).astype(float)
+    assert err.max() <= 0.8
+    assert err.mean() <= 0.3
+    assert _angle_from_gap(np.array([0.5]))[0] == math.acos(0.5)
+
+
+def test_a_column_in_exactly_one_eighth_of_a_block_is_dense():
+    """The dense-column rule is 'in at least 1/8 of a block's rows' (64 rows
+    or more): a column in exactly 8 of 64 rows is dense, and the count
+    n_dense is the number of dense (block, column) pairs in dense_ptr.
+    Kernel values are the same bits either way."""
+    from kgeo._kernels import PostingIndex, get_kernel, kernel_matrix
+    from kgeo._pairwise import prepare_rows
+
+    n_rows, n_features = 64, 10
+    D = np.zeros((n_rows, n_features))
+    D[np.arange(n_rows), 1 + np.arange(n_rows) % 9] = 1.0  # columns 1..9: 7 or 8 rows each
+    D[::8, 0] = 2.0  # column 0: exactly 8 rows = 1/8
+    D[:7, 9] = 0.0
+    X = sp.csr_matrix(D)
+    X.sort_indices()
+    k = get_kernel("linear", n_features, 0.0)
+    rows = prepare_rows(k, X)
+    index = PostingIndex(rows, np.array([0, n_rows]))
+    dense_ptr = index.arrays[4]
+    counts = np.diff(X.tocsc().indptr)
+    assert np.array_equal(dense_ptr[:n_features] >= 0, counts * 8 >= n_rows)
+    assert dense_ptr[0] >= 0
+    assert index.n_dense == np.count_nonzero(dense_ptr >= 0)
+    sparse_only = PostingIndex(rows, np.array([0, 32, n_rows]))
+    assert np.array_equal(kernel_matrix(k, rows, index), kernel_matrix(k, rows, sparse_only))
+
+
+def test_a_coefficient_exactly_at_the_close_pair_bound():
+    """A Bhattacharyya coefficient of exactly NEAR_ONE = 0.9999 (a one-word
+    row against (1, t) with sqrt(1 / (1 + t)) == 0.9999 in float64) is a
+    close pair: it must be counted, taken by the exact route and cleared from
+    the accumulator, or it leaks into the next row's dot products."""
+    t = 1 / 0.9999 ** 2 - 1
+    assert np.sqrt(1.0 / (1.0 + t)) == 0.9999
+    from kgeo._kernels import get_kernel
+    from kgeo._pairwise import prepare_rows
+
+    rows = prepare_rows(get_kernel("ngd", 3, 0.0), sp.csr_matrix([[1.0, t, 0.0]]))
+    assert rows.arrays[0][0] == 0.9999  # the dot product with (1, 0, 0) is exactly 0.9999
+    # row 1 shares no word with Y (true c = 0): a leaked 0.9999 would show
+    X = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 1.0, 1.0]])
+    Y = np.array([[1.0, t, 0.0]])
+    for kernel in ("ngd", "ngd_exp", "diffusion"):
+        K = kgeo.pairwise_kernels(X, Y, kernel=kernel)
+        np.testing.assert_allclose(K, ref_kernel(kernel, X, Y), rtol=1e-12, atol=4 * _EPS)
+        for i in range(len(X)):  # each row as alone
+            assert np.array_equal(K[i], kgeo.pairwise_kernels(X[i:i + 1], Y, kernel=kernel)[0])
