@@ -441,3 +441,24 @@ def test_hyperbolic_shift_adds_exactly_the_constant_even_to_far_pairs(shift):
             assert K[0, 1] == 0.0 and K[0, 2] == 0.0  # beyond the table's extent
         K_shifted = kgeo.pairwise_kernels(X, kernel="hyperbolic", t=t, shift=shift)
         assert np.array_equal(K_shifted, K + shift)
+
+
+def test_normalized_kernel_is_not_cut_off_where_the_unnormalised_shape_would_underflow():
+    """With normalize=True the table reaches beyond sqrt(4 tau 746) by the
+    log K(0) the kernel is multiplied by: at n = 21, t = 4e-7, K(0) = e^128,
+    and values there are normal floats, not 0."""
+    n, t = 21, 4e-7
+    c = 2.0 * (n - 1)
+    tau = t / c
+    log_k0 = H.log_heat_kernel_at_zero(tau, n) - 0.5 * n * math.log(c)
+    assert log_k0 > 100
+    plain_end = math.sqrt(4.0 * tau * 746.0)
+    # The same mu, sigma 1 and e^r: Fisher-Rao distance r (in units of sqrt(c)).
+    r = plain_end * np.array([1.001, 1.01, 1.03])
+    X = np.zeros((r.size + 1, n))
+    X[0, -1] = 1.0
+    X[1:, -1] = np.exp(r)
+    K = kgeo.pairwise_kernels(X, kernel="hyperbolic", t=t, normalize=True)[0, 1:]
+    reference = np.exp(H.log_heat_kernel(r, tau, n) - 0.5 * n * math.log(c))
+    assert np.all(reference > np.finfo(np.float64).tiny)
+    np.testing.assert_allclose(K, reference, rtol=1e-9)

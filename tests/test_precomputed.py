@@ -418,3 +418,33 @@ def test_an_indefinite_matrix_trains(rng):
         warnings.simplefilter("error")
         model = kgeo.SVM(kernel="precomputed").fit(K, y)
     assert np.all(np.isfinite(model.decision_function(Kt)))
+
+
+def test_asymmetry_just_above_one_millionth_is_refused():
+    """The symmetry tolerance is 1e-6 of the largest magnitude: half of it
+    is rounding to accept, five times it a matrix to refuse."""
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(12, 4))
+    K = Z @ Z.T
+    y = np.arange(12) % 2
+    largest = np.abs(K).max()
+    inside, outside = K.copy(), K.copy()
+    inside[0, 5] += 0.5e-6 * largest
+    outside[0, 5] += 5e-6 * largest
+    kgeo.SVM(kernel="precomputed").fit(inside, y)
+    with pytest.raises(ValueError, match="not a symmetric kernel matrix"):
+        kgeo.SVM(kernel="precomputed").fit(outside, y)
+
+
+def test_an_all_zero_matrix_is_accepted_as_libsvm_accepts_it():
+    """Asymmetry 0 of a largest magnitude 0 is within the tolerance (the
+    comparison is strict): an all-zero Gram (the constant kernel shifted to
+    0, an empty vocabulary) is a kernel matrix, which libsvm fits too."""
+    from sklearn.svm import SVC
+
+    K = np.zeros((6, 6))
+    y = np.array([0, 0, 0, 1, 1, 1])
+    model = kgeo.SVM(kernel="precomputed").fit(K, y)
+    ref = SVC(kernel="precomputed").fit(K, y)
+    np.testing.assert_array_equal(model.predict(K), ref.predict(K))
+    np.testing.assert_allclose(model.intercept_, ref.intercept_, atol=1e-12)

@@ -918,6 +918,24 @@ def test_incompatible_stored_version_refuses_to_load(tmp_path, multiclass_data):
     assert same.decision_function(X).tobytes() == model.decision_function(X).tobytes()
 
 
+def test_a_model_from_another_minor_version_is_refused_and_a_patch_level_loads(
+        multiclass_data):
+    """Models are kept across patch levels, not minor versions (the test
+    above forges a major version only, which a major-only check passes)."""
+    X, y = multiclass_data
+    model = kgeo.SVM().fit(X, y)
+
+    def bump(position):
+        parts = [int(p) for p in kgeo.__version__.split(".")[:3]]
+        parts[position] += 1
+        return ".".join(str(p) for p in parts)
+
+    with pytest.raises(ValueError, match="incompatible"):
+        pickle.loads(pickled_with_version(model, bump(1)))
+    loaded = pickle.loads(pickled_with_version(model, bump(2)))
+    assert loaded.decision_function(X).tobytes() == model.decision_function(X).tobytes()
+
+
 @pytest.fixture(scope="module")
 def determinism_data():
     return make_topic_corpus(900, 1500, 4, words_per_document=50, random_state=5)

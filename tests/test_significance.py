@@ -252,3 +252,23 @@ def test_object_arrays_of_one_kind_match_typed_arrays(test):
     pairs = [(0, "x"), (1, "y"), (2, "z")]
     assert test(_objects([pairs[v] for v in y]), _objects([pairs[v] for v in a]),
                 _objects([pairs[v] for v in b])) == reference
+
+
+def test_mcnemar_threshold_is_25_discordant_documents():
+    """Below 25 discordant documents the exact binomial test, from 25 on the
+    chi2 with continuity correction (the other tests use <= 23 and >= 60)."""
+    from kgeo.significance import MCNEMAR_EXACT_BELOW, mcnemar_test
+
+    assert MCNEMAR_EXACT_BELOW == 25
+    for b, c, method in ((16, 8, "binomial"), (17, 8, "chi2")):
+        y = np.zeros(b + c + 5, dtype=int)
+        a, p = y.copy(), y.copy()
+        a[b:b + c] = 1  # A wrong on c documents
+        p[:b] = 1       # B wrong on b documents
+        r = mcnemar_test(y, a, p)
+        assert (r.b, r.c, r.method) == (b, c, method)
+        if method == "chi2":
+            assert r.pvalue == pytest.approx(stats.chi2.sf((b - c - 1) ** 2 / (b + c), 1))
+        else:
+            assert r.pvalue == pytest.approx(
+                stats.binomtest(b, b + c, 0.5, alternative="two-sided").pvalue)

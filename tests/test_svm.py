@@ -2675,3 +2675,74 @@ def test_a_class_of_weight_zero_is_refused_and_rows_are_named_as_given(rng):
     weight[:5] = 0.0
     with pytest.raises(ValueError, match=r"all-zero row\(s\) \(rows 7\)"):
         kgeo.SVM().fit(X, y, sample_weight=weight)
+
+
+# ==========================================================================
+# Found by mutation testing of the Python layer
+# ==========================================================================
+
+@pytest.mark.parametrize("n_classes", [3, 5])
+def test_rounding_bound_sums_the_coefficients_of_each_pairs_own_support_vectors(
+        n_classes, monkeypatch):
+    """The bound below which a vote counts a decision value as zero uses
+    sum|coef| over the pair's own support vectors: class s's in row t - 1 of
+    dual_coef_, class t's in row s (the compiled vote is tested with the
+    sums given; these are the sums prediction gives it)."""
+    from kgeo import _svm
+    from kgeo._synthetic import make_topic_corpus
+
+    X, y = make_topic_corpus(40 * n_classes, 60, n_classes, words_per_document=25,
+                             random_state=n_classes)
+    model = kgeo.SVM(kernel="ngd", C=10.0).fit(X, y)
+    seen = []
+    real = _svm.one_vs_one_votes
+
+    def spy(share, b, coef_sum, K_max, *rest):
+        seen.append(np.array(coef_sum, copy=True))
+        return real(share, b, coef_sum, K_max, *rest)
+
+    monkeypatch.setattr(_svm, "one_vs_one_votes", spy)
+    model.predict(X[:5])
+    start = np.concatenate([[0], np.cumsum(model.n_support_)])
+    expected = [np.abs(model.dual_coef_[t - 1, start[s]:start[s + 1]]).sum()
+                + np.abs(model.dual_coef_[s, start[t]:start[t + 1]]).sum()
+                for s in range(n_classes) for t in range(s + 1, n_classes)]
+    assert seen
+    np.testing.assert_allclose(seen[0], expected, rtol=1e-12)
+
+
+def test_a_refit_does_not_keep_the_previous_fits_support_vectors_alive():
+    """A refit starts a new prediction cache: the old one, keyed by the old
+    support vectors, would give right values but hold the previous fit's
+    support vectors and prepared rows in memory."""
+    import gc
+    import weakref
+
+    from kgeo._synthetic import make_topic_corpus
+
+    X, y = make_topic_corpus(90, 50, 3, words_per_document=20, random_state=1)
+    model = kgeo.SVM(kernel="ngd").fit(sp.csr_matrix(X), y)
+    model.predict(X[:3])  # fills the prediction cache
+    old = weakref.ref(model.support_vectors_)
+    model.fit(sp.csr_matrix(X[:60]), y[:60])
+    gc.collect()
+    assert old() is None
+
+
+def test_balanced_class_weight_survives_weights_whose_sum_overflows():
+    """"balanced" and gamma="scale" sum the weights relative to the largest:
+    weights each finite but whose sum overflows give the class weights and
+    gamma of the same weights unscaled."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 5, (40, 10)).astype(float)
+    X[:, 0] += 1
+    y = np.repeat([0, 1], 20)
+    weight = rng.choice([1.0, 2.0, 3.0], size=40)
+    params = dict(kernel="rbf", class_weight="balanced", C=1e-300)
+    ref = kgeo.SVM(**params).fit(X, y, sample_weight=weight)
+    big = weight * 5e307  # each finite (<= 1.5e308); their sum is not
+    with np.errstate(over="ignore"):
+        assert not np.isfinite(big.sum())
+    scaled = kgeo.SVM(**params).fit(X, y, sample_weight=big)
+    np.testing.assert_allclose(scaled.class_weight_, ref.class_weight_, rtol=1e-14)
+    assert scaled._kernel_args["gamma"] == pytest.approx(ref._kernel_args["gamma"], rel=1e-14)
