@@ -189,6 +189,7 @@ def test_prediction_calls_the_function_in_chunks_of_rows(rng, monkeypatch):
     n_sv = model.support_vectors_.shape[0]
     # Values per chunk: 7 rows against every support vector.
     monkeypatch.setattr(_svm, "_PREDICT_CHUNK_VALUES", 7 * n_sv)
+    monkeypatch.setattr(_svm, "_CALLABLE_CHUNK_VALUES", 7 * n_sv)
     calls.clear()
     decision, labels = model.decision_function(Xt), model.predict(Xt)
     assert calls == [7] * 7 + [1] + [7] * 7 + [1]
