@@ -127,13 +127,14 @@ def _callable_kernel_matrix(kernel, X, Y, *, n_threads, training):
     """``kernel(X, Y)`` checked: a finite float64 matrix of shape (len(X),
     len(Y)), symmetric to rounding when ``training`` (Y is X then).
 
-    Returns the matrix (C order) and its largest magnitude."""
+    Returns the matrix (C order), its largest magnitude, and whether the
+    matrix is the function's own array (which must then be read only)."""
     label = _kernel_label(kernel)
     call = f"{label}(X, X)" if training else f"{label}(X, support_vectors_)"
     K = kernel(X, Y)
     expected = (_n_samples(X), _n_samples(Y))
     shape = getattr(K, "shape", None)
-    if shape is None and K is not None and not isinstance(K, (str, bytes, dict, set)):
+    if shape is None and hasattr(K, "__len__") and not isinstance(K, (str, bytes, dict, set)):
         try:
             shape = np.shape(K)  # a list of lists
         except ValueError:  # ragged
@@ -146,8 +147,10 @@ def _callable_kernel_matrix(kernel, X, Y, *, n_threads, training):
     if shape is None:
         raise TypeError(f"kernel={label} must return an array-like or a sparse matrix of "
                         f"numbers; {call} returned {type(K).__name__}")
-    return check_kernel_matrix(K, name=call, n_columns=None if training else expected[1],
-                               n_threads=n_threads, source=f"kernel={label}")
+    checked, largest = check_kernel_matrix(
+        K, name=call, n_columns=None if training else expected[1], n_threads=n_threads,
+        source=f"kernel={label}")
+    return checked, largest, checked is K
 
 
 def _progress(iterable, total, enabled, desc):
@@ -263,12 +266,13 @@ class SVM(EstimatorMixin):
         scikit-learn's SVC: ``fit`` trains on ``kernel(X, X)`` (checked as a
         precomputed matrix is, over the samples of positive weight), and
         prediction calls ``kernel(X_chunk, support_vectors_)`` on chunks of
-        X's rows. Numbers reach it as float64 rows in the format X came in
-        (an ndarray, or CSR for sparse input); samples of any other kind
-        (strings for a string kernel, token lists) as given, an ndarray as
-        one and any other sequence as a list. ``support_vectors_`` keeps the
-        support vectors so. The model pickles when the function does (one
-        defined at module level, not a lambda).
+        X's rows. Dense numbers reach it as a C-ordered ndarray of their own
+        dtype (integer row indices stay integers), sparse ones as float64
+        CSR; samples of any other kind (strings for a string kernel, token
+        lists, a 2-D array of text fields) as given, an ndarray as one and a
+        list or tuple as a list. ``support_vectors_`` keeps the support
+        vectors so. The model pickles when the function does (one defined at
+        module level, not a lambda).
     C : float, default=1.0
         Box bound of the dual variables (the penalty of slack). Where the
         kernel cannot separate the classes, SMO (here as in libsvm) needs a
@@ -699,8 +703,8 @@ class SVM(EstimatorMixin):
             kernel_args, centre = {}, None
             if by_callable:
                 # Of the samples of positive weight only (X_checked is them).
-                matrix, largest = _callable_kernel_matrix(self.kernel, X_checked, X_checked,
-                                                          n_threads=n_threads, training=True)
+                matrix, largest, _ = _callable_kernel_matrix(
+                    self.kernel, X_checked, X_checked, n_threads=n_threads, training=True)
                 position = order
             else:
                 matrix = X_checked
@@ -1165,10 +1169,15 @@ class SVM(EstimatorMixin):
                 yield rows, dec, votes, conf
             bad = np.concatenate(not_finite) if not_finite else np.empty(0, dtype=np.intp)
             if bad.size:
+                if _is_callable_kernel(model.kernel):
+                    cause = (f"the values of kernel={_kernel_label(model.kernel)} weighed "
+                             f"by the dual coefficients overflow float64 on them; scale its "
+                             f"values down")
+                else:
+                    cause = f"kernel {model.kernel!r} overflows float64 on them; scale X down"
                 raise ValueError(
                     f"decision values are not finite for {bad.size} row(s) of X (first rows "
-                    f"{bad[:10].tolist()}): kernel {model.kernel!r} overflows float64 on "
-                    f"them; scale X down")
+                    f"{bad[:10].tolist()}): {cause}")
 
         return n_samples, model.classes_, chunks()
 
@@ -1577,10 +1586,14 @@ def _callable_kernel_sums(model, X, n_threads):
     shift = float(model.shift)
 
     def weighted_sums(rows_of_X, sv_start, coef_t):
-        values, _ = _callable_kernel_matrix(model.kernel, X[rows_of_X], support_vectors,
-                                            n_threads=n_threads, training=False)
-        if shift != 0.0:
-            values = values + shift  # k + shift, as the solver read it
+        values, _, theirs = _callable_kernel_matrix(model.kernel, X[rows_of_X],
+                                                    support_vectors, n_threads=n_threads,
+                                                    training=False)
+        if shift != 0.0:  # k + shift, as the solver read it
+            if theirs:  # the function's own array (a cached matrix, say): never written
+                values = values + shift
+            else:
+                values += shift
         return weighted_sums_of_values(values, sv_start, coef_t, n_threads)
 
     return X, _n_samples(support_vectors), weighted_sums

@@ -74,51 +74,57 @@ def check_matrix(X, *, name="X", min_samples=1, copy=True):
     return X
 
 
-def check_feature_rows(X, *, name="X"):
-    """Return X as float64 rows in the format it came in: a C-ordered ndarray
-    for dense input, a canonical CSR matrix (as ``check_matrix`` returns) for
-    sparse input. For what a callable kernel receives: a function written
-    for dense arrays should get dense arrays, as scikit-learn's SVC gives it.
-
-    Parameters
-    ----------
-    X : array-like or sparse matrix of shape (n_samples, n_features)
-    name : str, default="X"
-        Name used in error messages.
-
-    Returns
-    -------
-    X : ndarray of float64 or scipy.sparse.csr_matrix of float64
-        Finite values, at least one row and one column; X's own arrays where
-        they already are such (to be read only).
-    """
-    if X is None or sp.issparse(X):
-        return check_matrix(X, name=name, copy=False)
-    arr = np.ascontiguousarray(_dense_float64(X, name))
-    if arr.shape[0] < 1:
+def _numeric_rows(array, name):
+    """A dense array of numbers as C-ordered rows of its own dtype (bool, int
+    or float: integer indices stay integers), checked 2-D, non-empty and
+    finite; a 2-D array of objects holding numbers as float64."""
+    if np.iscomplexobj(array):
+        raise ValueError(f"Complex data not supported; {name} has dtype {array.dtype}")
+    if array.dtype.kind == "O":
+        array = _dense_float64(array, name)
+    if array.ndim != 2:
         raise ValueError(
-            f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is "
+            f"Expected a 2D array for {name}, got a {array.ndim}D array of shape "
+            f"{array.shape}. Reshape your data with X.reshape(1, -1) for a single "
+            f"sample or X.reshape(-1, 1) for a single feature")
+    if array.shape[0] < 1:
+        raise ValueError(
+            f"Found array with 0 sample(s) (shape={array.shape}) while a minimum of 1 is "
             f"required; {name} is empty or too small")
-    if arr.shape[1] < 1:
+    if array.shape[1] < 1:
         raise ValueError(
-            f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 "
+            f"Found array with 0 feature(s) (shape={array.shape}) while a minimum of 1 "
             f"is required.")
-    finite = np.isfinite(arr)
-    if not np.all(finite):
-        raise ValueError(
-            f"{name} contains {int(arr.size - np.count_nonzero(finite))} NaN or infinity "
-            f"value(s); every entry must be finite")
-    return arr
+    if array.dtype.kind == "f":
+        finite = np.isfinite(array)
+        if not np.all(finite):
+            raise ValueError(
+                f"{name} contains {int(array.size - np.count_nonzero(finite))} NaN or "
+                f"infinity value(s); every entry must be finite")
+    return np.ascontiguousarray(array)
+
+
+def _holds_numbers(array):
+    """Whether a 2-D array of objects converts to float64 (else: samples)."""
+    try:
+        array.astype(np.float64)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return True
 
 
 def check_kernel_samples(X, *, name="X", numbers=None):
     """Return the samples a callable kernel reads, and whether they are numbers.
 
-    Numbers (a sparse matrix, an array-like of numbers, a 2-D array of
-    objects) are checked and converted by ``check_feature_rows``. Anything
-    else (strings, token lists of different lengths, 1-D sequences of
-    objects) goes to the kernel function as given, as scikit-learn's SVC
-    passes it: an ndarray stays one, any other sequence becomes a list.
+    - A sparse matrix: canonical float64 CSR, as ``check_matrix`` returns.
+    - A dense array-like of numbers (a DataFrame too): C-ordered 2-D rows of
+      its own dtype, integers staying integers (row indices into the
+      caller's own matrix are a common use), checked finite; a 2-D array of
+      objects that all convert to numbers: float64 rows.
+    - Anything else (strings, token lists of different lengths, 1-D
+      sequences or 2-D arrays of other objects) goes to the kernel function
+      as given, as scikit-learn's SVC passes it: an ndarray stays one, any
+      other sequence becomes a list of its items.
 
     Parameters
     ----------
@@ -132,43 +138,56 @@ def check_kernel_samples(X, *, name="X", numbers=None):
     Returns
     -------
     samples : ndarray, scipy.sparse.csr_matrix or list
+        X's own array where it already is what is returned (to be read only).
     numeric : bool
-        Whether ``samples`` are float64 rows (``check_feature_rows``).
+        Whether ``samples`` are rows of numbers.
     """
-    if numbers or X is None or (numbers is None and sp.issparse(X)):
-        return check_feature_rows(X, name=name), True
+    if X is None:
+        raise TypeError(f"{name} must be an array-like or a sparse matrix, got None")
+    if sp.issparse(X):
+        if numbers is False:
+            return X.tocsr(), False
+        return check_matrix(X, name=name, copy=False), True
     if isinstance(X, (str, bytes, dict, set)) or not (hasattr(X, "__len__")
                                                      or hasattr(X, "__array__")):
         raise TypeError(
             f"{name} must be an array-like, a sparse matrix or a sequence of samples, got "
             f"{_describe(X)}")
-    if not hasattr(X, "__len__"):
-        X = np.asarray(X)  # an array-like by __array__ alone
-    if not isinstance(X, np.ndarray) and not len(X):
-        raise ValueError(
-            f"Found 0 sample(s) in {name} while a minimum of 1 is required; {name} is empty")
-    if numbers is False:
-        array = None
-    elif not isinstance(X, np.ndarray) and isinstance(next(iter(X)), (str, bytes)):
-        # Text: converting it to an array would make a fixed-width copy of
-        # every string at the longest one's width.
-        array = None
-    else:
+    if isinstance(X, (list, tuple)):
+        if not X:
+            raise ValueError(
+                f"Found 0 sample(s) in {name} while a minimum of 1 is required; {name} is "
+                f"empty")
+        if numbers is False or isinstance(X[0], (str, bytes)):
+            # Text: an array of it would copy every string at the longest one's width.
+            return list(X), False
         try:
             array = np.asarray(X)
         except ValueError:  # ragged: samples of different lengths
-            array = None
-    # Rows of numbers, or a 2-D array of objects (which must then hold
-    # numbers): strings, and 1-D sequences of objects, are samples as given.
-    if array is not None and array.dtype.kind not in "SUV" and (
-            array.dtype.kind != "O" or array.ndim == 2):
-        return check_feature_rows(array, name=name), True
-    samples = (X if isinstance(X, np.ndarray) else X.tocsr() if sp.issparse(X)
-               else list(X))
-    if _n_rows(samples) == 0:
+            if numbers:
+                raise ValueError(
+                    f"{name} holds samples of different lengths, but this SVM's kernel "
+                    f"function was fitted on rows of numbers") from None
+            return list(X), False
+    else:
+        # An ndarray, or an array-like (a DataFrame: its rows, not its
+        # iteration, which gives the column names).
+        array = np.asarray(X)
+    if array.ndim == 0:
+        raise TypeError(
+            f"{name} must be a sequence of samples, got a 0-d array ({array.dtype})")
+    is_numbers = array.dtype.kind in "biufc" or (
+        array.dtype.kind == "O" and array.ndim == 2 and _holds_numbers(array))
+    if numbers or (numbers is None and is_numbers):
+        if not is_numbers and array.dtype.kind != "O":
+            raise TypeError(
+                f"{name} must hold numbers (bool, int or float), got dtype {array.dtype}")
+        return _numeric_rows(array, name), True
+    if array.shape[0] == 0:
         raise ValueError(
             f"Found 0 sample(s) in {name} while a minimum of 1 is required; {name} is empty")
-    return samples, False
+    return (array if isinstance(X, np.ndarray) or not hasattr(X, "__len__")
+            else list(X) if isinstance(X, (list, tuple)) else array), False
 
 
 def _n_rows(samples):

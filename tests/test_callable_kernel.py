@@ -152,8 +152,13 @@ def test_a_shift_is_the_function_plus_the_shift(rng):
 # What the function is given
 # ==========================================================================
 
-@pytest.mark.parametrize("given", ["int array", "list", "csc", "float32 csr"])
-def test_the_function_sees_float64_rows_in_the_format_given(given, rng):
+@pytest.mark.parametrize("given,kind,dtype", [
+    ("int array", np.ndarray, np.int64), ("list", np.ndarray, np.float64),
+    ("float32 array", np.ndarray, np.float32), ("csc", sp.csr_matrix, np.float64),
+    ("float32 csr", sp.csr_matrix, np.float64)])
+def test_the_function_sees_rows_in_the_format_given(given, kind, dtype, rng):
+    """Dense numbers keep their dtype (integer row indices stay integers);
+    sparse ones arrive as float64 CSR."""
     X, y, Xt = problem(rng, n_train=30, n_test=10)
     seen = []
 
@@ -162,15 +167,14 @@ def test_the_function_sees_float64_rows_in_the_format_given(given, rng):
         return histogram_intersection(A, B)
 
     to = {"int array": lambda M: M.astype(np.int64), "list": lambda M: M.tolist(),
-          "csc": sp.csc_matrix, "float32 csr": lambda M: sp.csr_matrix(M, dtype=np.float32)}
+          "float32 array": lambda M: M.astype(np.float32), "csc": sp.csc_matrix,
+          "float32 csr": lambda M: sp.csr_matrix(M, dtype=np.float32)}
     model = kgeo.SVM(kernel=k).fit(to[given](X), y)
     model.predict(to[given](Xt))
-    sparse = given in ("csc", "float32 csr")
-    expected = sp.csr_matrix if sparse else np.ndarray
     assert len(seen) == 2
     for types in seen:
-        assert issubclass(types[0], expected) and issubclass(types[2], expected)
-        assert types[1] == types[3] == np.float64
+        assert issubclass(types[0], kind) and issubclass(types[2], kind)
+        assert types[1] == types[3] == dtype
     reference = kgeo.SVM(kernel=histogram_intersection).fit(X.astype(np.float64), y)
     assert_identical_models(model, reference)
 
@@ -255,7 +259,9 @@ def _ragged(A, B):
     (lambda A, B: np.ones((3, 3)), ValueError,
      r"kernel=<lambda> must return the matrix of k\(x, y\) .* of shape \(4, 4\) here; "
      r"<lambda>\(X, X\) returned shape \(3, 3\)"),
-    (lambda A, B: 1.0, ValueError, r"<lambda>\(X, X\) returned shape \(\)"),
+    (lambda A, B: 1.0, TypeError, r"<lambda>\(X, X\) returned float"),
+    (lambda A, B: (row for row in A @ B.T), TypeError, r"<lambda>\(X, X\) returned generator"),
+    (lambda A, B: np.float64(1.0), ValueError, r"<lambda>\(X, X\) returned shape \(\)"),
     (lambda A, B: None, TypeError,
      r"kernel=<lambda> must return an array-like or a sparse matrix of numbers; "
      r"<lambda>\(X, X\) returned NoneType"),
@@ -504,6 +510,102 @@ def test_a_1d_array_of_objects_goes_as_given_and_a_2d_one_holds_numbers():
     numbers = np.array(X_SMALL, dtype=object)
     assert (kgeo.SVM(kernel=histogram_intersection).fit(numbers, Y_SMALL).dual_coef_
             == kgeo.SVM(kernel=histogram_intersection).fit(X_SMALL, Y_SMALL).dual_coef_).all()
-    numbers[0, 0] = {"not": "a number"}
-    with pytest.raises(TypeError, match="X must hold numbers"):
-        kgeo.SVM(kernel=histogram_intersection).fit(numbers, Y_SMALL)
+    # Objects that are not all numbers (a table of text fields) go as given.
+    fields = np.array([[text, len(text)] for text in DOCUMENTS], dtype=object)
+    seen = []
+
+    def on_text(A, B):
+        seen.append((A.dtype, A.shape[1]))
+        return trigram_spectrum(A[:, 0], B[:, 0])
+
+    kgeo.SVM(kernel=on_text, C=10.0).fit(fields, LABELS).predict(fields[:2])
+    assert seen == [(object, 2)] * 2
+
+
+class _Frame:
+    """Iterates as a pandas DataFrame does (its column names), holds rows of
+    numbers behind __array__."""
+
+    def __init__(self, values, columns):
+        self.values, self.columns = values, columns
+
+    def __len__(self):
+        return len(self.values)
+
+    def __iter__(self):
+        return iter(self.columns)
+
+    def __array__(self, dtype=None, copy=None):
+        return self.values if dtype is None else self.values.astype(dtype)
+
+
+def test_a_data_frame_gives_its_rows_not_its_column_names():
+    model = kgeo.SVM(kernel=histogram_intersection).fit(_Frame(X_SMALL, ["a", "b", "c"]),
+                                                        Y_SMALL)
+    reference = kgeo.SVM(kernel=histogram_intersection).fit(X_SMALL, Y_SMALL)
+    assert_identical_models(model, reference)
+    np.testing.assert_array_equal(model.decision_function(_Frame(X_SMALL, ["a", "b", "c"])),
+                                  reference.decision_function(X_SMALL))
+    # Text in a frame: its rows, as an array of objects.
+    texts = np.array([[d] for d in DOCUMENTS], dtype=object)
+    spectrum = kgeo.SVM(kernel=lambda A, B: trigram_spectrum(A[:, 0], B[:, 0]), C=10.0)
+    spectrum.fit(_Frame(texts, ["text"]), LABELS)
+    assert spectrum.support_vectors_.shape[1] == 1
+
+
+def test_integer_rows_index_the_callers_own_gram():
+    """The scikit-learn idiom X = indices, f(A, B) = G[A[:, 0]][:, B[:, 0]]:
+    integers stay integers, and the model is that of the precomputed G."""
+    rng = np.random.default_rng(8)
+    Z = rng.normal(size=(30, 4))
+    G = Z @ Z.T
+    y = (Z[:, 0] > 0).astype(int)
+    index = np.arange(30)[:, None]
+    model = kgeo.SVM(kernel=lambda A, B: G[A[:, 0]][:, B[:, 0]]).fit(index, y)
+    assert_identical_models(model, kgeo.SVM(kernel="precomputed").fit(G, y))
+    assert model.support_vectors_.dtype == index.dtype
+    np.testing.assert_array_equal(model.predict(index), kgeo.SVM(kernel="precomputed")
+                                  .fit(G, y).predict(G))
+
+
+@pytest.mark.parametrize("shift", [0.0, 1.5])
+def test_a_cached_matrix_the_function_returns_is_never_written(shift):
+    rng = np.random.default_rng(9)
+    Z = rng.normal(size=(40, 5))
+    G = Z @ Z.T
+    y = (Z[:, 0] > 0).astype(int)
+    before = G.copy()
+    def cached(A, B):
+        return G if len(A) == len(B) == 40 else G[A[:, 0]][:, B[:, 0]]
+
+    model = kgeo.SVM(kernel=cached, shift=shift)
+    index = np.arange(40)[:, None]
+    model.fit(index, y).decision_function(index)
+    np.testing.assert_array_equal(G, before)
+
+
+@pytest.mark.parametrize("X", [np.array("the cat"), np.array(3.0)])
+def test_a_0d_array_is_refused(X):
+    with pytest.raises(TypeError, match=r"X must be a sequence of samples, got a 0-d array"):
+        kgeo.SVM(kernel=trigram_spectrum).fit(X, [0])
+
+
+def test_overflowing_decision_values_name_the_function():
+    huge = {"on": False}
+
+    def k(A, B):  # finite values, whose weighed sums overflow
+        return np.full((len(A), len(B)), 1e308) if huge["on"] else A @ B.T
+
+    model = kgeo.SVM(kernel=k, C=10.0).fit(X_SMALL, Y_SMALL)
+    assert np.abs(model.dual_coef_).sum() > 2.0
+    huge["on"] = True
+    with pytest.raises(ValueError, match=r"kernel=k weighed by the dual coefficients "
+                                         r"overflow float64 on them; scale its values down"):
+        model.decision_function(X_SMALL)
+
+
+def test_ragged_rows_after_a_fit_on_numbers_are_named():
+    model = kgeo.SVM(kernel=histogram_intersection).fit(X_SMALL, Y_SMALL)
+    with pytest.raises(ValueError, match=r"X holds samples of different lengths, but this "
+                                         r"SVM's kernel function was fitted on rows of numbers"):
+        model.predict([[1.0, 2.0, 3.0], [1.0]])
