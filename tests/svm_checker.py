@@ -534,6 +534,20 @@ def check_svm(model, X, y, *, C=None, class_weight=None, tol=None, X_test=None,
 # Data
 # --------------------------------------------------------------------------
 
+def train_and_test_counts(rng, n_train=60, n_test=25, n_classes=3, **kw):
+    """Training counts and labels, and test counts, of 12 words (``make_count_data``)."""
+    X, y = make_count_data(rng, n_train, 12, n_classes, **kw)
+    Xt, _ = make_count_data(rng, n_test, 12, n_classes)
+    return X, y, Xt
+
+
+def assert_identical_models(a, b):
+    """Two fitted SVMs are the same model, bit for bit."""
+    for name in ("classes_", "support_", "n_support_", "dual_coef_", "intercept_",
+                 "n_iter_", "dual_objective_"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
 def make_count_data(rng, n_samples, n_features, n_classes, *, density=0.5, max_count=6,
                     separation=1.0, n_duplicates=0, sparse=False):
     """Term counts with a class-dependent word distribution.

@@ -40,16 +40,8 @@ def gram(X, Y=None, kernel="ngd", **params):
     return kgeo.pairwise_kernels(X, Y, kernel=kernel, **params)
 
 
-def problem(rng, n_train=60, n_test=25, n_classes=3, **kw):
-    X, y = ck.make_count_data(rng, n_train, 12, n_classes, **kw)
-    Xt, _ = ck.make_count_data(rng, n_test, 12, n_classes)
-    return X, y, Xt
-
-
-def assert_identical_models(a, b):
-    for name in ("classes_", "support_", "n_support_", "dual_coef_", "intercept_",
-                 "n_iter_", "dual_objective_"):
-        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+problem = ck.train_and_test_counts
+assert_identical_models = ck.assert_identical_models
 
 
 # ==========================================================================
