@@ -77,7 +77,8 @@ def check_matrix(X, *, name="X", min_samples=1, copy=True):
 def _numeric_rows(array, name):
     """A dense array of numbers as C-ordered rows of its own dtype (bool, int
     or float: integer indices stay integers), checked 2-D, non-empty and
-    finite; a 2-D array of objects holding numbers as float64."""
+    finite; an array of objects that did not convert to numbers is refused
+    with ``_dense_float64``'s message, which names the value."""
     if np.iscomplexobj(array):
         raise ValueError(f"Complex data not supported; {name} has dtype {array.dtype}")
     if array.dtype.kind == "O":
@@ -104,13 +105,13 @@ def _numeric_rows(array, name):
     return np.ascontiguousarray(array)
 
 
-def _holds_numbers(array):
-    """Whether a 2-D array of objects converts to float64 (else: samples)."""
+def _as_numbers(array):
+    """A 2-D array of objects as float64 where every one converts, else None
+    (samples for the kernel function as given)."""
     try:
-        array.astype(np.float64)
+        return array.astype(np.float64)
     except (TypeError, ValueError, OverflowError):
-        return False
-    return True
+        return None
 
 
 def check_kernel_samples(X, *, name="X", numbers=None):
@@ -176,8 +177,10 @@ def check_kernel_samples(X, *, name="X", numbers=None):
     if array.ndim == 0:
         raise TypeError(
             f"{name} must be a sequence of samples, got a 0-d array ({array.dtype})")
-    is_numbers = array.dtype.kind in "biufc" or (
-        array.dtype.kind == "O" and array.ndim == 2 and _holds_numbers(array))
+    if array.dtype.kind == "O" and array.ndim == 2:
+        converted = _as_numbers(array)
+        array = array if converted is None else converted
+    is_numbers = array.dtype.kind in "biufc"
     if numbers or (numbers is None and is_numbers):
         if not is_numbers and array.dtype.kind != "O":
             raise TypeError(
@@ -186,12 +189,7 @@ def check_kernel_samples(X, *, name="X", numbers=None):
     if array.shape[0] == 0:
         raise ValueError(
             f"Found 0 sample(s) in {name} while a minimum of 1 is required; {name} is empty")
-    return (array if isinstance(X, np.ndarray) or not hasattr(X, "__len__")
-            else list(X) if isinstance(X, (list, tuple)) else array), False
-
-
-def _n_rows(samples):
-    return samples.shape[0] if hasattr(samples, "shape") else len(samples)
+    return (list(X) if isinstance(X, (list, tuple)) else array), False
 
 
 def _sparse_float64(X, name):
