@@ -55,9 +55,10 @@ logger = logging.getLogger(__name__)
 # and, for a precomputed kernel, its values gathered per call (test rows x SVs).
 _PREDICT_CHUNK_VALUES = 1 << 22
 # A callable kernel's values per call (test rows x SVs, 256 MB): each call
-# pays the function's own set-up (a posting index of the support vectors for
-# kgeo.pairwise_kernels: 18 calls of 432 rows took 1.3 s to predict the 20NG
-# test set where one call of all 7,532 took 0.5 s), which chunks must amortise.
+# pays the function's own set-up, which chunks must amortise (with f the
+# 20NG NGD of kgeo.pairwise_kernels, which indexes the support vectors at
+# every call, predicting the test set took 0.65 s in 18 calls of 432 rows,
+# 0.33-0.35 s in 3 calls).
 _CALLABLE_CHUNK_VALUES = 1 << 25
 
 # set_fit_request(sample_weight=...) left out: the request stays as it was.
@@ -627,8 +628,8 @@ class SVM(EstimatorMixin):
             X_checked, largest = check_kernel_matrix(X, name="X",
                                                      n_threads=resolve_n_jobs(self.n_jobs))
         elif by_callable:
-            # For the kernel function to read: float64 rows in the format
-            # given (dense or CSR), or samples of any other kind as given.
+            # For the kernel function to read: rows of numbers (an ndarray of
+            # their dtype, or CSR), or samples of any other kind as given.
             X_checked, numeric = check_kernel_samples(X, name="X")
         else:
             # Possibly X's own arrays (when already canonical CSR): only read below.
