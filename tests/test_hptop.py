@@ -277,3 +277,22 @@ def test_reuters_example_runs(reuters_dir, load_example, capsys):
     # earn, the first category, is the easiest: both kernels find it (an
     # SVM given another category's scores would not).
     assert all(float(row[2]) > 90 for row in rows)
+
+
+# Found by mutation testing: the duplicate guard's accepting side.
+
+def test_near_duplicate_documents_still_make_a_gaussian():
+    # H16: the duplicate guard refuses a variance within rounding**2
+    # (rounding = 8 eps max|t|); a genuine tiny spread (documents scaled by 1 + 1e-10 k, so
+    # variance ~2e-19 at t ~ 1, far above rounding**2 ~ 3e-30 but below
+    # rounding ~ 1.8e-15) must be accepted and fitted.
+    X, y = make_topic_corpus(240, 300, 4, words_per_document=40, topic_weight=0.3,
+                             random_state=2)
+    X = kgeo.MultinomialEmbedding("tf", "l2").fit_transform(X)
+    near = sp.vstack([X[1] * (1 + 1e-10 * k) for k in range(7)]).tocsr()
+    X_near = sp.vstack([X, near]).tocsr()
+    y_near = np.append(y, [9] * 7)
+    embedding = HPTOPEmbedding().fit(X_near, y_near)
+    values = embedding.hyperplanes_[-1].decision_function(X_near)[y_near == 9]
+    assert np.ptp(values) > 0
+    np.testing.assert_allclose(embedding.variance_[-1], values.var(), rtol=1e-6)

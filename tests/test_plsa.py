@@ -594,3 +594,56 @@ def test_retrieval_example_runs(data_dir, load_example, capsys):
                          "VSM + Fisher cosine"}
     assert rows["VSM (TF-IDF cosine)"] > 0.4  # MED is the easy collection
     assert all(0.2 < value < 1 for value in rows.values())
+
+
+# Found by mutation testing: the count scaling seen at float64's top, a topic
+# of zero probability, and a fold-in tolerance of 0.
+
+def test_fit_with_a_count_near_float64_max_is_the_scaled_problem():
+    # P19: fit divides counts (and smoothing) by a power of 2 near the
+    # largest count, so n / s cannot overflow. One count of 2**1020 among
+    # 50 words (P(w | z) ~ 1/50 at the start, so unscaled n / s ~ 2**1026
+    # overflows): the fit must be finite and the same bits as the fit of
+    # the counts times 2**-1020 with the smoothing times 2**-1020.
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(6, 50)).astype(float)
+    X[:, 0] = 1.0
+    X[0, 0] = 2.0 ** 1020
+    kw = dict(random_state=0, max_iter=30, tol=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # max_iter runs out with tol=0
+        large = PLSA(2, topic_word_smoothing=0.01, doc_topic_smoothing=0.02, **kw).fit(X)
+        small = PLSA(2, topic_word_smoothing=0.01 * 2.0 ** -1020,
+                     doc_topic_smoothing=0.02 * 2.0 ** -1020, **kw).fit(X * 2.0 ** -1020)
+    assert np.all(np.isfinite(large.components_))
+    np.testing.assert_array_equal(large.components_, small.components_)
+    np.testing.assert_array_equal(large.doc_topic_, small.doc_topic_)
+    assert large.log_likelihood_ == small.log_likelihood_ * 2.0 ** 1020
+
+
+def test_embedding_refuses_a_topic_with_zero_probability():
+    # P21: the guard "a topic ... is unused (P(z) = 0)" is never exercised.
+    # Counts of the smallest subnormal and no smoothing make the M-step
+    # underflow a topic's P(z | d) to 0 in every document (seed found by
+    # search); its Fisher score P(z|d)/sqrt(P(z)) would be 0/0.
+    rng = np.random.default_rng(56)
+    X = rng.integers(0, 2, size=(4, 5)).astype(float) * 5e-324
+    kw = dict(random_state=56, doc_topic_smoothing=0.0, topic_word_smoothing=0.0, max_iter=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.any(PLSA(3, **kw).fit(X).topic_probability_ == 0)  # the premise
+        with pytest.raises(ValueError, match=r"unused \(P\(z\) = 0\)"):
+            PLSAFisherEmbedding(3, **kw).fit(X)
+
+
+def test_fold_in_with_zero_tolerance_settles_on_an_exact_fixed_point():
+    # X16: fold_in stops when no weight moves by more than fold_in_tol
+    # ("moved <= tol"). With fold_in_tol=0 a document already at its fixed
+    # point (an empty one with smoothing: P(z|d) = prior / (K prior) = 1/K)
+    # settles; "moved < tol" would run all fold_in_max_iter steps and warn.
+    X = np.array([[3.0, 1, 0, 2], [0, 2, 4, 1], [1, 0, 2, 5]])
+    model = PLSA(2, random_state=0, fold_in_tol=0.0, fold_in_max_iter=50).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        theta = model.transform(np.zeros((1, 4)))
+    np.testing.assert_array_equal(theta, [[0.5, 0.5]])

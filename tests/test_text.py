@@ -366,3 +366,33 @@ def test_counts_the_dtype_cannot_hold_are_refused(dtype, limit):
     with pytest.raises(ValueError, match=rf"dtype {np.dtype(dtype)} cannot hold a count of "
                                          rf"{limit + 1} exactly \(it holds up to {limit}\)"):
         vectorizer.fit_transform(["cat " * (limit + 1)])
+
+
+# Found by mutation testing: digit runs from 9, CRs in the header break,
+# and the minimum word length on the non-ASCII route.
+
+def test_tag_digits_run_starting_with_nine():
+    # T9: keep() tells digit runs from words by run[0] <= "9"; a run
+    # starting with "9" must be a digit tag too, not the word "9...".
+    vec = RainbowVectorizer(stoplist=None, tag_digits=True)
+    assert vec.tokenize("in 9 and 95 or 1999 x9") == [
+        "in", "<DIGITS1>", "and", "<DIGITS2>", "or", "<DIGITS4>", "<DIGITS1>"]
+
+
+def test_skip_header_blank_line_with_several_carriage_returns():
+    # T11: Rainbow's -h skips any number of CRs between the two newlines.
+    vec = RainbowVectorizer(skip_header=True)
+    assert vec.tokenize("Header: one\n\r\r\nbody words") == ["body", "words"]
+    assert vec.tokenize("\r\r\nbody first") == ["body"]
+
+
+
+
+def test_min_word_length_applies_to_non_ascii_texts():
+    # T22: non-ASCII texts take the find_mixed route; its regex alone
+    # enforces min_word_length (keep() checks only the maximum).
+    vec = RainbowVectorizer(stoplist=None)
+    assert vec.tokenize("a bc x def") == ["bc", "def"]
+    assert vec.tokenize("a bc x def \u00e9") == ["bc", "def"]
+    assert RainbowVectorizer(stoplist=None, min_word_length=3).tokenize(
+        "ab abc \u00e9 xy") == ["abc"]
