@@ -103,11 +103,10 @@ def fold_in(X, word_topic, params):
     ``fold_in_max_iter``, ``n_jobs``). Called by a ``transform``, whose
     caller a warning names."""
     doc_topic = np.empty((X.shape[0], word_topic.shape[1]))
-    n_iter = np.empty(X.shape[0], dtype=np.int32)
     settled = np.empty(X.shape[0], dtype=np.uint8)
     _plsa_em.fold_in(*_csr_arrays(X), word_topic, float(params.doc_topic_smoothing),
                      int(params.fold_in_max_iter), float(params.fold_in_tol), doc_topic,
-                     n_iter, settled, resolve_n_jobs(params.n_jobs))
+                     settled, resolve_n_jobs(params.n_jobs))
     unsettled = int(np.count_nonzero(settled == 0))
     if unsettled:
         warnings.warn(

@@ -144,8 +144,7 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
 def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
             const int64_t[::1] indptr, const float64_t[:, ::1] word_topic,
             float64_t smoothing, int max_iter, float64_t tol,
-            float64_t[:, ::1] doc_topic, int32_t[::1] n_iter, uint8_t[::1] settled,
-            int n_threads):
+            float64_t[:, ::1] doc_topic, uint8_t[::1] settled, int n_threads):
     """``P(z | d)`` of each document under fixed ``P(w | z)``, by EM.
 
     Each document starts at the uniform ``1/K`` and alternates the E- and
@@ -163,8 +162,8 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     counts up to the largest float64. (Nothing is scaled up, which could
     overflow the smoothing for subnormal counts.)
 
-    Writes ``doc_topic``, the steps each document took into ``n_iter``, and
-    into ``settled`` whether it stopped before ``max_iter`` ran out.
+    Writes ``doc_topic``, and into ``settled`` whether each document stopped
+    before ``max_iter`` ran out.
     """
     cdef intp_t n_docs = indptr.shape[0] - 1
     cdef intp_t n_topics = word_topic.shape[1]
@@ -186,7 +185,6 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
             theta = &doc_topic[d, 0]
             for k in range(n_topics):
                 theta[k] = 1.0 / n_topics
-            n_iter[d] = 0
             settled[d] = 0
             scale = row_scale(counts, indptr, d)
             prior = smoothing / scale
@@ -203,7 +201,6 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
                     r = (counts[p] / scale) / s
                     for k in range(n_topics):
                         acc[k] += r * phi[k]
-                n_iter[d] = it + 1
                 if total == 0.0 and prior == 0.0:  # nothing to learn from
                     settled[d] = 1
                     break
