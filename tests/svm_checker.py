@@ -541,6 +541,16 @@ def train_and_test_counts(rng, n_train=60, n_test=25, n_classes=3, **kw):
     return X, y, Xt
 
 
+def pair_objectives(model, K, y):
+    """sum a - 1/2 a'Qa of each class pair on the kernel matrix K, the alphas
+    read from SVC-layout attributes (kgeo's or scikit-learn's)."""
+    out = []
+    for pr in pair_alphas(model, y):
+        ay = pr["alpha"] * pr["y"]
+        out.append(pr["alpha"].sum() - 0.5 * ay @ K[np.ix_(pr["idx"], pr["idx"])] @ ay)
+    return np.array(out)
+
+
 def assert_identical_models(a, b):
     """Two fitted SVMs are the same model, bit for bit."""
     for name in ("classes_", "support_", "n_support_", "dual_coef_", "intercept_",

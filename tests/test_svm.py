@@ -354,13 +354,7 @@ def test_shift_invariance_newsgroups(kernel, other, shift, C, newsgroups5):
 # 3. Against libsvm on the same Gram matrix
 # ==========================================================================
 
-def pair_objectives(model, K, y):
-    """sum a - 1/2 a'Qa of each class pair, alphas read from SVC-layout attributes."""
-    out = []
-    for pr in ck.pair_alphas(model, y):
-        ay = pr["alpha"] * pr["y"]
-        out.append(pr["alpha"].sum() - 0.5 * ay @ K[np.ix_(pr["idx"], pr["idx"])] @ ay)
-    return np.array(out)
+pair_objectives = ck.pair_objectives
 
 
 def gram_problem(kernel, n_train, n_classes, rng):
