@@ -372,6 +372,13 @@ class SVM(EstimatorMixin):
     verbose : int, default=0
         1: a progress bar over class pairs (with tqdm installed) and one log
         line per fit; 2: one log line per class pair.
+    break_ties : bool, default=False
+        With more than two classes, ``predict`` gives a sample whose votes
+        tie the tied class of the largest ovr confidence, i.e. the argmax of
+        ``decision_function`` (votes plus the squashed sums of the pairs'
+        decision values), as ``sklearn.svm.SVC(break_ties=True)`` does;
+        False gives the first of the tied classes (libsvm's rule), and is
+        cheaper. Needs ``decision_function_shape="ovr"``.
 
     Attributes
     ----------
@@ -408,6 +415,10 @@ class SVM(EstimatorMixin):
         ``sum(alpha) - 1/2 alpha'Q alpha`` of each class pair at the solution.
     n_iter_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
         SMO iterations of each class pair.
+    fit_status_ : int
+        0 when every class pair reached ``tol``, 1 when one stopped before
+        it (at ``max_iter``, or stalled in float64; the fit warns with a
+        ``ConvergenceWarning`` saying which): scikit-learn's SVC convention.
     class_weight_ : ndarray of shape (n_classes,)
     n_features_in_ : int
         Absent after a fit of a callable kernel on samples that are not
@@ -434,7 +445,7 @@ class SVM(EstimatorMixin):
     def __init__(self, kernel="ngd", C=1.0, shift=0.0, gamma="scale", coef0=0.0,
                  degree=3, t=1.0, normalize=False, tol=1e-3, cache_size=200,
                  cache_dtype="float64", shrinking="auto", class_weight=None, max_iter=-1,
-                 decision_function_shape="ovr", n_jobs=None, verbose=0):
+                 decision_function_shape="ovr", n_jobs=None, verbose=0, break_ties=False):
         self.kernel = kernel
         self.C = C
         self.shift = shift
@@ -452,6 +463,7 @@ class SVM(EstimatorMixin):
         self.decision_function_shape = decision_function_shape
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.break_ties = break_ties
 
     # ------------------------------------------------------------------
     # parameters
@@ -478,8 +490,23 @@ class SVM(EstimatorMixin):
                 f"{self.decision_function_shape!r}")
         if isinstance(self.verbose, bool) or not isinstance(self.verbose, numbers.Integral):
             raise ValueError(f"verbose must be an integer, got {self.verbose!r}")
+        self._check_break_ties()
         resolve_n_jobs(self.n_jobs)
         self._check_kernel_params()
+
+    def _check_break_ties(self):
+        """``break_ties`` as a bool; checked at fit and again by ``predict``
+        (it may be set after the fit)."""
+        if not isinstance(self.break_ties, (bool, np.bool_)):
+            raise ValueError(f"break_ties must be True or False, got {self.break_ties!r}")
+        if self.break_ties and self.decision_function_shape == "ovo":
+            # scikit-learn's SVC refuses the pair at predict; so does kgeo,
+            # and at fit already: with "ovo" there are no per-class
+            # confidences to break ties with.
+            raise ValueError("break_ties=True needs decision_function_shape='ovr' (it breaks "
+                             "ties between votes by the ovr confidences), got "
+                             "decision_function_shape='ovo'")
+        return bool(self.break_ties)
 
     def _check_kernel_params(self):
         # The parameters the chosen kernel does not read are checked too (as
@@ -799,6 +826,7 @@ class SVM(EstimatorMixin):
         self.intercept_ = intercepts
         self.dual_objective_ = objectives
         self.n_iter_ = n_iter
+        self.fit_status_ = int(bool(unconverged or stalled))
         self.class_weight_ = class_weight
         if len(given_shape) == 2:
             self.n_features_in_ = given_shape[1]
@@ -1222,7 +1250,11 @@ class SVM(EstimatorMixin):
         return out
 
     def predict(self, X):
-        """Class of each sample, by one-vs-one voting (ties to the first class).
+        """Class of each sample, by one-vs-one voting.
+
+        Ties in the votes go to the first of the tied classes, or, with
+        ``break_ties=True`` and more than two classes, to the tied class of
+        the largest ``decision_function`` value (scikit-learn's SVC rule).
 
         Parameters
         ----------
@@ -1244,10 +1276,16 @@ class SVM(EstimatorMixin):
         value as computed (a binary model's value of -8e-16 next to ``|b| +
         sum|coef|`` of order 1 predicts ``classes_[1]``).
         """
-        n_samples, classes, chunks = self._decision_chunks(X)
+        break_ties = self._check_break_ties()
+        n_samples, classes, chunks = self._decision_chunks(X, confidence=break_ties)
         winners = np.empty(n_samples, dtype=np.intp)
-        for rows, _, votes, _ in chunks:
-            winners[rows] = np.argmax(votes, axis=1)
+        for rows, _, votes, conf in chunks:
+            if break_ties and classes.shape[0] > 2:
+                # decision_function's ovr values: the votes plus confidences
+                # squashed into (-1/3, 1/3), which order classes of equal votes.
+                winners[rows] = np.argmax(votes + conf / (3 * (np.abs(conf) + 1)), axis=1)
+            else:
+                winners[rows] = np.argmax(votes, axis=1)
         return classes[winners]
 
     def score(self, X, y, sample_weight=None):
@@ -1393,6 +1431,9 @@ class SVM(EstimatorMixin):
                 f"installed kgeo {__version__}; refit it with kgeo {__version__} (or load "
                 f"it with kgeo {saved})")
         self.__dict__.update(state)
+        # A parameter added since 0.1.0's first models were saved (same
+        # minor version, so they load): its default, as get_params expects.
+        self.__dict__.setdefault("break_ties", False)
         if "dual_coef_" in state:
             self._prediction_cache = {}
             if "support_vectors_" in state:

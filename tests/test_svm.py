@@ -1431,6 +1431,102 @@ def test_vote_ties_go_to_first_class():
     np.testing.assert_array_equal(model.predict(grid), model.classes_[np.argmax(votes, axis=1)])
 
 
+def _triangle_of_ties():
+    """Three blobs of different spreads and a grid over the triangle their
+    pairwise boundaries leave, where each class has one vote."""
+    rng = np.random.default_rng(0)
+    centers = np.array([[0.0, 3.0], [3.0, -1.0], [-2.5, -2.0]])
+    X = np.vstack([c + s * rng.normal(size=(15, 2)) for c, s in zip(centers, (0.5, 1.5, 1.0))])
+    y = np.repeat(np.array(["c", "a", "b"]), 15)
+    grid = np.stack(np.meshgrid(np.linspace(-2, 2, 81), np.linspace(-2, 2, 81)), -1).reshape(-1, 2)
+    return X, y, grid
+
+
+def test_break_ties_takes_the_largest_ovr_value_where_votes_tie():
+    X, y, grid = _triangle_of_ties()
+    plain = kgeo.SVM(kernel="linear").fit(X, y)
+    model = kgeo.SVM(kernel="linear", break_ties=True).fit(X, y)
+    ck.assert_identical_models(plain, model)  # a prediction rule, not a training one
+    assert model.fit_status_ == 0
+    votes = votes_from_pairs(ck.pair_decisions(model, grid), 3)
+    tied = np.all(votes == 1, axis=1)
+    assert tied.sum() > 10
+    ovr = model.decision_function(grid)
+    predicted = model.predict(grid)
+    np.testing.assert_array_equal(predicted, model.classes_[np.argmax(ovr, axis=1)])
+    # Where no votes tie, the rule is the votes'; where they tie, all three
+    # classes win somewhere (first-class ties would give "a" only).
+    np.testing.assert_array_equal(predicted[~tied], plain.predict(grid)[~tied])
+    assert set(predicted[tied]) == {"a", "b", "c"}
+    assert np.all(plain.predict(grid[tied]) == "a")
+    # Two classes: nothing to break, the pair's sign decides.
+    two = y != "c"
+    binary = kgeo.SVM(kernel="linear", break_ties=True).fit(X[two], y[two])
+    np.testing.assert_array_equal(binary.predict(grid),
+                                  kgeo.SVM(kernel="linear").fit(X[two], y[two]).predict(grid))
+
+
+def test_break_ties_predicts_what_sklearns_svc_does():
+    pytest.importorskip("sklearn")
+    from sklearn.svm import SVC
+
+    X, y, grid = _triangle_of_ties()
+    ours = kgeo.SVM(kernel="linear", tol=1e-8, break_ties=True).fit(X, y)
+    ref = SVC(kernel="linear", tol=1e-8, break_ties=True).fit(X, y)
+    np.testing.assert_allclose(ours.decision_function(grid), ref.decision_function(grid),
+                               rtol=0, atol=1e-6)
+    # Away from decision values within that tolerance of a tie, the same class.
+    ovr = np.sort(ref.decision_function(grid), axis=1)
+    clear = ovr[:, -1] - ovr[:, -2] > 1e-5
+    assert clear.sum() > 0.99 * len(grid)
+    np.testing.assert_array_equal(ours.predict(grid)[clear], ref.predict(grid)[clear])
+
+
+def test_break_ties_needs_the_ovr_shape_and_a_bool():
+    X, y, grid = _triangle_of_ties()
+    with pytest.raises(ValueError, match=r"break_ties=True needs decision_function_shape='ovr'"):
+        kgeo.SVM(kernel="linear", break_ties=True, decision_function_shape="ovo").fit(X, y)
+    # Set after the fit, as scikit-learn's SVC refuses it: at predict.
+    model = kgeo.SVM(kernel="linear", decision_function_shape="ovo").fit(X, y)
+    model.set_params(break_ties=True)
+    with pytest.raises(ValueError, match=r"got decision_function_shape='ovo'"):
+        model.predict(grid)
+    for bad in ("yes", 1, None):
+        with pytest.raises(ValueError, match=r"break_ties must be True or False, got"):
+            kgeo.SVM(kernel="linear", break_ties=bad).fit(X, y)
+        with pytest.raises(ValueError, match=r"break_ties must be True or False, got"):
+            kgeo.SVM(kernel="linear").fit(X, y).set_params(break_ties=bad).predict(grid)
+
+
+def test_a_model_saved_before_break_ties_loads_with_its_default():
+    X, y, grid = _triangle_of_ties()
+    model = kgeo.SVM(kernel="linear").fit(X, y)
+    state = model.__getstate__()
+    del state["break_ties"]
+    old = kgeo.SVM.__new__(kgeo.SVM)
+    old.__setstate__(state)
+    assert old.get_params()["break_ties"] is False
+    np.testing.assert_array_equal(old.predict(grid), model.predict(grid))
+
+
+def test_fit_status_says_whether_every_pair_reached_tol():
+    X, y, _ = _triangle_of_ties()
+    assert kgeo.SVM(kernel="linear").fit(X, y).fit_status_ == 0
+    with pytest.warns(kgeo.ConvergenceWarning, match="max_iter=3"):
+        short = kgeo.SVM(kernel="linear", max_iter=3).fit(X, y)
+    assert short.fit_status_ == 1
+    # Stalled in float64 (tol below rounding) counts as not reaching tol too.
+    rng = np.random.default_rng(0)
+    Z = rng.poisson(1.0, (40, 8)).astype(float)
+    Z[:, 0] += 1
+    labels = np.array([0, 1] * 20)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        stalled = kgeo.SVM(kernel="ngd", tol=1e-300, max_iter=10**6).fit(Z, labels)
+    said = any("tol is below what this problem can resolve" in str(w.message) for w in caught)
+    assert said and stalled.fit_status_ == 1
+
+
 @pytest.mark.parametrize("kernel", ["ngd", "linear", "rbf", "ned", "diffusion"])
 def test_separable_training_data_perfect(kernel, rng):
     # Each class writes with its own words (plus rare shared ones).
@@ -1583,7 +1679,8 @@ def test_clone_get_set_params(rng):
     assert params["C"] == 3.0 and params["kernel"] == "rbf" and params["class_weight"] == {1: 2.0}
     assert set(params) == {"kernel", "C", "shift", "gamma", "coef0", "degree", "t", "normalize",
                            "tol", "cache_size", "cache_dtype", "shrinking", "class_weight",
-                           "max_iter", "decision_function_shape", "n_jobs", "verbose"}
+                           "max_iter", "decision_function_shape", "n_jobs", "verbose",
+                           "break_ties"}
     other = kgeo.SVM().set_params(**params)
     assert other.get_params() == params
     X, y = ck.make_count_data(rng, 30, 5, 2)
