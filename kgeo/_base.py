@@ -2,6 +2,7 @@
 
 import inspect
 
+from ._validation import check_feature_names, feature_names
 from .exceptions import not_fitted_error
 
 
@@ -45,6 +46,19 @@ class EstimatorMixin:
             setattr(self, name, value)
         return self
 
+    def _set_feature_names(self, names):
+        """``feature_names_in_`` from a fit's ``feature_names(X)``: set, or
+        removed when X had none (a refit on an array after a frame)."""
+        if names is None:
+            self.__dict__.pop("feature_names_in_", None)
+        else:
+            self.feature_names_in_ = names
+
+    def _check_feature_names(self, X):
+        """X's column names against the fit's (see ``check_feature_names``)."""
+        check_feature_names(feature_names(X), estimator=type(self).__name__,
+                            fitted_names=getattr(self, "feature_names_in_", None))
+
     def __repr__(self):
         defaults = {
             p.name: p.default
@@ -60,6 +74,16 @@ class EstimatorMixin:
             if not same:
                 changed.append(f"{name}={value!r}")
         return f"{type(self).__name__}({', '.join(changed)})"
+
+
+def count_transformer_tags():
+    """scikit-learn's tags for a transformer of non-negative counts, dense or
+    sparse (called only by scikit-learn, which is then imported already)."""
+    from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
+
+    return Tags(estimator_type=None, target_tags=TargetTags(required=False),
+                transformer_tags=TransformerTags(),
+                input_tags=InputTags(sparse=True, positive_only=True))
 
 
 def check_is_fitted(estimator, attribute):

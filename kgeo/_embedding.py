@@ -5,8 +5,8 @@ maximum-likelihood spherical normals (the hyperbolic kernel's rows)."""
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import EstimatorMixin, check_is_fitted
-from ._validation import check_counts, check_n_features, is_one_of
+from ._base import EstimatorMixin, check_is_fitted, count_transformer_tags
+from ._validation import check_counts, check_n_features, feature_names, is_one_of
 
 __all__ = ["MultinomialEmbedding", "spherical_normal_mle"]
 
@@ -34,6 +34,10 @@ class MultinomialEmbedding(EstimatorMixin):
     idf_ : ndarray of shape (n_features,)
         Learnt inverse document frequencies (ones for ``weighting="tf"``).
     n_features_in_ : int
+    feature_names_in_ : ndarray of str objects, shape (n_features_in_,)
+        The column names of X at ``fit`` when it was a data frame with string
+        names (words); ``transform`` then checks X has the same, in the same
+        order. Absent otherwise.
     """
 
     def __init__(self, weighting="tf", norm="l1"):
@@ -60,6 +64,7 @@ class MultinomialEmbedding(EstimatorMixin):
         self
         """
         self._check_params()
+        names = feature_names(X)
         X = check_counts(X, estimator="MultinomialEmbedding")
         n_docs = X.shape[0]
         if self.weighting == "tfidf":
@@ -71,6 +76,7 @@ class MultinomialEmbedding(EstimatorMixin):
             idf = np.ones(X.shape[1])
         self.idf_ = idf
         self.n_features_in_ = X.shape[1]
+        self._set_feature_names(names)
         return self
 
     def transform(self, X):
@@ -86,6 +92,7 @@ class MultinomialEmbedding(EstimatorMixin):
         """
         check_is_fitted(self, "idf_")
         self._check_params()
+        self._check_feature_names(X)
         X = check_counts(X, estimator="MultinomialEmbedding")
         check_n_features(X, estimator="MultinomialEmbedding", n_features=self.n_features_in_)
         # TF's weights are all one: multiplying by them changes no bit and
@@ -147,6 +154,11 @@ class MultinomialEmbedding(EstimatorMixin):
     def fit_transform(self, X, y=None):
         """``fit(X).transform(X)``."""
         return self.fit(X).transform(X)
+
+    def __sklearn_tags__(self):
+        # Without them scikit-learn took a pipeline starting with this
+        # embedding for one that refuses sparse input.
+        return count_transformer_tags()
 
 
 def spherical_normal_mle(sets):

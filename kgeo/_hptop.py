@@ -30,7 +30,8 @@ import scipy.sparse as sp
 
 from ._base import EstimatorMixin, check_is_fitted
 from ._svm import SVM
-from ._validation import check_labels, check_matrix, check_n_features, check_positive
+from ._validation import (check_labels, check_matrix, check_n_features, check_positive,
+                          feature_names)
 
 __all__ = ["HPTOPEmbedding"]
 
@@ -154,6 +155,10 @@ class HPTOPEmbedding(EstimatorMixin):
         ``mu_x`` and ``sigma_x^2``: the mean and biased variance of each
         category's decision values over its training documents (eqs. 19-20).
     n_features_in_ : int
+    feature_names_in_ : ndarray of str objects, shape (n_features_in_,)
+        The column names of X at ``fit`` when it was a data frame with string
+        names (words); ``transform`` then checks X has the same, in the same
+        order. Absent otherwise.
 
     Notes
     -----
@@ -229,6 +234,7 @@ class HPTOPEmbedding(EstimatorMixin):
         self
         """
         self._check_params()
+        names = feature_names(X)
         X = check_matrix(X, name="X")
         classes, member = self._indicator(y, X.shape[0])
         if classes.shape[0] < 2:
@@ -266,6 +272,7 @@ class HPTOPEmbedding(EstimatorMixin):
         self.mean_ = mean
         self.variance_ = variance
         self.n_features_in_ = X.shape[1]
+        self._set_feature_names(names)
         return self
 
     @staticmethod
@@ -288,6 +295,7 @@ class HPTOPEmbedding(EstimatorMixin):
         """
         check_is_fitted(self, "hyperplanes_")
         self._check_params()
+        self._check_feature_names(X)
         X = check_matrix(X, name="X")
         check_n_features(X, estimator="HPTOPEmbedding", n_features=self.n_features_in_)
         return hp_top_scores(X, self._decisions(self.hyperplanes_, X), self.mean_,

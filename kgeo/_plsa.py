@@ -33,9 +33,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _plsa_em
-from ._base import EstimatorMixin, check_is_fitted
+from ._base import EstimatorMixin, check_is_fitted, count_transformer_tags
 from ._pairwise import resolve_n_jobs
-from ._validation import check_counts, check_n_features, check_positive, is_one_of
+from ._validation import (check_counts, check_n_features, check_positive, feature_names,
+                          is_one_of)
 from .exceptions import ConvergenceWarning, sklearn_compatible
 
 __all__ = ["PLSA", "PLSAFisherEmbedding"]
@@ -70,16 +71,6 @@ def _normalise(probabilities, axis):
     probabilities /= np.where(empty, 1.0, sums)
     if axis == 1 and np.any(empty):
         probabilities[empty.ravel()] = 1.0 / probabilities.shape[1]
-
-
-def _count_transformer_tags():
-    """scikit-learn's tags for a transformer of non-negative counts, dense or
-    sparse (called only by scikit-learn, which is then imported already)."""
-    from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
-
-    return Tags(estimator_type=None, target_tags=TargetTags(required=False),
-                transformer_tags=TransformerTags(),
-                input_tags=InputTags(sparse=True, positive_only=True))
 
 
 def _word_major(model):
@@ -177,6 +168,10 @@ class PLSA(EstimatorMixin):
     n_iter_ : int
         EM steps taken.
     n_features_in_ : int
+    feature_names_in_ : ndarray of str objects, shape (n_features_in_,)
+        The column names of X at ``fit`` when it was a data frame with string
+        names (words); ``transform`` then checks X has the same, in the same
+        order. Absent otherwise.
 
     Notes
     -----
@@ -237,6 +232,7 @@ class PLSA(EstimatorMixin):
         self
         """
         self._check_params()
+        names = feature_names(X)
         X = check_counts(X, estimator="PLSA")
         if X.nnz == 0:
             raise ValueError("X has no nonzero count; PLSA needs words to fit topics to")
@@ -321,6 +317,7 @@ class PLSA(EstimatorMixin):
         self.objective_curve_ = np.array(curve)
         self.n_iter_ = len(curve) - 1
         self.n_features_in_ = n_words
+        self._set_feature_names(names)
         return self
 
     def _log_prior(self, doc_topic, word_topic):
@@ -336,6 +333,7 @@ class PLSA(EstimatorMixin):
     def _checked_counts(self, X):
         check_is_fitted(self, "components_")
         self._check_params()
+        self._check_feature_names(X)
         X = check_counts(X, estimator="PLSA")
         check_n_features(X, estimator="PLSA", n_features=self.n_features_in_)
         return X
@@ -364,7 +362,7 @@ class PLSA(EstimatorMixin):
         return self.fit(X).transform(X)
 
     def __sklearn_tags__(self):
-        return _count_transformer_tags()
+        return count_transformer_tags()
 
 
 class PLSAFisherEmbedding(EstimatorMixin):
@@ -409,6 +407,10 @@ class PLSAFisherEmbedding(EstimatorMixin):
         EM steps of the model that took the most (each model's are in its
         ``n_iter_``).
     n_features_in_ : int
+    feature_names_in_ : ndarray of str objects, shape (n_features_in_,)
+        The column names of X at ``fit`` when it was a data frame with string
+        names (words); ``transform`` then checks X has the same, in the same
+        order. Absent otherwise.
     n_features_out_ : int
         ``sum_K K (1 + n_features_in_)``.
 
@@ -482,6 +484,7 @@ class PLSAFisherEmbedding(EstimatorMixin):
         self
         """
         topic_counts, rng = self._check_params()
+        names = feature_names(X)
         X = check_counts(X, estimator="PLSAFisherEmbedding")
         total = sum(topic_counts)
         if total * (1 + X.shape[1]) > _INT32_MAX:
@@ -500,6 +503,7 @@ class PLSAFisherEmbedding(EstimatorMixin):
         self.n_iter_ = max(model.n_iter_ for model in models)
         self.n_features_in_ = X.shape[1]
         self.n_features_out_ = total * (1 + X.shape[1])
+        self._set_feature_names(names)
         return self
 
     def transform(self, X):
@@ -517,6 +521,7 @@ class PLSAFisherEmbedding(EstimatorMixin):
         """
         check_is_fitted(self, "models_")
         self._check_params()
+        self._check_feature_names(X)
         X = check_counts(X, estimator="PLSAFisherEmbedding")
         check_n_features(X, estimator="PLSAFisherEmbedding", n_features=self.n_features_in_)
         n_docs = X.shape[0]
@@ -562,4 +567,4 @@ class PLSAFisherEmbedding(EstimatorMixin):
         return self.fit(X).transform(X)
 
     def __sklearn_tags__(self):
-        return _count_transformer_tags()
+        return count_transformer_tags()

@@ -37,8 +37,8 @@ from ._pairwise import (centred, fits_unmoved, overflow_message, posting_tables_
                         translation_centre, used_columns_only)
 from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp_threads,
                       one_vs_one_coefficients, one_vs_one_votes, solve_pair)
-from ._validation import (check_kernel_matrix, check_kernel_samples, check_labels,
-                          check_matrix, check_n_features,
+from ._validation import (check_feature_names, check_kernel_matrix, check_kernel_samples,
+                          check_labels, check_matrix, check_n_features, feature_names,
                           check_on_simplex, check_positive, check_real, check_sample_weight,
                           checked_accuracy, spherical_normal_sigmas)
 from .exceptions import ConvergenceWarning, sklearn_compatible
@@ -423,6 +423,12 @@ class SVM(EstimatorMixin):
     n_features_in_ : int
         Absent after a fit of a callable kernel on samples that are not
         numbers (they have no features).
+    feature_names_in_ : ndarray of str objects, shape (n_features_in_,)
+        The column names of X at ``fit`` when it was a data frame with string
+        names (words; for ``kernel="precomputed"``, the training samples'
+        names); ``predict``, ``decision_function`` and ``score`` then check
+        that X has the same, in the same order, as scikit-learn's estimators
+        do. Absent otherwise, and for a callable kernel, which reads X itself.
     cache_stats_ : dict
         Kernel blocks requested and computed; values computed (of them
         ``values_raced`` by two threads at once, the second copy dropped),
@@ -650,6 +656,10 @@ class SVM(EstimatorMixin):
         self._check_params()
         precomputed = _is_precomputed(self.kernel)
         by_callable = _is_callable_kernel(self.kernel)
+        # Column names of a frame (words, or for a kernel matrix the training
+        # samples): prediction checks its X has the same, in the same order.
+        # A callable kernel reads X itself, so has no columns (as in SVC).
+        names = None if by_callable else feature_names(X)
         if precomputed:
             # X's own array when already float64 in C order: only read below.
             X_checked, largest = check_kernel_matrix(X, name="X",
@@ -832,6 +842,7 @@ class SVM(EstimatorMixin):
             self.n_features_in_ = given_shape[1]
         else:  # a previous fit's, in the attributes this fit started from
             self.__dict__.pop("n_features_in_", None)
+        self._set_feature_names(names)
         self.shape_fit_ = given_shape
         # What a callable kernel was given: prediction hands it X the same way.
         self._kernel_reads_numbers = numeric if by_callable else None
@@ -1137,6 +1148,9 @@ class SVM(EstimatorMixin):
         # fitted too: every attribute is read from the one in place now.
         model = _FittedView(self.__dict__)
         _check_kernel_unchanged(model)
+        if not _is_callable_kernel(model.kernel):
+            check_feature_names(feature_names(X), estimator=type(self).__name__,
+                                fitted_names=getattr(model, "feature_names_in_", None))
         n_threads = resolve_n_jobs(model.n_jobs)
         if _is_precomputed(model.kernel):
             X, n_sv, weighted_sums = _kernel_matrix_sums(model, X, n_threads)

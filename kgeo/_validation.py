@@ -8,7 +8,9 @@ manifold kernels) non-negative rows with some mass.
 import decimal
 import math
 import numbers
+import os
 import reprlib
+import sys
 import warnings
 
 import numpy as np
@@ -461,6 +463,92 @@ def check_n_features(X, *, estimator, n_features):
         raise ValueError(
             f"X has {X.shape[1]} features, but {estimator} is expecting {n_features} "
             f"features as input")
+
+
+def feature_names(X):
+    """The column names of a data frame X, as scikit-learn reads them, or None.
+
+    A pandas (or any) frame's ``columns``, or the dataframe interchange
+    protocol's column names (polars). Names are kept only when all are
+    strings; integer column labels (a frame made from an array) are no
+    names, as in scikit-learn.
+
+    Raises
+    ------
+    TypeError
+        If some names are strings and others are not: which columns are
+        which would be checked for some and not others.
+    """
+    if sp.issparse(X) or isinstance(X, np.ndarray):
+        return None
+    if hasattr(X, "columns"):
+        names = np.asarray(X.columns, dtype=object)
+    elif hasattr(X, "__dataframe__"):
+        names = np.asarray(list(X.__dataframe__().column_names()), dtype=object)
+    else:
+        return None
+    if names.ndim != 1 or names.size == 0:
+        return None
+    types = sorted({type(name).__qualname__ for name in names})
+    if len(types) > 1 and "str" in types:
+        raise TypeError(
+            f"feature names (column names) must all be strings or all be other labels, got "
+            f"names of types {types}; convert them all to strings (X.columns = "
+            f"X.columns.astype(str)) to have them stored and checked at prediction, or all "
+            f"to another type to have them ignored")
+    return names if types == ["str"] else None
+
+
+def _callers_stacklevel():
+    """The ``stacklevel`` that makes a warning raised by the function calling
+    this one point at the first frame outside kgeo: the user's line, however
+    many of kgeo's own calls lie between."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def check_feature_names(names, *, estimator, fitted_names):
+    """Compare the column names of X (``feature_names(X)``) with the fit's.
+
+    Columns named at fit and named otherwise now, or in another order, would
+    give each word another word's weight: a ``ValueError`` listing the
+    differences, in scikit-learn's words (its estimator checks match them).
+    Names on one side only warn (a frame against an array of the same
+    columns is common and harmless), as in scikit-learn.
+    """
+    if names is None and fitted_names is None:
+        return
+    if fitted_names is None:
+        warnings.warn(f"X has feature names, but {estimator} was fitted without feature names",
+                      UserWarning, stacklevel=_callers_stacklevel())
+        return
+    if names is None:
+        warnings.warn(f"X does not have valid feature names, but {estimator} was fitted with "
+                      f"feature names", UserWarning, stacklevel=_callers_stacklevel())
+        return
+    if len(names) == len(fitted_names) and np.all(names == fitted_names):
+        return
+    unseen = sorted(set(names.tolist()) - set(fitted_names.tolist()))
+    missing = sorted(set(fitted_names.tolist()) - set(names.tolist()))
+
+    def listed(items, most=5):
+        lines = [f"- {item}\n" for item in items[:most]]
+        return "".join(lines) + ("- ...\n" if len(items) > most else "")
+
+    message = "The feature names should match those that were passed during fit.\n"
+    if unseen:
+        message += "Feature names unseen at fit time:\n" + listed(unseen)
+    if missing:
+        message += "Feature names seen at fit time, yet now missing:\n" + listed(missing)
+    if not unseen and not missing:
+        message += "Feature names must be in the same order as they were in fit.\n"
+    raise ValueError(message + f"({estimator} was fitted on {len(fitted_names)} named "
+                               f"columns, X has {len(names)})")
 
 
 def check_on_simplex(X, *, name="X", kernel="ngd", row_names=None):

@@ -1,0 +1,205 @@
+"""Column names of data frames: recorded at fit, checked where X comes back.
+
+A frame of word counts whose columns come back in another order would give
+each word another word's weight without any error. scikit-learn's estimators
+record the names (``feature_names_in_``) and refuse such X; so do kgeo's.
+scikit-learn's own check of this (``check_dataframe_column_names_consistency``)
+needs pandas, which is no test extra: these tests use a stand-in with what
+kgeo reads of a frame (``columns`` and ``__array__``), and the dataframe
+interchange protocol's ``column_names`` for frames without ``columns``.
+"""
+
+import os
+import pickle
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import kgeo
+from kgeo._validation import feature_names
+
+# The checker is a plain module beside this file (see test_svm.py).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import svm_checker as ck  # noqa: E402
+
+
+class Frame:
+    """The parts of a pandas DataFrame that kgeo reads."""
+
+    def __init__(self, values, columns):
+        self._values = np.asarray(values)
+        self.columns = list(columns)
+
+    def __array__(self, dtype=None, copy=None):
+        return self._values if dtype is None else self._values.astype(dtype)
+
+    def __len__(self):
+        return self._values.shape[0]
+
+    @property
+    def shape(self):
+        return self._values.shape
+
+
+class InterchangeFrame:
+    """A frame seen only through ``__dataframe__`` (as polars' are)."""
+
+    class _Protocol:
+        def __init__(self, names):
+            self._names = names
+
+        def column_names(self):
+            return iter(self._names)
+
+    def __init__(self, values, columns):
+        self._values = np.asarray(values)
+        self._names = list(columns)
+
+    def __dataframe__(self, nan_as_null=False, allow_copy=True):
+        return self._Protocol(self._names)
+
+    def __array__(self, dtype=None, copy=None):
+        return self._values if dtype is None else self._values.astype(dtype)
+
+    def __len__(self):
+        return self._values.shape[0]
+
+
+WORDS = ["apple", "bank", "cell", "dna", "engine", "fund", "gene", "hockey"]
+
+
+@pytest.fixture
+def counts():
+    rng = np.random.default_rng(3)
+    X, y = ck.make_count_data(rng, 40, len(WORDS), 2, separation=2.0)
+    return X, y
+
+
+def _estimators():
+    """(name, make, fit, apply) for every estimator that reads word columns."""
+    return [
+        ("svm-ngd", lambda: kgeo.SVM(kernel="ngd"), lambda m, X, y: m.fit(X, y),
+         lambda m, X: m.decision_function(X)),
+        ("svm-linear", lambda: kgeo.SVM(kernel="linear"), lambda m, X, y: m.fit(X, y),
+         lambda m, X: m.predict(X)),
+        ("embedding", lambda: kgeo.MultinomialEmbedding(weighting="tfidf"),
+         lambda m, X, y: m.fit(X), lambda m, X: m.transform(X).toarray()),
+        ("plsa", lambda: kgeo.PLSA(n_components=2, random_state=0), lambda m, X, y: m.fit(X),
+         lambda m, X: m.transform(X)),
+        ("plsa-fisher", lambda: kgeo.PLSAFisherEmbedding((2,), random_state=0),
+         lambda m, X, y: m.fit(X), lambda m, X: m.transform(X).toarray()),
+        ("hp-top", lambda: kgeo.HPTOPEmbedding(), lambda m, X, y: m.fit(X, y),
+         lambda m, X: m.transform(X).toarray()),
+    ]
+
+
+ESTIMATORS = {name: rest for name, *rest in _estimators()}
+
+
+def test_feature_names_reads_string_columns_only():
+    values = np.ones((2, 3))
+    names = feature_names(Frame(values, ["a", "b", "c"]))
+    assert names.dtype == object and names.tolist() == ["a", "b", "c"]
+    assert feature_names(InterchangeFrame(values, ["a", "b", "c"])).tolist() == ["a", "b", "c"]
+    # No names: arrays, sparse matrices, lists, integer labels (a frame of an array).
+    for X in (values, sp.csr_matrix(values), values.tolist(), Frame(values, [0, 1, 2]),
+              Frame(values, [])):
+        assert feature_names(X) is None
+    with pytest.raises(TypeError, match=r"must all be strings or all be other labels, got "
+                                        r"names of types \['int', 'str'\]"):
+        feature_names(Frame(values, ["a", 1, "c"]))
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_names_are_recorded_and_the_same_frame_gives_the_arrays_results(name, counts):
+    make, fit, apply = ESTIMATORS[name]
+    X, y = counts
+    frame = Frame(X, WORDS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning about names
+        named = fit(make(), frame, y)
+        from_frame = apply(named, frame)
+    assert isinstance(named.feature_names_in_, np.ndarray)
+    assert named.feature_names_in_.dtype == object
+    assert named.feature_names_in_.tolist() == WORDS
+    plain = fit(make(), X, y)
+    assert not hasattr(plain, "feature_names_in_")
+    np.testing.assert_array_equal(from_frame, apply(plain, X))
+    # Kept by pickling; a refit on an array forgets them.
+    assert pickle.loads(pickle.dumps(named)).feature_names_in_.tolist() == WORDS
+    fit(named, X, y)
+    assert not hasattr(named, "feature_names_in_")
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_columns_in_another_order_or_renamed_are_refused(name, counts):
+    make, fit, apply = ESTIMATORS[name]
+    X, y = counts
+    model = fit(make(), Frame(X, WORDS), y)
+    # The same words in another order: the values would go to the wrong words.
+    with pytest.raises(ValueError, match=r"(?s)should match those that were passed during "
+                                         r"fit.*must be in the same order as they were in fit"):
+        apply(model, Frame(X[:, ::-1], WORDS[::-1]))
+    renamed = WORDS[:-1] + ["zebra"]
+    with pytest.raises(ValueError, match=r"(?s)unseen at fit time:\n- zebra\n.*yet now "
+                                         r"missing:\n- hockey\n"):
+        apply(model, Frame(X, renamed))
+    with pytest.raises(ValueError, match=r"yet now missing:\n- fund\n- gene\n- hockey\n"):
+        apply(model, Frame(X[:, :5], WORDS[:5]))
+    # The interchange protocol's names are read the same way.
+    with pytest.raises(ValueError, match=r"must be in the same order"):
+        apply(model, InterchangeFrame(X[:, ::-1], WORDS[::-1]))
+    apply(model, InterchangeFrame(X, WORDS))
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_names_on_one_side_only_warn(name, counts):
+    make, fit, apply = ESTIMATORS[name]
+    X, y = counts
+    named = fit(make(), Frame(X, WORDS), y)
+    with pytest.warns(UserWarning, match=r"X does not have valid feature names, but \w+ was "
+                                         r"fitted with feature names") as caught:
+        apply(named, X)
+    # The warning points at the caller's line, not at kgeo's.
+    assert caught[0].filename == __file__
+    plain = fit(make(), X, y)
+    with pytest.warns(UserWarning, match=r"X has feature names, but \w+ was fitted without"):
+        apply(plain, Frame(X, WORDS))
+
+
+def test_mixed_column_names_are_refused_at_fit(counts):
+    X, y = counts
+    mixed = Frame(X, WORDS[:-1] + [7])
+    for make, fit, _ in ESTIMATORS.values():
+        with pytest.raises(TypeError, match=r"must all be strings or all be other labels"):
+            fit(make(), mixed, y)
+
+
+def test_a_kernel_matrix_frame_names_the_training_samples():
+    rng = np.random.default_rng(0)
+    X, y = ck.make_count_data(rng, 30, 6, 3)
+    K = kgeo.pairwise_kernels(X, kernel="ngd+pi")
+    samples = [f"doc{i}" for i in range(30)]
+    model = kgeo.SVM(kernel="precomputed").fit(Frame(K, samples), y)
+    assert model.feature_names_in_.tolist() == samples
+    plain = kgeo.SVM(kernel="precomputed").fit(K, y)
+    np.testing.assert_array_equal(model.decision_function(Frame(K[:5], samples)),
+                                  plain.decision_function(K[:5]))
+    with pytest.raises(ValueError, match=r"must be in the same order"):
+        model.predict(Frame(K[:5, ::-1], samples[::-1]))
+
+
+def test_a_callable_kernel_reads_x_itself_and_records_no_names(counts):
+    X, y = counts
+
+    def linear(A, B):
+        return np.asarray(A, dtype=float) @ np.asarray(B, dtype=float).T
+
+    model = kgeo.SVM(kernel=linear).fit(Frame(X, WORDS), y)
+    assert not hasattr(model, "feature_names_in_")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.predict(Frame(X[:, ::-1], WORDS[::-1]))  # as scikit-learn's SVC: unchecked
