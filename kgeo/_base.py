@@ -2,6 +2,8 @@
 
 import inspect
 
+import numpy as np
+
 from ._validation import check_feature_names, feature_names
 from .exceptions import not_fitted_error
 
@@ -58,6 +60,31 @@ class EstimatorMixin:
         """X's column names against the fit's (see ``check_feature_names``)."""
         check_feature_names(feature_names(X), estimator=type(self).__name__,
                             fitted_names=getattr(self, "feature_names_in_", None))
+
+    def _input_feature_names(self, input_features=None):
+        """The names of the fitted input columns, for ``get_feature_names_out``.
+
+        ``input_features`` where given (checked against ``feature_names_in_``
+        and ``n_features_in_``), else ``feature_names_in_``, else ``x0``,
+        ``x1``, ... (scikit-learn's rule).
+        """
+        check_is_fitted(self, "n_features_in_")
+        fitted = getattr(self, "feature_names_in_", None)
+        if input_features is None:
+            if fitted is not None:
+                return fitted
+            return np.asarray([f"x{i}" for i in range(self.n_features_in_)], dtype=object)
+        given = np.asarray(input_features, dtype=object)
+        if given.ndim != 1 or given.shape[0] != self.n_features_in_:
+            # scikit-learn's words, which its estimator checks match.
+            raise ValueError(
+                f"input_features should have length equal to number of features "
+                f"({self.n_features_in_}, the columns of the fit's X), got {given.size} "
+                f"name(s) in an array of shape {given.shape}")
+        if fitted is not None and not np.array_equal(given, fitted):
+            raise ValueError("input_features is not equal to feature_names_in_ (the column "
+                             "names of the fit's X)")
+        return given
 
     def __repr__(self):
         defaults = {

@@ -155,6 +155,21 @@ class MultinomialEmbedding(EstimatorMixin):
         """``fit(X).transform(X)``."""
         return self.fit(X).transform(X)
 
+    def get_feature_names_out(self, input_features=None):
+        """Names of the output columns: the input's, one weight per word.
+
+        Parameters
+        ----------
+        input_features : array-like of str, default=None
+            The input columns' names; by default ``feature_names_in_``, or
+            ``x0``, ``x1``, ... without it.
+
+        Returns
+        -------
+        names : ndarray of str objects, shape (n_features_in_,)
+        """
+        return self._input_feature_names(input_features).copy()
+
     def __sklearn_tags__(self):
         # Without them scikit-learn took a pipeline starting with this
         # embedding for one that refuses sparse input.

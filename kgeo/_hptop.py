@@ -306,6 +306,39 @@ class HPTOPEmbedding(EstimatorMixin):
         """``fit(X, y).transform(X)``."""
         return self.fit(X, y).transform(X)
 
+    def get_feature_names_out(self, input_features=None):
+        """Names of ``transform``'s columns for the current ``target``.
+
+        ``log_odds`` (v); ``theta1[c]``, ``theta2[c]``, ``b[c]`` for the
+        target c, then the same for each other category e; with
+        ``prior_scores``, ``prior[c]`` and each ``prior[e]``; then the
+        hyperplanes' word weights, ``w[c]_apple``, ... and ``w[e]_apple``,
+        ... (see :func:`hp_top_scores` for the column order). Categories are
+        named by ``classes_``.
+
+        Parameters
+        ----------
+        input_features : array-like of str, default=None
+            The input columns' names (the words); by default
+            ``feature_names_in_``, or ``x0``, ``x1``, ... without it.
+
+        Returns
+        -------
+        names : ndarray of str objects
+        """
+        check_is_fitted(self, "hyperplanes_")
+        self._check_params()
+        words = self._input_feature_names(input_features)
+        target = self._target_column(self.classes_)
+        labels = [str(label) for label in self.classes_.tolist()]
+        order = [target] + [x for x in range(len(labels)) if x != target]
+        names = ["log_odds"]
+        names += [f"{part}[{labels[x]}]" for x in order for part in ("theta1", "theta2", "b")]
+        if self.prior_scores:
+            names += [f"prior[{labels[x]}]" for x in order]
+        names += [f"w[{labels[x]}]_{word}" for x in order for word in words]
+        return np.asarray(names, dtype=object)
+
     def __sklearn_tags__(self):
         # Called only by scikit-learn, which is then imported already.
         from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags

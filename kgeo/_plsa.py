@@ -361,6 +361,22 @@ class PLSA(EstimatorMixin):
         """``fit(X).transform(X)``: the documents of the fit folded in."""
         return self.fit(X).transform(X)
 
+    def get_feature_names_out(self, input_features=None):
+        """Names of the output columns: ``plsa0``, ``plsa1``, ..., a topic each.
+
+        Parameters
+        ----------
+        input_features : array-like of str, default=None
+            Only checked against the fit's columns (scikit-learn's rule for
+            transformers whose outputs are their own).
+
+        Returns
+        -------
+        names : ndarray of str objects, shape (n_components,)
+        """
+        self._input_feature_names(input_features)
+        return np.asarray([f"plsa{k}" for k in range(self.components_.shape[0])], dtype=object)
+
     def __sklearn_tags__(self):
         return count_transformer_tags()
 
@@ -565,6 +581,35 @@ class PLSAFisherEmbedding(EstimatorMixin):
     def fit_transform(self, X, y=None):
         """``fit(X).transform(X)``."""
         return self.fit(X).transform(X)
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the output columns, in ``transform``'s order.
+
+        Each model's block opens with its topics' scores, ``plsa10_topic0``
+        ... for a model of 10 topics, then the word scores, word by word and
+        topic by topic within a word: ``plsa10_apple_topic0``, ... A number
+        of topics given twice gets the model's position too, ``plsa10_1``.
+
+        Parameters
+        ----------
+        input_features : array-like of str, default=None
+            The input columns' names (the words); by default
+            ``feature_names_in_``, or ``x0``, ``x1``, ... without it.
+
+        Returns
+        -------
+        names : ndarray of str objects, shape (n_features_out_,)
+        """
+        words = self._input_feature_names(input_features)
+        counts = [model.components_.shape[0] for model in self.models_]
+        names = []
+        for position, n_topics in enumerate(counts):
+            prefix = (f"plsa{n_topics}" if counts.count(n_topics) == 1
+                      else f"plsa{n_topics}_{position}")
+            topics = [f"topic{k}" for k in range(n_topics)]
+            names += [f"{prefix}_{topic}" for topic in topics]
+            names += [f"{prefix}_{word}_{topic}" for word in words for topic in topics]
+        return np.asarray(names, dtype=object)
 
     def __sklearn_tags__(self):
         return count_transformer_tags()

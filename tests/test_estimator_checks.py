@@ -173,3 +173,20 @@ HPTOP_EXPECTED_FAILURES = {
     **_STRICT)
 def test_kernel_embeddings_are_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+TRANSFORMERS = [kgeo.MultinomialEmbedding(), kgeo.PLSA(n_components=3),
+                kgeo.PLSAFisherEmbedding(n_components=(1, 2)), kgeo.HPTOPEmbedding(target=1)]
+
+
+@pytest.mark.parametrize("transformer", TRANSFORMERS, ids=repr)
+@pytest.mark.parametrize("name", ["check_transformer_get_feature_names_out",
+                                  "check_transformer_get_feature_names_out_pandas",
+                                  "check_get_feature_names_out_error"])
+def test_transformers_name_their_output_columns(transformer, name):
+    """scikit-learn's checks of ``get_feature_names_out``, which its
+    ``check_estimator`` leaves to its own estimators' tests (the pandas one
+    skips without pandas, which is no test extra)."""
+    from sklearn.utils import estimator_checks
+
+    getattr(estimator_checks, name)(type(transformer).__name__, transformer)

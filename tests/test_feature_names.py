@@ -203,3 +203,59 @@ def test_a_callable_kernel_reads_x_itself_and_records_no_names(counts):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         model.predict(Frame(X[:, ::-1], WORDS[::-1]))  # as scikit-learn's SVC: unchecked
+
+
+def _nonzero_columns(Z):
+    return set(sp.csr_matrix(Z).nonzero()[1].tolist())
+
+
+def test_output_names_follow_the_words_into_their_columns(counts):
+    """Each output column's name says which word it weighs: a document of
+    one word has word scores only in the columns named after that word."""
+    X, y = counts
+    frame = Frame(X, WORDS)
+    embedding = kgeo.MultinomialEmbedding().fit(frame)
+    assert embedding.get_feature_names_out().tolist() == WORDS
+    plsa = kgeo.PLSA(n_components=3, random_state=0).fit(frame)
+    assert plsa.get_feature_names_out().tolist() == ["plsa0", "plsa1", "plsa2"]
+    fisher = kgeo.PLSAFisherEmbedding((2, 3, 2), random_state=0).fit(frame)
+    hptop = kgeo.HPTOPEmbedding(target=1, prior_scores=True).fit(frame, np.arange(40) % 3)
+    for model in (fisher, hptop):
+        names = model.get_feature_names_out()
+        assert names.dtype == object and len(set(names.tolist())) == len(names)
+        for j, word in enumerate(WORDS):
+            one_word = np.zeros((1, len(WORDS)))
+            one_word[0, j] = 3
+            Z = model.transform(Frame(one_word, WORDS))
+            assert Z.shape[1] == len(names)
+            # Word columns of other words are zero; some of this word's are not.
+            scored = {names[c] for c in _nonzero_columns(Z)}
+            per_word = [n for n in scored if any(n.endswith(f"_{w}") or f"_{w}_" in n
+                                                 for w in WORDS)]
+            assert per_word and all(word in n for n in per_word), (word, sorted(per_word))
+    names = fisher.get_feature_names_out().tolist()
+    # A number of topics given twice is told apart by the model's position.
+    assert names[:2] == ["plsa2_0_topic0", "plsa2_0_topic1"]
+    assert names[2:4] == ["plsa2_0_apple_topic0", "plsa2_0_apple_topic1"]
+    assert "plsa3_topic2" in names and "plsa2_2_hockey_topic1" in names
+    names = hptop.get_feature_names_out().tolist()
+    assert names[:4] == ["log_odds", "theta1[1]", "theta2[1]", "b[1]"]
+    assert names[10:13] == ["prior[1]", "prior[0]", "prior[2]"]
+    assert names[13] == "w[1]_apple" and names[-1] == "w[2]_hockey"
+    # set_params(target=...) renames with the columns it reorders.
+    assert hptop.set_params(target=2).get_feature_names_out()[1] == "theta1[2]"
+
+
+def test_input_features_are_checked_against_the_fit(counts):
+    X, y = counts
+    plain = kgeo.MultinomialEmbedding().fit(X)
+    assert plain.get_feature_names_out().tolist() == [f"x{i}" for i in range(8)]
+    assert plain.get_feature_names_out(WORDS).tolist() == WORDS
+    with pytest.raises(ValueError, match=r"input_features should have length equal to number "
+                                         r"of features \(8, the columns of the fit's X\), got 3"):
+        plain.get_feature_names_out(WORDS[:3])
+    named = kgeo.MultinomialEmbedding().fit(Frame(X, WORDS))
+    with pytest.raises(ValueError, match=r"input_features is not equal to feature_names_in_"):
+        named.get_feature_names_out(WORDS[::-1])
+    with pytest.raises(kgeo.NotFittedError):
+        kgeo.PLSA().get_feature_names_out()
