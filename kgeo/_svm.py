@@ -378,7 +378,13 @@ class SVM(EstimatorMixin):
         ``decision_function`` (votes plus the squashed sums of the pairs'
         decision values), as ``sklearn.svm.SVC(break_ties=True)`` does;
         False gives the first of the tied classes (libsvm's rule), and is
-        cheaper. Needs ``decision_function_shape="ovr"``.
+        cheaper. Needs ``decision_function_shape="ovr"``. One difference
+        from SVC: a pair's decision value of zero (within its rounding, see
+        ``predict``) votes for the pair's second class in kgeo's
+        ``decision_function``, as in libsvm's and kgeo's votes, where SVC's
+        ovr ``decision_function`` gives it to the first; so on such a
+        boundary ``predict`` stays the argmax of ``decision_function`` and
+        may differ from SVC's.
 
     Attributes
     ----------
@@ -419,6 +425,8 @@ class SVM(EstimatorMixin):
         0 when every class pair reached ``tol``, 1 when one stopped before
         it (at ``max_iter``, or stalled in float64; the fit warns with a
         ``ConvergenceWarning`` saying which): scikit-learn's SVC convention.
+        Absent from models saved before kgeo recorded it (a fit then did
+        not keep what would tell).
     class_weight_ : ndarray of shape (n_classes,)
     n_features_in_ : int
         Absent after a fit of a callable kernel on samples that are not
@@ -1290,6 +1298,7 @@ class SVM(EstimatorMixin):
         value as computed (a binary model's value of -8e-16 next to ``|b| +
         sum|coef|`` of order 1 predicts ``classes_[1]``).
         """
+        check_is_fitted(self, "dual_coef_")  # before the parameters, as in SVC
         break_ties = self._check_break_ties()
         n_samples, classes, chunks = self._decision_chunks(X, confidence=break_ties)
         winners = np.empty(n_samples, dtype=np.intp)

@@ -468,10 +468,12 @@ def check_n_features(X, *, estimator, n_features):
 def feature_names(X):
     """The column names of a data frame X, as scikit-learn reads them, or None.
 
-    A pandas (or any) frame's ``columns``, or the dataframe interchange
-    protocol's column names (polars). Names are kept only when all are
-    strings; integer column labels (a frame made from an array) are no
-    names, as in scikit-learn.
+    A pyarrow table's ``column_names`` (its ``columns`` are the data), a
+    pandas or polars frame's ``columns``, or the dataframe interchange
+    protocol's column names. Names are kept only when all are strings;
+    integer column labels (a frame made from an array) are no names, as in
+    scikit-learn. The result is a new array: the caller's column index is
+    not shared.
 
     Raises
     ------
@@ -481,10 +483,14 @@ def feature_names(X):
     """
     if sp.issparse(X) or isinstance(X, np.ndarray):
         return None
-    if hasattr(X, "columns"):
-        names = np.asarray(X.columns, dtype=object)
+    if isinstance(getattr(X, "column_names", None), (list, tuple)):
+        # Read first: converting pyarrow's columns would copy the whole
+        # table into Python objects, only to find they are no names.
+        names = np.array(X.column_names, dtype=object)
+    elif hasattr(X, "columns"):
+        names = np.array(X.columns, dtype=object)
     elif hasattr(X, "__dataframe__"):
-        names = np.asarray(list(X.__dataframe__().column_names()), dtype=object)
+        names = np.array(list(X.__dataframe__().column_names()), dtype=object)
     else:
         return None
     if names.ndim != 1 or names.size == 0:

@@ -68,6 +68,25 @@ class InterchangeFrame:
         return self._values.shape[0]
 
 
+class ArrowTable:
+    """A pyarrow Table's shape: ``columns`` holds the columns' data, the names
+    are ``column_names``."""
+
+    def __init__(self, values, columns):
+        self._values = np.asarray(values)
+        self.column_names = list(columns)
+
+    @property
+    def columns(self):
+        raise AssertionError("the names are read without touching the data")
+
+    def __array__(self, dtype=None, copy=None):
+        return self._values if dtype is None else self._values.astype(dtype)
+
+    def __len__(self):
+        return self._values.shape[0]
+
+
 WORDS = ["apple", "bank", "cell", "dna", "engine", "fund", "gene", "hockey"]
 
 
@@ -111,6 +130,15 @@ def test_feature_names_reads_string_columns_only():
     with pytest.raises(TypeError, match=r"must all be strings or all be other labels, got "
                                         r"names of types \['int', 'str'\]"):
         feature_names(Frame(values, ["a", 1, "c"]))
+    # A table whose columns are its data: the names come from column_names.
+    assert feature_names(ArrowTable(values, ["a", "b", "c"])).tolist() == ["a", "b", "c"]
+    # A copy: writing to a model's names must not rename the caller's columns.
+    index = np.array(["a", "b", "c"], dtype=object)
+    frame = Frame(values, [])
+    frame.columns = index
+    names = feature_names(frame)
+    names[0] = "z"
+    assert index.tolist() == ["a", "b", "c"]
 
 
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))
@@ -149,10 +177,16 @@ def test_columns_in_another_order_or_renamed_are_refused(name, counts):
         apply(model, Frame(X, renamed))
     with pytest.raises(ValueError, match=r"yet now missing:\n- fund\n- gene\n- hockey\n"):
         apply(model, Frame(X[:, :5], WORDS[:5]))
-    # The interchange protocol's names are read the same way.
+    # The interchange protocol's names are read the same way, and a table's.
     with pytest.raises(ValueError, match=r"must be in the same order"):
         apply(model, InterchangeFrame(X[:, ::-1], WORDS[::-1]))
     apply(model, InterchangeFrame(X, WORDS))
+    with pytest.raises(ValueError, match=r"must be in the same order"):
+        apply(model, ArrowTable(X[:, ::-1], WORDS[::-1]))
+    # At most 5 names listed per kind, then "- ...".
+    with pytest.raises(ValueError, match=r"unseen at fit time:\n- new0\n- new1\n- new2\n- new3\n"
+                                         r"- new4\n- \.\.\.\nFeature names seen"):
+        apply(model, Frame(X, [f"new{i}" for i in range(8)]))
 
 
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))

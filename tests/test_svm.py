@@ -1482,6 +1482,21 @@ def test_break_ties_predicts_what_sklearns_svc_does():
     np.testing.assert_array_equal(ours.predict(grid)[clear], ref.predict(grid)[clear])
 
 
+def test_break_ties_at_a_zero_pair_value_keeps_predict_the_argmax():
+    """A pair's decision value of exactly 0 votes for its second class (libsvm's
+    rule), in decision_function too, where SVC's decision_function gives it
+    to the first: the documented difference from SVC(break_ties=True)."""
+    X = np.array([[-1, 0], [-1, 1], [-1, -1], [1, 0], [1, 1], [1, -1], [0, 5], [1, 5],
+                  [-1, 5]], dtype=float)
+    y = np.repeat([0, 1, 2], 3)
+    model = kgeo.SVM(kernel="linear", break_ties=True).fit(X, y)
+    on_boundary = np.array([[0.0, 0.0]])
+    assert ck.pair_decisions(model, on_boundary)[0, 0] == 0.0  # the pair (0, 1)
+    ovr = model.decision_function(on_boundary)
+    np.testing.assert_array_equal(np.round(ovr), [[1, 2, 0]])
+    assert model.predict(on_boundary).tolist() == [1]
+
+
 def test_break_ties_needs_the_ovr_shape_and_a_bool():
     X, y, grid = _triangle_of_ties()
     with pytest.raises(ValueError, match=r"break_ties=True needs decision_function_shape='ovr'"):
@@ -1491,6 +1506,9 @@ def test_break_ties_needs_the_ovr_shape_and_a_bool():
     model.set_params(break_ties=True)
     with pytest.raises(ValueError, match=r"got decision_function_shape='ovo'"):
         model.predict(grid)
+    # Unfitted, the model says so first, as SVC does.
+    with pytest.raises(kgeo.NotFittedError):
+        kgeo.SVM(break_ties=True, decision_function_shape="ovo").predict(grid)
     for bad in ("yes", 1, None):
         with pytest.raises(ValueError, match=r"break_ties must be True or False, got"):
             kgeo.SVM(kernel="linear", break_ties=bad).fit(X, y)
