@@ -38,9 +38,9 @@ from ._pairwise import (centred, fits_unmoved, overflow_message, posting_tables_
 from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp_threads,
                       one_vs_one_coefficients, one_vs_one_votes, solve_pair)
 from ._validation import (check_feature_names, check_kernel_matrix, check_kernel_samples,
-                          check_labels, check_matrix, check_n_features, feature_names,
-                          check_on_simplex, check_positive, check_real, check_sample_weight,
-                          checked_accuracy, spherical_normal_sigmas)
+                          check_labels, check_matrix, check_n_features, check_on_simplex,
+                          check_positive, check_real, check_sample_weight, checked_accuracy,
+                          feature_names, spherical_normal_sigmas)
 from .exceptions import ConvergenceWarning, sklearn_compatible
 
 __all__ = ["SVM"]
