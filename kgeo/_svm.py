@@ -247,7 +247,12 @@ class SVM(EstimatorMixin):
         the spherical normal family: rows ``(mu_1, ..., mu_(n-1), sigma)``,
         ``2 <= n <= 101``, for instance from ``kgeo.spherical_normal_mle``).
         The manifold kernels L1-normalise
-        each row themselves: pass counts or TF-IDF weights. ``ned`` and
+        each row themselves: pass counts or TF-IDF weights. A document
+        without a word (all its words pruned or unseen) has no point on the
+        simplex: ``fit`` refuses it, and ``predict`` gives it the decision
+        values of the intercepts, what the kernel's formula gives a zero row
+        (every geodesic distance pi/2, so the same kernel value against
+        every support vector, whose coefficients sum to 0 in each pair). ``ned`` and
         ``rbf`` compute close pairs exactly from the rows' difference, which
         on data far from the origin is every pair and 8-12x slower: rows
         mostly nonzero are therefore moved to their mean first (the same
@@ -882,7 +887,10 @@ class SVM(EstimatorMixin):
         numbers of X_checked's rows where it holds only some of them (else None)."""
         if kernel.on_simplex:
             # Checked before the sort below, so that messages name the caller's rows.
-            check_on_simplex(X_checked, name="X", kernel=self.kernel, row_names=kept)
+            check_on_simplex(X_checked, name="X", kernel=self.kernel, row_names=kept,
+                             advice=(" it trains on: leave documents without a word out of X "
+                                     "and y (predict gives such a document its intercepts' "
+                                     "decisions)"))
         if kernel.half_space:
             spherical_normal_sigmas(X_checked, name="X", row_names=kept)
         # Corpora read folder by folder often come sorted: no copy then.
@@ -1174,8 +1182,9 @@ class SVM(EstimatorMixin):
         if n_classes == 2:
             dual_coef, b = -dual_coef, -b
         if on_simplex:
-            # On all of X first, so that a message names the row of X, not of a chunk.
-            check_on_simplex(X, name="X", kernel=model.kernel)
+            # On all of X first, so that a message names the row of X, not of a
+            # chunk. Rows without a word are predicted (see _row_sums).
+            check_on_simplex(X, name="X", kernel=model.kernel, empty_rows="allow")
         # Column r of dual_coef_ over class c's SVs holds their coefficients in
         # the pair of c with the r-th other class: weighing each class segment
         # by them gives every pair's share of that class (n_classes - 1 sums),
@@ -1611,6 +1620,27 @@ def _row_sums(model, X, n_threads):
                                     n_threads=n_threads)
             share[part], K_max[part] = kernel_weighted_sums(
                 kernel, prepared, index, sv_start, coef_t, n_threads)
+        return share, K_max
+
+    empty = np.diff(X.indptr) == 0 if kernel.on_simplex else None
+    if empty is None or not empty.any():
+        return X, sv_rows.n_rows, weighted_sums, kernel.on_simplex
+    # A document without a word has no point on the simplex. Taken as the
+    # formulas read a zero vector (sum_i sqrt(p_i q_i) = 0: every geodesic
+    # distance pi/2, as the SciPy route and libsvm compute it), it is at the
+    # same kernel value c from every support vector, and a pair's decision
+    # value is c sum_i alpha_i y_i + b* = b* exactly: no information, so
+    # the intercepts decide. Its shares are 0, so that the value is b* to
+    # the bit, not b* plus the rounding of c times a sum that is 0.
+    words_of = weighted_sums
+
+    def weighted_sums(rows_of_X, sv_start, coef_t):
+        has_words = ~empty[rows_of_X]
+        share = np.zeros((has_words.shape[0], sv_start.shape[0] - 1, coef_t.shape[1]))
+        K_max = np.zeros(has_words.shape[0])
+        if has_words.any():
+            rows = np.arange(X.shape[0])[rows_of_X][has_words]
+            share[has_words], K_max[has_words] = words_of(rows, sv_start, coef_t)
         return share, K_max
 
     return X, sv_rows.n_rows, weighted_sums, kernel.on_simplex

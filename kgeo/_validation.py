@@ -557,16 +557,20 @@ def check_feature_names(names, *, estimator, fitted_names):
                                f"columns, X has {len(names)})")
 
 
-def check_on_simplex(X, *, name="X", kernel="ngd", row_names=None):
+def check_on_simplex(X, *, name="X", kernel="ngd", row_names=None, empty_rows="raise",
+                     advice=""):
     """Check that every row of a CSR matrix can be L1-normalised.
 
     ``row_names[i]``, where given, is the caller's number of row i (X a
-    selection of the caller's rows).
+    selection of the caller's rows). ``empty_rows="allow"`` lets rows
+    without any entry pass (prediction gives them their own decision
+    values); ``advice`` ends the message about them.
 
     Raises
     ------
     ValueError
-        If an entry is negative or a row sums to zero (naming the rows).
+        If an entry is negative or (unless allowed) a row sums to zero,
+        naming the rows.
     """
     n_neg = int(np.count_nonzero(X.data < 0))
     if n_neg:
@@ -574,6 +578,8 @@ def check_on_simplex(X, *, name="X", kernel="ngd", row_names=None):
             f"Negative values in data passed to the multinomial kernel {kernel!r}: "
             f"{name} has {n_neg} negative entries, and the kernel needs counts or "
             f"frequencies >= 0")
+    if empty_rows == "allow":
+        return
     empty = np.flatnonzero(np.diff(X.indptr) == 0)
     if empty.size and row_names is not None:
         empty = np.asarray(row_names)[empty]
@@ -583,7 +589,7 @@ def check_on_simplex(X, *, name="X", kernel="ngd", row_names=None):
         raise ValueError(
             f"{name} has {empty.size} all-zero row(s) (rows {listed}{more}); the "
             f"multinomial kernel {kernel!r} L1-normalises each row and needs "
-            f"some mass in every row")
+            f"some mass in every row{advice}")
 
 
 def spherical_normal_sigmas(X, *, name="X", row_names=None, columns=None):

@@ -383,20 +383,13 @@ def _fit_without_empty_documents(model, X_train, y_train):
 
 
 def _predict_empty_documents_too(model, X_test):
-    """``model.predict`` of CSR ``X_test``, where a document without a word gets,
-    for a manifold kernel, the intercepts' vote (see the module docstring).
+    """``model.predict`` of CSR ``X_test``, and how many of its documents have no
+    word while the kernel is a manifold kernel: ``SVM.predict`` gives those the
+    intercepts' vote (``predict_from_intercepts``; see the module docstring).
 
-    Returns the predictions and the number of documents so predicted (0 for
-    the other kernels).
+    Returns the predictions and that number (0 for the other kernels).
     """
-    empty = _empty_rows(model, X_test)
-    if not empty.any():
-        return model.predict(X_test), 0
-    predictions = np.empty(X_test.shape[0], dtype=model.classes_.dtype)
-    if (~empty).any():
-        predictions[~empty] = model.predict(X_test[~empty])
-    predictions[empty] = predict_from_intercepts(model, int(empty.sum()))
-    return predictions, int(empty.sum())
+    return model.predict(X_test), int(_empty_rows(model, X_test).sum())
 
 
 def evaluate_cell(split, representation, normalization, kernel, C=1.0, n_jobs=None):

@@ -250,8 +250,9 @@ BAD_INPUTS = [
       for k in MANIFOLD_KERNELS],
     ("zero-rows-csr", "kgeo.SVM().fit(sp.csr_matrix(with_zero_rows(4)), y)", ValueError,
      r"1 all-zero row\(s\) \(rows 4\)"),
-    ("zero-rows-predict", "fitted().predict(with_zero_rows(2))", ValueError,
-     r"1 all-zero row\(s\) \(rows 2\)"),
+    ("zero-rows-fit-advice", "kgeo.SVM().fit(with_zero_rows(2), y)", ValueError,
+     r"1 all-zero row\(s\) \(rows 2\).*every row it trains on: leave documents without a "
+     r"word out of X and y"),
     # shapes and sizes
     ("empty-dense", "kgeo.SVM().fit(np.empty((0, 3)), [])", ValueError,
      r"0 sample\(s\) \(shape=\(0, 3\)\)"),

@@ -1442,6 +1442,61 @@ def _triangle_of_ties():
     return X, y, grid
 
 
+@pytest.mark.parametrize("kernel", ["ngd", "ngd+pi", "ngd_exp", "bhattacharyya", "diffusion"])
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_a_document_without_a_word_is_decided_by_the_intercepts(kernel, n_classes, rng):
+    """No point on the simplex: the kernel's formula on a zero row gives the
+    same value against every support vector, so each pair's decision value
+    is its b* exactly (sum alpha y = 0), as predict_from_intercepts says and
+    libsvm computes from the NGD Gram of such a row; the other rows are
+    predicted as without it."""
+    from kgeo.experiments import predict_from_intercepts
+
+    X, y = ck.make_count_data(rng, 60, 8, n_classes, separation=0.5)
+    X_test, _ = ck.make_count_data(rng, 12, 8, n_classes)
+    model = kgeo.SVM(kernel=kernel).fit(X, y)
+    with_empty = np.array(X_test, dtype=float)
+    with_empty[[0, 5, 11]] = 0.0
+    for rows in (with_empty, sp.csr_matrix(with_empty)):
+        pairs = ck.pair_decisions(model, rows)
+        b = -model.intercept_ if n_classes == 2 else model.intercept_  # libsvm's orientation
+        assert np.array_equal(pairs[[0, 5, 11]], np.tile(b, (3, 1)))
+        kept = np.setdiff1d(np.arange(12), [0, 5, 11])
+        np.testing.assert_array_equal(pairs[kept], ck.pair_decisions(model, with_empty[kept]))
+        np.testing.assert_array_equal(model.predict(rows)[[0, 5, 11]],
+                                      predict_from_intercepts(model, 3))
+    # Only empty rows, and one alone.
+    np.testing.assert_array_equal(model.predict(np.zeros((2, 8))), predict_from_intercepts(model, 2))
+    # The formula on a zero row: sum_i sqrt(p_i q_i) = 0 against each support
+    # vector, which a row with words no support vector has also gets.
+    unseen = np.zeros((1, 9))
+    unseen[0, 8] = 2.0
+    wide = kgeo.SVM(kernel=kernel).fit(np.hstack([X, np.zeros((60, 1))]), y)
+    np.testing.assert_allclose(ck.pair_decisions(wide, unseen)[0],
+                               ck.pair_decisions(wide, np.zeros((1, 9)))[0], rtol=0, atol=1e-12)
+    # Training still needs every row on the simplex.
+    bad = np.array(X, dtype=float)
+    bad[7] = 0.0
+    with pytest.raises(ValueError, match=r"all-zero row\(s\) \(rows 7\).*leave documents "
+                                         r"without a word out of X and y"):
+        kgeo.SVM(kernel=kernel).fit(bad, y)
+
+
+def test_a_pipeline_predicts_texts_whose_words_are_all_unseen():
+    """Found by a user's workflow: one text of unknown words made a whole
+    batch (and every NGD fold of a grid search) fail."""
+    from kgeo.text import RainbowVectorizer
+
+    texts = ["good cheap phone", "bad movie plot", "great phone", "awful movie"]
+    vectoriser = RainbowVectorizer().fit(texts)
+    model = kgeo.SVM(kernel="ngd").fit(vectoriser.transform(texts), [0, 1, 0, 1])
+    new = vectoriser.transform(["good phone", "excellent", "awful plot"])
+    assert np.diff(new.indptr).tolist() == [2, 0, 2]
+    predicted = model.predict(new)
+    np.testing.assert_array_equal(predicted[[0, 2]], model.predict(new[[0, 2]]))
+    assert model.decision_function(new)[1] == model.intercept_[0]
+
+
 def test_break_ties_takes_the_largest_ovr_value_where_votes_tie():
     X, y, grid = _triangle_of_ties()
     plain = kgeo.SVM(kernel="linear").fit(X, y)
@@ -2231,10 +2286,16 @@ def test_prediction_chunks_change_nothing(rng, monkeypatch):
     whole = model.decision_function(X)
     monkeypatch.setattr(kgeo._svm, "_PREDICT_CHUNK_VALUES", 7 * 12)  # 7 rows per chunk
     assert model.decision_function(X).tobytes() == whole.tobytes()
-    bad = np.array(X, dtype=float)
-    bad[100] = 0.0
-    with pytest.raises(ValueError, match=r"1 all-zero row\(s\) \(rows 100\)"):
-        model.predict(bad)
+    # A row without a word within a chunk: the intercepts, the same bits
+    # whatever the chunk size; a negative entry is refused in any chunk.
+    empty = np.array(X, dtype=float)
+    empty[100] = 0.0
+    with_empty = model.decision_function(empty)
+    np.testing.assert_array_equal(with_empty[100], model.decision_function(empty[100:101])[0])
+    np.testing.assert_array_equal(np.delete(with_empty, 100, axis=0), np.delete(whole, 100, axis=0))
+    empty[100, 3] = -1.0
+    with pytest.raises(ValueError, match=r"X has 1 negative entries"):
+        model.predict(empty)
 
 
 @pytest.mark.parametrize("n_classes", [2, 3, 5, 17])
