@@ -249,7 +249,8 @@ class SVM(EstimatorMixin):
         The manifold kernels L1-normalise
         each row themselves: pass counts or TF-IDF weights. A document
         without a word (all its words pruned or unseen) has no point on the
-        simplex: ``fit`` refuses it, and ``predict`` gives it the decision
+        simplex: ``fit`` leaves it out (as a sample of weight 0, with a
+        warning naming the rows), and ``predict`` gives it the decision
         values of the intercepts, what the kernel's formula gives a zero row
         (every geodesic distance pi/2, so the same kernel value against
         every support vector, whose coefficients sum to 0 in each pair). ``ned`` and
@@ -556,6 +557,37 @@ class SVM(EstimatorMixin):
         if "normalize" not in used and not isinstance(self.normalize, (bool, np.bool_)):
             raise ValueError(f"normalize must be True or False, got {self.normalize!r}")
 
+    def _without_empty_documents(self, X, y_index, classes, weight):
+        """``weight`` with 0 for the rows of CSR X without a word, and a warning.
+
+        Such a document has no point on the simplex, so a manifold kernel
+        cannot train on it; left out as a sample of weight 0 is (a
+        vectoriser in a pipeline makes them: a message all header, or all
+        its words pruned), where refusing it failed the whole pipeline.
+        ``predict`` gives it its intercepts' decisions.
+        """
+        empty = np.diff(X.indptr) == 0
+        if not empty.any():
+            return weight
+        rows = np.flatnonzero(empty)
+        has_words = np.bincount(y_index[~empty], minlength=classes.shape[0])
+        if not np.all(has_words):
+            lost = int(np.flatnonzero(has_words == 0)[0])
+            raise ValueError(
+                f"every document of class {_label(classes[lost])!r} is without a word (an "
+                f"all-zero row): the multinomial kernel {self.kernel!r} has no point on the "
+                f"simplex for any of them, and every class needs one")
+        listed = ", ".join(str(i) for i in rows[:10]) + (
+            f" and {rows.size - 10} more" if rows.size > 10 else "")
+        warnings.warn(
+            f"{rows.size} training document(s) without a word (all-zero rows {listed}) have "
+            f"no point on the simplex for the multinomial kernel {self.kernel!r}: they are left "
+            f"out of the fit, as samples of weight 0 are; predict gives such a document its "
+            f"intercepts' decisions", UserWarning, stacklevel=4)
+        weight = np.ones(X.shape[0]) if weight is None else weight.copy()
+        weight[empty] = 0.0
+        return weight
+
     def _kernel_arguments(self, X, weight=None):
         """Parameters of the chosen kernel, with gamma resolved on X (its rows
         weighted by ``weight``, where given)."""
@@ -692,6 +724,8 @@ class SVM(EstimatorMixin):
             raise ValueError(
                 f"SVM needs samples of at least 2 classes; the data contains only 1 class "
                 f"({classes.tolist()[0]!r}) in {n_samples} sample(s)")
+        if not (precomputed or by_callable) and KERNELS[self.kernel][1]:
+            weight = self._without_empty_documents(X_checked, y_index, classes, weight)
         self.classes_ = classes
         # A callable kernel's samples that are not rows of numbers have no
         # features: (n_samples,), as scikit-learn's SVC records them.
@@ -887,10 +921,7 @@ class SVM(EstimatorMixin):
         numbers of X_checked's rows where it holds only some of them (else None)."""
         if kernel.on_simplex:
             # Checked before the sort below, so that messages name the caller's rows.
-            check_on_simplex(X_checked, name="X", kernel=self.kernel, row_names=kept,
-                             advice=(" it trains on: leave documents without a word out of X "
-                                     "and y (predict gives such a document its intercepts' "
-                                     "decisions)"))
+            check_on_simplex(X_checked, name="X", kernel=self.kernel, row_names=kept)
         if kernel.half_space:
             spherical_normal_sigmas(X_checked, name="X", row_names=kept)
         # Corpora read folder by folder often come sorted: no copy then.

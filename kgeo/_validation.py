@@ -557,14 +557,13 @@ def check_feature_names(names, *, estimator, fitted_names):
                                f"columns, X has {len(names)})")
 
 
-def check_on_simplex(X, *, name="X", kernel="ngd", row_names=None, empty_rows="raise",
-                     advice=""):
+def check_on_simplex(X, *, name="X", kernel="ngd", row_names=None, empty_rows="raise"):
     """Check that every row of a CSR matrix can be L1-normalised.
 
     ``row_names[i]``, where given, is the caller's number of row i (X a
     selection of the caller's rows). ``empty_rows="allow"`` lets rows
-    without any entry pass (prediction gives them their own decision
-    values); ``advice`` ends the message about them.
+    without any entry pass (fit leaves them out, prediction gives them the
+    intercepts' decision values).
 
     Raises
     ------
@@ -589,7 +588,7 @@ def check_on_simplex(X, *, name="X", kernel="ngd", row_names=None, empty_rows="r
         raise ValueError(
             f"{name} has {empty.size} all-zero row(s) (rows {listed}{more}); the "
             f"multinomial kernel {kernel!r} L1-normalises each row and needs "
-            f"some mass in every row{advice}")
+            f"some mass in every row")
 
 
 def spherical_normal_sigmas(X, *, name="X", row_names=None, columns=None):

@@ -1474,12 +1474,18 @@ def test_a_document_without_a_word_is_decided_by_the_intercepts(kernel, n_classe
     wide = kgeo.SVM(kernel=kernel).fit(np.hstack([X, np.zeros((60, 1))]), y)
     np.testing.assert_allclose(ck.pair_decisions(wide, unseen)[0],
                                ck.pair_decisions(wide, np.zeros((1, 9)))[0], rtol=0, atol=1e-12)
-    # Training still needs every row on the simplex.
-    bad = np.array(X, dtype=float)
-    bad[7] = 0.0
-    with pytest.raises(ValueError, match=r"all-zero row\(s\) \(rows 7\).*leave documents "
-                                         r"without a word out of X and y"):
-        kgeo.SVM(kernel=kernel).fit(bad, y)
+    # Training leaves such documents out, saying so: the model of the others.
+    with_empty_train = np.array(X, dtype=float)
+    with_empty_train[[7, 30]] = 0.0
+    with pytest.warns(UserWarning, match=r"2 training document\(s\) without a word \(all-zero "
+                                         r"rows 7, 30\) have no point on the simplex for the "
+                                         rf"multinomial kernel '{re.escape(kernel)}': they are left out"):
+        left_out = kgeo.SVM(kernel=kernel).fit(with_empty_train, y)
+    others = np.setdiff1d(np.arange(60), [7, 30])
+    alone = kgeo.SVM(kernel=kernel).fit(X[others], y[others])
+    for name in ("dual_coef_", "intercept_", "n_iter_"):
+        np.testing.assert_array_equal(getattr(left_out, name), getattr(alone, name))
+    np.testing.assert_array_equal(left_out.support_, others[alone.support_])
 
 
 def test_a_pipeline_predicts_texts_whose_words_are_all_unseen():
@@ -2837,13 +2843,19 @@ def test_a_class_of_weight_zero_is_refused_and_rows_are_named_as_given(rng):
     weight = np.where(y == 2, 0.0, 1.0)
     with pytest.raises(ValueError, match=r"class 2 has no sample of positive weight"):
         kgeo.SVM().fit(X, y, sample_weight=weight)
-    # An empty row of positive weight is named by its number in X, not
-    # among the samples kept.
-    X = X.astype(np.float64)
-    X[7] = 0.0
+    # A bad row of positive weight is named by its number in X, not among
+    # the samples kept: a sigma <= 0 for the hyperbolic kernel, and an empty
+    # document, which a manifold kernel leaves out with a warning.
     weight = np.ones(40)
     weight[:5] = 0.0
-    with pytest.raises(ValueError, match=r"all-zero row\(s\) \(rows 7\)"):
+    rows = np.column_stack([rng.normal(size=(40, 2)), rng.uniform(0.5, 1.0, 40)])
+    rows[7, -1] = -1.0
+    with pytest.raises(ValueError, match=r"row\(s\) have sigma <= 0 \(row 7: -1.0\)"):
+        kgeo.SVM(kernel="hyperbolic").fit(rows, y, sample_weight=weight)
+    X = X.astype(np.float64)
+    X[7] = 0.0
+    with pytest.warns(UserWarning, match=r"1 training document\(s\) without a word \(all-zero "
+                                         r"rows 7\)"):
         kgeo.SVM().fit(X, y, sample_weight=weight)
 
 
