@@ -377,7 +377,9 @@ class SVM(EstimatorMixin):
         prediction in another thread meanwhile uses the old model or the new.
     verbose : int, default=0
         1: a progress bar over class pairs (with tqdm installed) and one log
-        line per fit; 2: one log line per class pair.
+        line per fit; 2: one log line per class pair. The lines go to the
+        ``logging`` logger ``"kgeo._svm"`` at level INFO, which Python shows
+        once logging is configured, e.g. ``logging.basicConfig(level="INFO")``.
     break_ties : bool, default=False
         With more than two classes, ``predict`` gives a sample whose votes
         tie the tied class of the largest ovr confidence, i.e. the argmax of
@@ -422,7 +424,11 @@ class SVM(EstimatorMixin):
         intercept and predictions can differ from kgeo's.
     coef_ : ndarray or CSR matrix of shape (n_classes * (n_classes - 1) / 2, n_features)
         ``kernel="linear"`` only: each class pair's weights of the features,
-        its decision value being ``X @ coef_[p] + intercept_[p]``.
+        its decision value being ``X @ coef_[p] + intercept_[p]``. The pairs
+        come in libsvm's order, (0, 1), (0, 2), ..., (1, 2), ... by position
+        in ``classes_`` (the pair (s, t) is row ``s (2 n_classes - s - 1) / 2
+        + t - s - 1``), and a positive value favours the pair's first class;
+        with two classes, ``classes_[1]`` (scikit-learn's convention).
     dual_objective_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
         ``sum(alpha) - 1/2 alpha'Q alpha`` of each class pair at the solution.
     n_iter_ : ndarray of shape (n_classes * (n_classes - 1) / 2,)
@@ -972,7 +978,7 @@ class SVM(EstimatorMixin):
             if self.verbose >= 2:
                 alpha, _, iters, objective, _ = solution
                 logger.info("pair (%r, %r): %d iterations, %d SV, objective %.6g",
-                            self.classes_[s], self.classes_[t], iters,
+                            _label(self.classes_[s]), _label(self.classes_[t]), iters,
                             np.count_nonzero(alpha), objective)
             return solution
 

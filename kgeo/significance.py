@@ -146,10 +146,20 @@ def _correctness(y_true, pred_a, pred_b):
             arr = np.asarray(values)
         except ValueError as exc:  # ragged nesting
             raise ValueError(f"{name} must be 1D (one label per document): {exc}") from None
-        if arr.ndim != 1:
-            raise ValueError(f"{name} must be 1D (one label per document), got shape {arr.shape}")
+        if arr.ndim not in (1, 2):
+            raise ValueError(f"{name} must be 1D (one label per document) or 2D (one decision "
+                             f"per document and category), got shape {arr.shape}")
         arrays.append(arr)
     y_true, pred_a, pred_b = arrays
+    if any(arr.ndim == 2 for arr in arrays):
+        # Multi-label: each (document, category) decision is a trial.
+        if not (y_true.shape == pred_a.shape == pred_b.shape):
+            raise ValueError(
+                f"y_true, pred_a and pred_b must have the same shape, one decision per "
+                f"document (and category, for a 2D indicator matrix), got shapes "
+                f"{y_true.shape}, {pred_a.shape} and {pred_b.shape}")
+        arrays = [arr.ravel() for arr in arrays]
+        y_true, pred_a, pred_b = arrays
     if not (y_true.shape[0] == pred_a.shape[0] == pred_b.shape[0]):
         raise ValueError(
             f"y_true, pred_a and pred_b must have one entry per document, got lengths "
@@ -170,7 +180,34 @@ def _correctness(y_true, pred_a, pred_b):
         raise TypeError(
             f"y_true, pred_a and pred_b must hold labels of one kind, got {got}; labels of "
             f"different kinds (numbers, str, bytes) never compare equal")
+    for name, pred in (("pred_a", pred_a), ("pred_b", pred_b)):
+        _check_not_scores(name, pred, y_true)
     return pred_a == y_true, pred_b == y_true
+
+
+def _check_not_scores(name, pred, y_true):
+    """Refuse decision values or probabilities passed as predictions.
+
+    They compare unequal to every label, so both systems would be wrong
+    everywhere and the tests would find no difference (b = c = 0, P = 1):
+    a silent "no evidence". Taken for scores: floats mostly outside the
+    labels of ``y_true`` and not whole numbers (a label y_true lacks, or
+    labels like 1.0, are not).
+    """
+    if pred.dtype.kind != "f":
+        return
+    outside = ~np.isin(pred, y_true)
+    if outside.mean() <= 0.5:
+        return
+    fractional = pred[outside] != np.round(pred[outside])
+    if not fractional.any():
+        return
+    examples = ", ".join(f"{v:.4g}" for v in pred[outside][fractional][:3])
+    raise ValueError(
+        f"{name} holds {int(outside.sum())} values of {pred.shape[0]} that are not labels "
+        f"of y_true, such as {examples}: they look like decision values or probabilities "
+        f"(decision_function's, predict_proba's); pass the predicted labels (predict's "
+        f"output)")
 
 
 def discordant_counts(y_true, pred_a, pred_b):
@@ -178,8 +215,10 @@ def discordant_counts(y_true, pred_a, pred_b):
 
     Parameters
     ----------
-    y_true, pred_a, pred_b : array-like of shape (n_documents,)
-        True labels and the predictions of systems A and B.
+    y_true, pred_a, pred_b : array-like of shape (n_documents,) or (n_documents, n_categories)
+        True labels and the predicted labels of systems A and B (not their
+        decision values). For a multi-label task, indicator matrices of the
+        same shape: each (document, category) decision is one entry.
 
     Returns
     -------
@@ -207,12 +246,15 @@ def micro_sign_test(y_true, pred_a, pred_b, *, exact=None):
 
     For a single-label task "the decision on document i is correct" is the
     per-document quantity that Yang & Liu's micro test compares; for a
-    multi-label task pass one entry per (document, category) decision.
+    multi-label task pass one entry per (document, category) decision (the
+    indicator matrices themselves).
 
     Parameters
     ----------
-    y_true, pred_a, pred_b : array-like of shape (n_documents,)
-        True labels and the predictions of systems A and B.
+    y_true, pred_a, pred_b : array-like of shape (n_documents,) or (n_documents, n_categories)
+        True labels and the predicted labels of systems A and B (not their
+        decision values). For a multi-label task, indicator matrices of the
+        same shape: each (document, category) decision is one entry.
     exact : bool or None, default=None
         How to compute the P-value. None follows Yang & Liu: the exact
         binomial tail ``P(K >= k)`` when ``n <= 12``, the standard normal
@@ -268,8 +310,10 @@ def mcnemar_test(y_true, pred_a, pred_b, *, exact=None):
 
     Parameters
     ----------
-    y_true, pred_a, pred_b : array-like of shape (n_documents,)
-        True labels and the predictions of systems A and B.
+    y_true, pred_a, pred_b : array-like of shape (n_documents,) or (n_documents, n_categories)
+        True labels and the predicted labels of systems A and B (not their
+        decision values). For a multi-label task, indicator matrices of the
+        same shape: each (document, category) decision is one entry.
     exact : bool or None, default=None
         None uses the exact binomial test when ``b + c < 25`` and the
         chi-square approximation otherwise; True or False forces one.

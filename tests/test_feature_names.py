@@ -293,3 +293,16 @@ def test_input_features_are_checked_against_the_fit(counts):
         named.get_feature_names_out(WORDS[::-1])
     with pytest.raises(kgeo.NotFittedError):
         kgeo.PLSA().get_feature_names_out()
+
+
+def test_a_pipeline_names_the_embeddings_columns_by_the_vocabulary():
+    pytest.importorskip("sklearn")
+    from sklearn.pipeline import make_pipeline
+
+    from kgeo.text import RainbowVectorizer
+
+    texts = ["good cheap phone", "bad movie plot", "great phone", "awful movie"]
+    pipeline = make_pipeline(RainbowVectorizer(), kgeo.MultinomialEmbedding()).fit(texts)
+    words = pipeline[0].get_feature_names_out()
+    assert pipeline.get_feature_names_out().tolist() == words.tolist()
+    assert "phone" in words.tolist()

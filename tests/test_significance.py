@@ -148,11 +148,46 @@ def test_mcnemar_and_sign_test_agree_in_direction_and_size():
 
 
 @pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
+def test_indicator_matrices_count_each_document_and_category(test):
+    """Multi-label: one trial per (document, category) decision, the same as
+    the flattened matrices."""
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 2, (50, 4))
+    a = np.where(rng.random((50, 4)) < 0.9, truth, 1 - truth)
+    b = np.where(rng.random((50, 4)) < 0.7, truth, 1 - truth)
+    assert test(truth, a, b) == test(truth.ravel(), a.ravel(), b.ravel())
+    assert discordant_counts(truth, a, b) == discordant_counts(truth.ravel(), a.ravel(),
+                                                               b.ravel())
+
+
+@pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
+def test_decision_values_passed_as_predictions_are_refused(test):
+    """Found by a user's workflow: decision values compare unequal to every
+    label, so both systems were wrong everywhere and the test reported no
+    difference (b = c = 0, P = 1) where the predictions differ at P = 2e-6."""
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 60)
+    scores = rng.normal(size=60) + y
+    with pytest.raises(ValueError, match=r"pred_a holds 60 values of 60 that are not labels of "
+                                         r"y_true, such as .*look like decision values or "
+                                         r"probabilities .*pass the predicted labels"):
+        test(y, scores, (scores > 0.5).astype(int))
+    with pytest.raises(ValueError, match=r"pred_b holds"):
+        test(y, y, rng.random(60))  # probabilities
+    # Whole numbers, and labels y_true lacks in a minority, are predictions.
+    test(y.astype(float), (y + 0.0), np.ones(60))
+    test(np.zeros(60), np.zeros(60), np.r_[np.zeros(40), np.full(20, 0.5)])
+
+
+@pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
 def test_bad_input(test):
     with pytest.raises(ValueError, match="one entry per document"):
         test([0, 1, 2], [0, 1], [0, 1, 2])
-    with pytest.raises(ValueError, match="must be 1D"):
-        test([[0, 1]], [[0, 1]], [[0, 1]])
+    with pytest.raises(ValueError, match=r"must be 1D \(one label per document\) or 2D"):
+        test([[[0, 1]]], [[[0, 1]]], [[[0, 1]]])
+    with pytest.raises(ValueError, match=r"must have the same shape.*got shapes \(1, 2\), "
+                                         r"\(2,\) and \(1, 2\)"):
+        test([[0, 1]], [0, 1], [[0, 1]])
     # NumPy's "inhomogeneous shape" error used to name no argument.
     with pytest.raises(ValueError, match=r"y_true must be 1D \(one label per document\): "):
         test([[0], [1, 2]], [0, 1], [0, 1])

@@ -1503,6 +1503,27 @@ def test_a_pipeline_predicts_texts_whose_words_are_all_unseen():
     assert model.decision_function(new)[1] == model.intercept_[0]
 
 
+def test_verbose_logs_each_pair_by_its_plain_labels(caplog, rng):
+    X, y = ck.make_count_data(rng, 30, 5, 3)
+    with caplog.at_level("INFO", logger="kgeo._svm"):
+        kgeo.SVM(verbose=2).fit(X, y)
+    lines = [r.getMessage() for r in caplog.records]
+    assert any(line.startswith("pair (0, 1): ") for line in lines), lines
+    assert any(line.startswith("fit: 30 samples, 3 classes") for line in lines), lines
+
+
+def test_coef_rows_follow_the_documented_pair_order(rng):
+    X, y = ck.make_count_data(rng, 60, 6, 4)
+    model = kgeo.SVM(kernel="linear").fit(X, y)
+    ovo = ck.pair_decisions(model, X)
+    n = 4
+    for s in range(n):
+        for t in range(s + 1, n):
+            row = s * (2 * n - s - 1) // 2 + t - s - 1
+            np.testing.assert_allclose(X @ model.coef_[row] + model.intercept_[row], ovo[:, row],
+                                       rtol=0, atol=1e-12)
+
+
 def test_break_ties_takes_the_largest_ovr_value_where_votes_tie():
     X, y, grid = _triangle_of_ties()
     plain = kgeo.SVM(kernel="linear").fit(X, y)
