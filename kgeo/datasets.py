@@ -574,7 +574,9 @@ def load_20newsgroups(path, subset="train"):
     -------
     corpus : NewsgroupsCorpus
         Messages decoded as Latin-1, with their headers (strip them with
-        ``RainbowVectorizer(skip_header=True)``). Groups are numbered in
+        ``RainbowVectorizer(skip_header=True)``, which reads everything up to
+        the first blank line as header: a new text without one, such as a
+        sentence typed in, is then all header and has no word). Groups are numbered in
         alphabetical order; messages are ordered by split (train first), then
         group, then numeric file id. The canonical archive gives 11,314
         training and 7,532 test messages in 20 groups.
