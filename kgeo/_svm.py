@@ -572,11 +572,13 @@ class SVM(EstimatorMixin):
         its words pruned), where refusing it failed the whole pipeline.
         ``predict`` gives it its intercepts' decisions.
         """
-        empty = np.diff(X.indptr) == 0
+        no_words = np.diff(X.indptr) == 0
+        # Those of weight 0 are left out anyway: no warning about them.
+        empty = no_words if weight is None else no_words & (weight > 0)
         if not empty.any():
             return weight
         rows = np.flatnonzero(empty)
-        has_words = np.bincount(y_index[~empty], minlength=classes.shape[0])
+        has_words = np.bincount(y_index[~no_words], minlength=classes.shape[0])
         if not np.all(has_words):
             lost = int(np.flatnonzero(has_words == 0)[0])
             raise ValueError(

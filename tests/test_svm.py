@@ -1486,6 +1486,16 @@ def test_a_document_without_a_word_is_decided_by_the_intercepts(kernel, n_classe
     for name in ("dual_coef_", "intercept_", "n_iter_"):
         np.testing.assert_array_equal(getattr(left_out, name), getattr(alone, name))
     np.testing.assert_array_equal(left_out.support_, others[alone.support_])
+    # An empty row already of weight 0 is left out without a word said.
+    weight = np.ones(60)
+    weight[7] = 0.0
+    with pytest.warns(UserWarning, match=r"1 training document\(s\) without a word \(all-zero "
+                                         r"rows 30\)"):
+        kgeo.SVM(kernel=kernel).fit(with_empty_train, y, sample_weight=weight)
+    weight[30] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kgeo.SVM(kernel=kernel).fit(with_empty_train, y, sample_weight=weight)
 
 
 def test_a_pipeline_predicts_texts_whose_words_are_all_unseen():
