@@ -573,18 +573,22 @@ class SVM(EstimatorMixin):
         ``predict`` gives it its intercepts' decisions.
         """
         no_words = np.diff(X.indptr) == 0
+        weighed = np.ones_like(no_words) if weight is None else weight > 0
         # Those of weight 0 are left out anyway: no warning about them.
-        empty = no_words if weight is None else no_words & (weight > 0)
+        empty = no_words & weighed
         if not empty.any():
             return weight
+        # Negative entries first: their error, not this warning before it.
+        check_on_simplex(X, name="X", kernel=self.kernel, empty_rows="allow")
         rows = np.flatnonzero(empty)
-        has_words = np.bincount(y_index[~no_words], minlength=classes.shape[0])
+        has_words = np.bincount(y_index[~no_words & weighed], minlength=classes.shape[0])
         if not np.all(has_words):
             lost = int(np.flatnonzero(has_words == 0)[0])
+            of_weight = "" if weight is None else " of positive sample_weight"
             raise ValueError(
-                f"every document of class {_label(classes[lost])!r} is without a word (an "
-                f"all-zero row): the multinomial kernel {self.kernel!r} has no point on the "
-                f"simplex for any of them, and every class needs one")
+                f"every document{of_weight} of class {_label(classes[lost])!r} is without a "
+                f"word (an all-zero row): the multinomial kernel {self.kernel!r} has no point "
+                f"on the simplex for any of them, and every class needs one")
         listed = ", ".join(str(i) for i in rows[:10]) + (
             f" and {rows.size - 10} more" if rows.size > 10 else "")
         warnings.warn(

@@ -190,24 +190,36 @@ def _check_not_scores(name, pred, y_true):
 
     They compare unequal to every label, so both systems would be wrong
     everywhere and the tests would find no difference (b = c = 0, P = 1):
-    a silent "no evidence". Taken for scores: floats mostly outside the
-    labels of ``y_true`` and not whole numbers (a label y_true lacks, or
-    labels like 1.0, are not).
+    a silent "no evidence". Taken for scores: numbers mostly (over half)
+    outside the labels of ``y_true`` and not whole numbers. Whole numbers
+    y_true lacks are taken for labels; so would be a minority of fractional
+    labels it lacks, but not a majority (a test set of one class whose
+    predictions are mostly another class labelled 0.5, say: compare those
+    labels as integers or strings instead).
     """
+    if pred.dtype.kind == "O":
+        # Floats in an object array (a list of them made into one with labels).
+        if not all(isinstance(v, (float, np.floating)) for v in pred):
+            return
+        pred = pred.astype(np.float64)
     if pred.dtype.kind != "f":
         return
     outside = ~np.isin(pred, y_true)
     if outside.mean() <= 0.5:
         return
-    fractional = pred[outside] != np.round(pred[outside])
+    values = pred[outside]
+    fractional = ~np.isfinite(values) | (values != np.round(values))
     if not fractional.any():
         return
-    examples = ", ".join(f"{v:.4g}" for v in pred[outside][fractional][:3])
+    examples = ", ".join(f"{v:.4g}" for v in values[fractional][:3])
+    precision = (f"; or labels of another precision than y_true's ({pred.dtype} against "
+                 f"{y_true.dtype}), which differ from them in the last digits"
+                 if y_true.dtype.kind == "f" and y_true.dtype != pred.dtype else "")
     raise ValueError(
         f"{name} holds {int(outside.sum())} values of {pred.shape[0]} that are not labels "
         f"of y_true, such as {examples}: they look like decision values or probabilities "
         f"(decision_function's, predict_proba's); pass the predicted labels (predict's "
-        f"output)")
+        f"output){precision}")
 
 
 def discordant_counts(y_true, pred_a, pred_b):

@@ -177,6 +177,17 @@ def test_decision_values_passed_as_predictions_are_refused(test):
     # Whole numbers, and labels y_true lacks in a minority, are predictions.
     test(y.astype(float), (y + 0.0), np.ones(60))
     test(np.zeros(60), np.zeros(60), np.r_[np.zeros(40), np.full(20, 0.5)])
+    test(np.zeros(60), np.full(60, 3.0), np.zeros(60))  # a label y_true lacks, everywhere
+    # Scores in an object array, and infinite ones, are scores too.
+    with pytest.raises(ValueError, match=r"pred_a holds 60 values"):
+        test(y, np.array(list(scores), dtype=object), y)
+    with pytest.raises(ValueError, match=r"pred_a holds 60 values of 60 .*such as inf"):
+        test(y, np.full(60, np.inf), y)
+    # Labels of another float precision: said so.
+    labels = np.array([0.1, 0.2, 0.3] * 20)
+    with pytest.raises(ValueError, match=r"another precision than y_true's \(float64 against "
+                                         r"float32\)"):
+        test(labels.astype(np.float32), labels, labels)
 
 
 @pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])

@@ -1467,6 +1467,13 @@ def test_a_document_without_a_word_is_decided_by_the_intercepts(kernel, n_classe
                                       predict_from_intercepts(model, 3))
     # Only empty rows, and one alone.
     np.testing.assert_array_equal(model.predict(np.zeros((2, 8))), predict_from_intercepts(model, 2))
+    # The intercepts' signs decide even when they are tiny: no rounding
+    # bound of kernel values stands in their way.
+    tiny = copy.deepcopy(model)
+    tiny.intercept_ = np.where(np.arange(tiny.intercept_.size) % 2 == 0, 1e-200, -1e-200)
+    np.testing.assert_array_equal(tiny.predict(np.zeros((1, 8))), predict_from_intercepts(tiny, 1))
+    assert np.array_equal(np.sign(ck.pair_decisions(tiny, np.zeros((1, 8)))[0]),
+                          np.sign(tiny.intercept_) * (-1 if n_classes == 2 else 1))
     # The formula on a zero row: sum_i sqrt(p_i q_i) = 0 against each support
     # vector, which a row with words no support vector has also gets.
     unseen = np.zeros((1, 9))
@@ -1486,6 +1493,27 @@ def test_a_document_without_a_word_is_decided_by_the_intercepts(kernel, n_classe
     for name in ("dual_coef_", "intercept_", "n_iter_"):
         np.testing.assert_array_equal(getattr(left_out, name), getattr(alone, name))
     np.testing.assert_array_equal(left_out.support_, others[alone.support_])
+    # The warning points at the caller's line.
+    with pytest.warns(UserWarning, match="without a word") as caught:
+        kgeo.SVM(kernel=kernel).fit(with_empty_train, y)
+    assert caught[0].filename == __file__
+    # A class whose documents of positive weight are all empty is refused
+    # for that, not for its weights.
+    weight = np.ones(60)
+    last = np.flatnonzero(y == y.max())
+    with_empty_train[last[:2]] = 0.0
+    weight[last[2:]] = 0.0
+    with pytest.raises(ValueError, match=rf"every document of positive sample_weight of class "
+                                         rf"{y.max()} is without a word"):
+        kgeo.SVM(kernel=kernel).fit(with_empty_train, y, sample_weight=weight)
+    with_empty_train[last[:2]] = X[last[:2]]
+    # A negative entry is refused before any warning about empty rows.
+    negative = with_empty_train.copy()
+    negative[3, 2] = -1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"X has 1 negative entries"):
+            kgeo.SVM(kernel=kernel).fit(negative, y)
     # An empty row already of weight 0 is left out without a word said.
     weight = np.ones(60)
     weight[7] = 0.0
