@@ -4,9 +4,10 @@ A frame of word counts whose columns come back in another order would give
 each word another word's weight without any error. scikit-learn's estimators
 record the names (``feature_names_in_``) and refuse such X; so do kgeo's.
 scikit-learn's own check of this (``check_dataframe_column_names_consistency``)
-needs pandas, which is no test extra: these tests use a stand-in with what
-kgeo reads of a frame (``columns`` and ``__array__``), and the dataframe
-interchange protocol's ``column_names`` for frames without ``columns``.
+needs pandas, which is no test extra: these tests use stand-ins with what
+kgeo reads of a frame: pandas' and polars' ``columns``, pyarrow's
+``column_names`` (its ``columns`` being the data), the dataframe interchange
+protocol's ``column_names()``, and the values through ``__array__``.
 """
 
 import os
