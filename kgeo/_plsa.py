@@ -587,8 +587,9 @@ class PLSAFisherEmbedding(EstimatorMixin):
 
         Each model's block opens with its topics' scores, ``plsa10_topic0``
         ... for a model of 10 topics, then the word scores, word by word and
-        topic by topic within a word: ``plsa10_apple_topic0``, ... A number
-        of topics given twice gets the model's position too, ``plsa10_1``.
+        topic by topic within a word: ``plsa10_apple_topic0``, ... Models of
+        the same number of topics get their position too, every one of
+        them: ``plsa10_0_...``, ``plsa10_1_...``.
 
         Parameters
         ----------

@@ -251,9 +251,10 @@ class SVM(EstimatorMixin):
         without a word (all its words pruned or unseen) has no point on the
         simplex: ``fit`` leaves it out (as a sample of weight 0, with a
         warning naming the rows), and ``predict`` gives it the decision
-        values of the intercepts, what the kernel's formula gives a zero row
-        (every geodesic distance pi/2, so the same kernel value against
-        every support vector, whose coefficients sum to 0 in each pair). ``ned`` and
+        values of the intercepts, exactly what the kernel's formula gives an
+        all-zero row (sum_i sqrt(p_i q_i) = 0: every geodesic distance pi,
+        so the same kernel value against every support vector, whose
+        coefficients sum to 0 in each pair). ``ned`` and
         ``rbf`` compute close pairs exactly from the rows' difference, which
         on data far from the origin is every pair and 8-12x slower: rows
         mostly nonzero are therefore moved to their mean first (the same
@@ -385,14 +386,14 @@ class SVM(EstimatorMixin):
         tie the tied class of the largest ovr confidence, i.e. the argmax of
         ``decision_function`` (votes plus the squashed sums of the pairs'
         decision values), as ``sklearn.svm.SVC(break_ties=True)`` does;
-        False gives the first of the tied classes (libsvm's rule), and is
-        cheaper. Needs ``decision_function_shape="ovr"``. One difference
-        from SVC: a pair's decision value of zero (within its rounding, see
-        ``predict``) votes for the pair's second class in kgeo's
-        ``decision_function``, as in libsvm's and kgeo's votes, where SVC's
-        ovr ``decision_function`` gives it to the first; so on such a
-        boundary ``predict`` stays the argmax of ``decision_function`` and
-        may differ from SVC's.
+        False gives the first of the tied classes (libsvm's rule). Needs
+        ``decision_function_shape="ovr"``. One difference from SVC: when a
+        pair's decision value is zero (within its rounding, see ``predict``),
+        kgeo's ``decision_function`` counts the vote for the pair's second
+        class, as libsvm and kgeo's ``predict`` do; SVC's counts it for the
+        first. So kgeo's ``predict`` always equals the argmax of its
+        ``decision_function``, and on such boundaries it may differ from
+        SVC's.
 
     Attributes
     ----------
@@ -435,10 +436,10 @@ class SVM(EstimatorMixin):
         SMO iterations of each class pair.
     fit_status_ : int
         0 when every class pair reached ``tol``, 1 when one stopped before
-        it (at ``max_iter``, or stalled in float64; the fit warns with a
-        ``ConvergenceWarning`` saying which): scikit-learn's SVC convention.
-        Absent from models saved before kgeo recorded it (a fit then did
-        not keep what would tell).
+        it: at ``max_iter``, or stalled, its steps no longer changing
+        anything in float64 (the fit warns with a ``ConvergenceWarning``
+        saying which). scikit-learn's SVC convention. Missing on models
+        pickled by kgeo before it recorded whether every pair converged.
     class_weight_ : ndarray of shape (n_classes,)
     n_features_in_ : int
         Absent after a fit of a callable kernel on samples that are not
@@ -567,10 +568,11 @@ class SVM(EstimatorMixin):
         """``weight`` with 0 for the rows of CSR X without a word, and a warning.
 
         Such a document has no point on the simplex, so a manifold kernel
-        cannot train on it; left out as a sample of weight 0 is (a
-        vectoriser in a pipeline makes them: a message all header, or all
-        its words pruned), where refusing it failed the whole pipeline.
-        ``predict`` gives it its intercepts' decisions.
+        cannot train on it. Such rows get weight 0 rather than a refusal: a
+        vectoriser in a pipeline can make them (a message with an empty
+        body, or all of its words pruned), and refusing them made the whole
+        pipeline fail. ``predict`` gives such a document its intercepts'
+        decisions.
         """
         no_words = np.diff(X.indptr) == 0
         weighed = np.ones_like(no_words) if weight is None else weight > 0
@@ -1669,8 +1671,8 @@ def _row_sums(model, X, n_threads):
     if empty is None or not empty.any():
         return X, sv_rows.n_rows, weighted_sums, kernel.on_simplex
     # A document without a word has no point on the simplex. Taken as the
-    # formulas read a zero vector (sum_i sqrt(p_i q_i) = 0: every geodesic
-    # distance pi/2, as the SciPy route and libsvm compute it), it is at the
+    # formulas read a zero vector (sum_i sqrt(p_i q_i) = 0, arccos 0 = pi/2:
+    # every geodesic distance pi, as the SciPy route and libsvm compute it), it is at the
     # same kernel value c from every support vector, and a pair's decision
     # value is c sum_i alpha_i y_i + b* = b* exactly: no information, so
     # the intercepts decide. Its shares are 0, so that the value is b* to

@@ -507,8 +507,9 @@ def feature_names(X):
 
 def _callers_stacklevel():
     """The ``stacklevel`` that makes a warning raised by the function calling
-    this one point at the first frame outside kgeo: the user's line, however
-    many of kgeo's own calls lie between."""
+    this one point at the first frame outside kgeo, however many of kgeo's
+    own calls lie between: the user's line when they call kgeo directly
+    (through a scikit-learn Pipeline, the pipeline's)."""
     package = os.path.dirname(os.path.abspath(__file__)) + os.sep
     frame = sys._getframe(1)
     level = 1

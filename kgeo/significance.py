@@ -190,12 +190,12 @@ def _check_not_scores(name, pred, y_true):
 
     They compare unequal to every label, so both systems would be wrong
     everywhere and the tests would find no difference (b = c = 0, P = 1):
-    a silent "no evidence". Taken for scores: numbers mostly (over half)
-    outside the labels of ``y_true`` and not whole numbers. Whole numbers
-    y_true lacks are taken for labels; so would be a minority of fractional
-    labels it lacks, but not a majority (a test set of one class whose
-    predictions are mostly another class labelled 0.5, say: compare those
-    labels as integers or strings instead).
+    a silent "no evidence". Refused when over half the predictions are not
+    labels of ``y_true`` and at least one of those is not a whole number (or
+    is infinite): predictions that are all whole numbers pass, and so do
+    fractional labels while over half the predictions are labels of y_true
+    (labels like 0.5 that y_true mostly lacks: compare them as integers or
+    strings instead).
     """
     if pred.dtype.kind == "O":
         # Floats in an object array (a list of them made into one with labels).
