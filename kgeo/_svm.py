@@ -1683,8 +1683,8 @@ def _row_sums(model, X, n_threads):
         has_words = ~empty[rows_of_X]
         share = np.zeros((has_words.shape[0], sv_start.shape[0] - 1, coef_t.shape[1]))
         K_max = np.zeros(has_words.shape[0])
-        if has_words.any():
-            rows = np.arange(X.shape[0])[rows_of_X][has_words]
+        if has_words.any():  # rows_of_X: a slice (see _decision_chunks)
+            rows = rows_of_X.start + np.flatnonzero(has_words)
             share[has_words], K_max[has_words] = words_of(rows, sv_start, coef_t)
         return share, K_max
 

@@ -27,12 +27,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import svm_checker as ck  # noqa: E402
 
 
-class Frame:
-    """The parts of a pandas DataFrame that kgeo reads."""
+class _Values:
+    """The values of a stand-in frame, read through ``__array__``."""
 
-    def __init__(self, values, columns):
+    def __init__(self, values):
         self._values = np.asarray(values)
-        self.columns = list(columns)
 
     def __array__(self, dtype=None, copy=None):
         return self._values if dtype is None else self._values.astype(dtype)
@@ -45,8 +44,16 @@ class Frame:
         return self._values.shape
 
 
-class InterchangeFrame:
-    """A frame seen only through ``__dataframe__`` (as polars' are)."""
+class Frame(_Values):
+    """The parts of a pandas DataFrame that kgeo reads."""
+
+    def __init__(self, values, columns):
+        super().__init__(values)
+        self.columns = list(columns)
+
+
+class InterchangeFrame(_Values):
+    """A frame seen only through ``__dataframe__``."""
 
     class _Protocol:
         def __init__(self, names):
@@ -56,36 +63,24 @@ class InterchangeFrame:
             return iter(self._names)
 
     def __init__(self, values, columns):
-        self._values = np.asarray(values)
+        super().__init__(values)
         self._names = list(columns)
 
     def __dataframe__(self, nan_as_null=False, allow_copy=True):
         return self._Protocol(self._names)
 
-    def __array__(self, dtype=None, copy=None):
-        return self._values if dtype is None else self._values.astype(dtype)
 
-    def __len__(self):
-        return self._values.shape[0]
-
-
-class ArrowTable:
+class ArrowTable(_Values):
     """A pyarrow Table's shape: ``columns`` holds the columns' data, the names
     are ``column_names``."""
 
     def __init__(self, values, columns):
-        self._values = np.asarray(values)
+        super().__init__(values)
         self.column_names = list(columns)
 
     @property
     def columns(self):
         raise AssertionError("the names are read without touching the data")
-
-    def __array__(self, dtype=None, copy=None):
-        return self._values if dtype is None else self._values.astype(dtype)
-
-    def __len__(self):
-        return self._values.shape[0]
 
 
 WORDS = ["apple", "bank", "cell", "dna", "engine", "fund", "gene", "hockey"]
