@@ -839,6 +839,24 @@ def test_synthetic_corpus_takes_numpy_integers_as_ints():
         assert (X2 != X).nnz == 0 and np.array_equal(y2, y)
 
 
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(n_documents=0), r"n_documents must be an integer >= 1, got 0"),
+    (dict(n_features=1), r"n_features must be an integer >= 2, got 1"),
+    (dict(n_classes=True), r"n_classes must be an integer >= 2, got True"),
+    (dict(words_per_document=2.0), r"words_per_document must be an integer >= 1, got 2\.0"),
+    (dict(topic_weight=1.5), r"topic_weight must be a number in \[0, 1\], got 1\.5"),
+    (dict(topic_weight=np.True_), r"topic_weight must be a number in \[0, 1\], got "),
+    (dict(topic_size=0), r"topic_size must be an integer in \[1, n_features\], got 0"),
+    (dict(topic_size=51), r"topic_size must be an integer in \[1, n_features\], got 51"),
+])
+def test_synthetic_corpus_refuses_bad_sizes(kwargs, match):
+    from kgeo._synthetic import make_topic_corpus
+
+    sizes = dict(n_documents=20, n_features=50, n_classes=2) | kwargs
+    with pytest.raises(ValueError, match=match):
+        make_topic_corpus(**sizes)
+
+
 def test_synthetic_corpus_counts_each_class_against_memory(monkeypatch):
     from kgeo import _synthetic
 

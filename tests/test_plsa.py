@@ -102,6 +102,19 @@ def test_em_never_lowers_its_objective(corpus, word_smoothing, doc_smoothing):
     assert curve[-1] > curve[0]
 
 
+def test_verbose_prints_every_nth_objective(corpus, capsys):
+    """verbose=3 prints steps 0, 3, 6, ... with the objective_curve_ value of
+    that step, and nothing else; verbose=0 prints nothing."""
+    model = PLSA(4, random_state=0, max_iter=10, tol=0, verbose=3)
+    quiet(model.fit, corpus)
+    lines = capsys.readouterr().out.splitlines()
+    steps = range(0, model.n_iter_ + 1, 3)
+    assert lines == [f"PLSA step {s}: objective {model.objective_curve_[s]:.10g}"
+                     for s in steps]
+    quiet(PLSA(4, random_state=0, max_iter=10, tol=0).fit, corpus)
+    assert capsys.readouterr().out == ""
+
+
 def test_fit_is_the_same_on_any_number_of_threads(corpus):
     """One thread adds the word sums in one pass, several in a second pass
     over words: the same order, the same bits."""

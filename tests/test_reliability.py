@@ -341,6 +341,8 @@ BAD_INPUTS = [
      r"Complex data not supported; X has dtype complex128"),
     ("complex-csr", "kgeo.SVM().fit(sp.csr_matrix(X * (1 + 1j)), y)", ValueError,
      r"Complex data not supported"),
+    ("complex-y", "kgeo.SVM().fit(X, np.asarray(y) + 1j)", ValueError,
+     r"Complex data not supported in y"),
     # sparse index arrays set by hand: out of range they would read and write
     # outside memory (a segfault before they were checked)
     ("csr-index-out-of-range", "kgeo.SVM().fit(csr_with_column(100_000_000), y)", ValueError,

@@ -1964,6 +1964,11 @@ def test_pickle_round_trip(rng):
     ({"cache_dtype": "float16"}, r"cache_dtype must be 'float64' or 'float32', got 'float16'"),
     ({"cache_dtype": None}, r"cache_dtype must be 'float64' or 'float32', got None"),
     ({"cache_dtype": np.int32}, r"cache_dtype must be 'float64' or 'float32', got <class"),
+    # True is an int to Python, but no verbosity level.
+    ({"verbose": True}, r"verbose must be an integer, got True"),
+    ({"verbose": 1.5}, r"verbose must be an integer, got 1.5"),
+    ({"class_weight": [1.0, 2.0]}, r"class_weight must be a dict, 'balanced' or None, got list"),
+    ({"class_weight": 2.0}, r"class_weight must be a dict, 'balanced' or None, got float"),
 ])
 def test_invalid_parameters(params, match, rng):
     X, y = ck.make_count_data(rng, 20, 5, 2)
@@ -2274,6 +2279,19 @@ def test_scale_gamma_is_the_variance_of_data_far_from_zero():
     model = kgeo.SVM(kernel="rbf").fit(X, [0, 1] * 20)
     # float64 holds 1e8 + noise to ~1e-8 of the noise: the reference's own rounding.
     np.testing.assert_allclose(model._kernel_args["gamma"], 1.0 / (8 * X.var()), rtol=1e-8)
+
+
+@pytest.mark.parametrize("value", [0.0, 3.0, -2.5])
+def test_scale_gamma_of_constant_data_is_one_as_in_sklearn(value):
+    """Data without variance (every entry the same, 0 included) has no scale:
+    gamma="scale" falls back to 1, as scikit-learn's SVC does, instead of
+    dividing by a zero variance."""
+    SVC = pytest.importorskip("sklearn.svm").SVC
+    X = np.full((6, 3), value)
+    y = [0, 1] * 3
+    model = kgeo.SVM(kernel="rbf").fit(X, y)
+    assert model._kernel_args["gamma"] == 1.0
+    assert SVC(kernel="rbf").fit(X, y)._gamma == 1.0
 
 
 def test_unused_columns_cost_no_memory_and_no_bit():
