@@ -201,6 +201,9 @@ def spherical_normal_mle(sets):
     ValueError
         If a set is not a finite 2-D array of d columns, or its points are
         all equal (sigma = 0: a point mass, on the boundary of the family).
+        Any other finite set has its MLE in float64 (mu and sigma are at
+        most its largest coordinate's magnitude), and gets it, computed
+        without overflow or underflow.
     """
     if isinstance(sets, np.ndarray) and sets.ndim == 3:
         sets = list(sets)
@@ -226,13 +229,54 @@ def spherical_normal_mle(sets):
                              f"{dimension}: every set must lie in the same R^d")
         if not np.all(np.isfinite(points)):
             raise ValueError(f"set {i} has NaN or infinite coordinates")
-        mu = points.mean(axis=0)
-        centred = points - mu
-        sigma = np.sqrt(np.einsum("ij,ij->", centred, centred) / points.size)
+        mu, sigma = _mean_and_spread(points)
         if not sigma > 0:
             raise ValueError(
                 f"set {i} has sigma = 0 (its {points.shape[0]} point(s) are all equal): a "
                 f"point mass, on the boundary of the spherical normal family, where the "
                 f"hyperbolic kernel is not defined")
+        if not (np.all(np.isfinite(mu)) and np.isfinite(sigma)):
+            raise ValueError(
+                f"set {i}'s spherical normal lies beyond float64: its mean or sigma (the "
+                f"root mean square of its points' distances to the mean) exceeds "
+                f"{np.finfo(np.float64).max:.3g}; scale the points down")
         rows.append(np.append(mu, sigma))
     return np.vstack(rows)
+
+
+def _mean_and_spread(points):
+    """``mean(points, axis=0)`` and ``sqrt(sum |x_i - mu|^2 / (m d))`` for any
+    finite points, without overflow or underflow in between.
+
+    The plain formulas overflow for coordinates near 1e154 and above (their
+    squares; near 1e308 the sums too), and lose a set whose coordinates are
+    near 1e-160 and below to squares that underflow (sigma 0: "all equal").
+    So each column is read in units of a power of two near its largest
+    magnitude (dividing by one is exact: ordinary data keep the mean's bits),
+    its deviations from the mean in units of a power of two near their own
+    largest, and the columns' sums of squares are added relative to the
+    largest column's unit: a column's sum that underflows there is far below
+    that column's rounding.
+    """
+    # max|x| = f 2**e with f in [0.5, 1): units 2**(e - 1) put each column's
+    # largest coordinate in [1, 2), and 2**(e - 1) stays finite at e = 1024.
+    _, exponent = np.frexp(np.max(np.abs(points), axis=0))
+    exponent = exponent - 1
+    scaled = np.ldexp(points, -exponent)
+    mu_scaled = scaled.mean(axis=0)
+    with np.errstate(over="ignore"):  # a mean rounded past float64 is refused by the caller
+        mu = np.ldexp(mu_scaled, exponent)
+    centred = scaled - mu_scaled  # within [-4, 4]
+    _, spread_exponent = np.frexp(np.max(np.abs(centred), axis=0))
+    deviations = np.ldexp(centred, -spread_exponent)  # largest in [0.5, 1)
+    sums = np.einsum("ij,ij->j", deviations, deviations)
+    varies = sums > 0
+    if not np.any(varies):
+        return mu, 0.0
+    # The sum of squares of column j, in true units, is sums[j] * 4**unit[j].
+    unit = (exponent + spread_exponent)[varies]
+    top = int(unit.max())
+    total = np.sum(np.ldexp(sums[varies], 2 * (unit - top)))
+    with np.errstate(over="ignore"):  # likewise an infinite sigma
+        sigma = float(np.ldexp(np.sqrt(total / points.size), top))
+    return mu, sigma

@@ -662,6 +662,36 @@ def test_reuters_references_beyond_unicode_are_dropped(tmp_path):
     assert corpus.data[list(corpus.newids).index(20)] == "LONG\nabAc"
 
 
+@pytest.mark.parametrize("body, text", [
+    # Tab, newline and carriage return are whitespace in the text: dropping
+    # them would join two words into one.
+    ("one&#9;two&#10;three&#13;four", "one\ttwo\nthree\rfour"),
+    # Other controls are the wire service's framing: DEL (127) and C1 (up to
+    # 159) dropped, a no-break space (160) kept.
+    ("a&#127;b&#159;c&#160;d&#31;e", "abc\xa0de"),
+])
+def test_reuters_control_character_references(tmp_path, body, text):
+    files = _reuters_files()
+    files["reut2-001.sgm"] += _story(20, "TRAIN", ["earn"], "CONTROLS", body).encode()
+    _write_tree(tmp_path / "folder", files)
+    corpus = load_reuters21578(tmp_path / "folder")
+    assert corpus.data[list(corpus.newids).index(20)] == "CONTROLS\n" + text
+
+
+def test_reuters_folder_reads_the_files_the_archive_reads(tmp_path):
+    """Only ``reut2-NNN.sgm``: a stray ``reut2-backup.sgm`` beside the corpus
+    (here a copy of its first file) is no part of it, in a folder as in an
+    archive."""
+    files = _reuters_files()
+    files["reut2-backup.sgm"] = files["reut2-000.sgm"]
+    _write_tree(tmp_path / "folder", files)
+    archive = _write_tar(tmp_path / "reuters21578.tar.gz", files)
+    from_folder = load_reuters21578(tmp_path / "folder", subset="all")
+    from_archive = load_reuters21578(archive, subset="all")
+    assert from_folder.newids.tolist() == from_archive.newids.tolist()
+    assert set(from_folder.filenames) == {"reut2-000.sgm", "reut2-001.sgm"}
+
+
 def test_reuters_surrogate_references_are_dropped(tmp_path):
     files = _reuters_files()
     files["reut2-001.sgm"] += _story(20, "TRAIN", ["earn"], "SURROGATE", "a&#55296;b").encode()
@@ -750,7 +780,7 @@ ADI_FILES = {
 CRAN_FILES = {
     "cran.all.1400": (
         ".I 1\n.T\nwing flow .\n.A\nsmith\n.B\nj. ae. 1958\n.W\nwing flow .\nlift increase\n"
-        ".A\nstray line of the abstract\n.B\nanother stray line\n"
+        ".A\nstray line of the abstract\n.B\nanother stray line\n.T\nstray title line\n"
         ".I 2\n.T\nheat .\n.A\njones\n.B\nnaca\n.W\nheat transfer\n.W\nsecond part\n"
     ).encode("ascii"),
     "cran.qry": _crlf(".I 001\n.W\nwing lift ?\n.I 004\n.W\nheat ?\n.I 009\n.W\nnothing\n"),
@@ -789,7 +819,9 @@ def test_smart_cran_renumbers_queries_and_folds_stray_tags(tmp_path):
     assert col.relevance == {1: {1: 2, 2: -1}, 2: {2: 1}, 3: {1: -1}}
     assert col.doc_fields[0]["A"] == "smith"
     assert col.doc_fields[0]["W"] == (
-        "wing flow .\nlift increase\nstray line of the abstract\nanother stray line")
+        "wing flow .\nlift increase\nstray line of the abstract\nanother stray line\n"
+        "stray title line")
+    assert col.doc_fields[0]["T"] == "wing flow ."
     assert col.doc_fields[1]["W"] == "heat transfer\nsecond part"
 
 
@@ -1109,9 +1141,13 @@ def test_fetch_webkb_uses_env_data_home(local_server, tmp_path, monkeypatch):
                     sha256="f" * 64)
 
 
-def test_plain_tar_whose_first_member_is_named_like_a_magic_number(tmp_path):
-    # "BZh..." opens a bzip2 stream only with its full magic number.
-    files = {"BZh_notes.txt": b"notes", **NG_FILES}
+@pytest.mark.parametrize("name", ["BZh_notes.txt", "BZh91_notes.txt"])
+def test_plain_tar_whose_first_member_is_named_like_a_magic_number(tmp_path, name):
+    # "BZh..." opens a bzip2 stream only with its full magic number: "BZh9"
+    # is bzip2's first four bytes for a block size of 9, so the name that
+    # starts "BZh91" is told apart by the "1AY&SY" after them.
+    files = {name: b"notes", **NG_FILES}
     path = tmp_path / "plain.tar"
     path.write_bytes(_plain_tar_bytes(files))
+    assert path.read_bytes()[:4] == name[:4].encode()
     assert len(load_20newsgroups(path, subset="all")) == 6

@@ -4,6 +4,7 @@ equation, unit mass and the dimension recursion; the compiled kernel against
 those; the SVM on it against the NumPy checker; bad input."""
 
 import math
+from decimal import Decimal
 import os
 import sys
 
@@ -259,6 +260,19 @@ def test_far_pairs_are_exactly_zero():
     assert K[0, 1] == 0.0 and K[0, 2] == 0.0 and np.all(np.diag(K) == 1.0)
 
 
+def test_values_reach_the_bottom_of_float64s_range():
+    """The kernel is cut to 0 only below float64's smallest subnormal (e^-746),
+    not earlier: along a ray of growing sigma it falls monotonically through
+    the subnormals before reaching 0."""
+    s = np.geomspace(3000.0, 6000.0, 600)
+    X = np.column_stack([np.zeros_like(s), np.zeros_like(s), s])
+    K = kgeo.pairwise_kernels(np.array([[0.0, 0.0, 1.0]]), X, kernel="hyperbolic", t=0.1,
+                              normalize=False)[0]
+    assert np.all(np.diff(K) <= 0)
+    assert K[0] > 0 and K[-1] == 0
+    assert K[K > 0].min() < 1e-320
+
+
 @pytest.mark.parametrize("n", [3, 5])
 def test_svm_solves_the_dual(n):
     rng = np.random.default_rng(n)
@@ -301,6 +315,52 @@ def test_spherical_normal_mle():
     np.testing.assert_array_equal(kgeo.spherical_normal_mle(np.stack([b, b])), [rows[1]] * 2)
 
 
+def _decimal_mle(points):
+    """The MLE of one set from the points' exact values."""
+    import decimal
+
+    # 1,100 digits: sums of float64 values (up to 767 significant digits) are exact.
+    with decimal.localcontext(decimal.Context(prec=1100, Emax=10**6, Emin=-10**6)):
+        exact = [[Decimal(float(x)) for x in row] for row in points]
+        m, d = len(exact), len(exact[0])
+        mu = [sum(row[j] for row in exact) / m for j in range(d)]
+        squares = sum((row[j] - mu[j]) ** 2 for row in exact for j in range(d))
+        return mu, (squares / (m * d)).sqrt()
+
+
+@pytest.mark.filterwarnings("error")
+def test_spherical_normal_mle_at_any_scale(monkeypatch):
+    """Coordinates anywhere in float64's normal range, each column at its own
+    scale: sigma within 3e-16 of the exact MLE, the mean NumPy's bits where
+    NumPy's sum does not overflow. The plain formulas' squares overflowed at
+    1e154 and above (sigma inf) and underflowed below 1e-160 (sigma 0: "all
+    equal"), and a column of 1e150 hid every column below 1e-160."""
+    rng = np.random.default_rng(5)
+    biggest = np.finfo(np.float64).max
+    sets = [np.array([[1e200], [-1e200]]), np.array([[1.7e308, 0.0], [1.7e308, 1.0]]),
+            np.array([[1e-200, 0.0], [0.0, 3e-200]]),
+            np.array([[1e150, 1e-170], [1e150, -1e-170]]), np.array([[biggest], [-biggest]])]
+    sets += [rng.normal(size=(int(rng.integers(2, 6)), 3)) * 10.0 ** rng.integers(-290, 300, 3)
+             for _ in range(200)]
+    for points in sets:
+        row = kgeo.spherical_normal_mle([points])[0]
+        mu, sigma = _decimal_mle(points)
+        assert abs((Decimal(row[-1]) - sigma) / sigma) < Decimal(3e-16)
+        with np.errstate(over="ignore"):
+            plain = points.mean(axis=0)
+        summed = np.isfinite(plain)
+        np.testing.assert_array_equal(row[:-1][summed], plain[summed])
+        for j in np.flatnonzero(~summed):
+            assert abs((Decimal(row[j]) - mu[j]) / mu[j]) < Decimal(1e-15)
+    # sigma <= max |x| and the mean lies among the points, so only rounding at
+    # the top of float64 could take either past it; then the set is refused.
+    monkeypatch.setattr("kgeo._embedding._mean_and_spread",
+                        lambda points: (np.array([np.inf]), 1.0))
+    with pytest.raises(ValueError, match=r"set 0's spherical normal lies beyond float64: its "
+                                         r"mean or sigma .* scale the points down"):
+        kgeo.spherical_normal_mle([np.array([[biggest], [-biggest]])])
+
+
 @pytest.mark.parametrize("sets, match", [
     ([np.ones((3, 2))], "set 0 has sigma = 0"),
     ([np.zeros((2, 2)) + [[0, 1], [1, 0]], np.zeros((2, 3))], "set 1 has points of dimension 3"),
@@ -325,6 +385,9 @@ def test_spherical_normal_mle_refuses(sets, match):
     (np.array([[0.0, 1.0], [0.0, 1e-13]]), {}, "too far from mu = 0, sigma = 1"),
     (np.array([[0.0, 1.0], [0.0, 1e200]]), {}, "too far from mu = 0, sigma = 1"),
     (np.array([[0.0, 1.0], [1e160, 1.0]]), {}, "too far from mu = 0, sigma = 1"),
+    # Near the edge: this row's Poincare point loses about 1e-6 of 1 - |p|^2,
+    # beyond the 1e-8 allowed.
+    (np.array([[0.0, 1.0], [1e4, 1e-2]]), {}, "too far from mu = 0, sigma = 1"),
     (np.array([[0.0, 1.0]]), {"t": 3000.0}, "t must be at most 2000"),
     (np.array([[0.0, 1.0]]), {"t": 0.0}, "t must be > 0"),
     (np.ones((2, 22)), {"t": 43.0}, "t must be at most 42 "),

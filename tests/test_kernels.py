@@ -720,12 +720,17 @@ def _cgroup_tree(tmp_path, proc_lines, files):
     (["0::/a/b"], {"a/cpu.max": "50000 100000\n", "a/b/cpu.max": "max 100000\n"}, 1),
     (["0::/a/b"], {"a/cpu.max": "300000 100000\n", "a/b/cpu.max": "700000 100000\n"}, 3),
     (["0::/"], {"cpu.max": "max 100000\n"}, None),
+    # In a container with its own cgroup namespace the process's cgroup is
+    # "/" and the container's limit is the mount's own cpu.max: depth 0 counts.
+    (["0::/"], {"cpu.max": "200000 100000\n"}, 2),
+    (["0::/a"], {"cpu.max": "100000 100000\n", "a/cpu.max": "max 100000\n"}, 1),
     (["0::/a"], {"a/cpu.max": "garbage\n"}, None),
     # v1, as on this kind of host: the cpu controller's own hierarchy.
     (["4:memory:/x", "1:cpu,cpuacct:/docker/c1", "0::/"],
      {"cpu,cpuacct/docker/c1/cpu.cfs_quota_us": "200000\n",
       "cpu,cpuacct/docker/c1/cpu.cfs_period_us": "100000\n"}, 2),
     (["1:cpu:/"], {"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+    (["1:cpu:/"], {"cpu/cpu.cfs_quota_us": "300000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 3),
     (["2:cpuacct,cpu:/k"], {"cpu/k/cpu.cfs_quota_us": "250000\n",
                            "cpu/k/cpu.cfs_period_us": "100000\n"}, 3),
     ([], {}, None),
@@ -1177,6 +1182,33 @@ def test_squared_norms_above_a_quarter_of_the_float64_maximum_are_refused(kernel
     with pytest.raises(ValueError, match=r"overflows float64 on X: a row's squared L2 norm"):
         kgeo.pairwise_kernels(X, kernel=kernel, **({} if kernel in ("linear", "ned")
                                                    else {"gamma": 1e-300}))
+
+
+def test_pairwise_ned_refuses_rows_whose_squares_underflow():
+    """As SVM.fit does: rows whose squared norms are all subnormal would all be
+    at distance 0. Rows that are exactly 0 are at distance 0, rightly."""
+    with pytest.raises(ValueError, match="kernel 'ned' underflows float64 on X"):
+        kgeo.pairwise_kernels(np.array([[1e-160, 0.0], [0.0, 1e-160]]), kernel="ned")
+    np.testing.assert_array_equal(kgeo.pairwise_kernels(np.zeros((2, 2)), kernel="ned"),
+                                  np.zeros((2, 2)))
+
+
+def test_pairwise_shift_that_overflows_is_an_error_not_inf():
+    X = np.array([[6.3e153]])  # squared norm 4e307: within what the kernels carry
+    with pytest.raises(ValueError, match=r"plus shift=1.7e\+308 overflows float64"):
+        kgeo.pairwise_kernels(X, kernel="linear", shift=1.7e308)
+
+
+def test_rows_that_centring_would_push_out_of_range_are_computed_as_given():
+    """Three rows at c = 1.5 * 2**510 and one at -c: every squared norm is
+    within the max / 4 the kernels carry, but centred by the column mean
+    c / 2 the last row's square is not. NED is then computed on the rows as
+    given (exactly: the distances are 0 and 2c), not refused."""
+    c = 1.5 * 2.0 ** 510
+    X = np.array([[c, 1.0], [c, 1.0], [c, 1.0], [-c, 1.0]])
+    expected = np.zeros((4, 4))
+    expected[3, :3] = expected[:3, 3] = -2.0 * c
+    np.testing.assert_array_equal(kgeo.pairwise_kernels(X, kernel="ned"), expected)
 
 
 def test_bhattacharyya_never_exceeds_one():

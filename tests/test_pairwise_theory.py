@@ -406,6 +406,37 @@ def test_tiny_asymmetry_from_rounding_is_accepted():
     assert kgeo.is_positive_definite(K)
 
 
+def test_asymmetry_is_refused_from_1e_10_of_the_largest_entry():
+    """The documented bound: 1e-8 of max |K| is refused, 1e-12 accepted."""
+    with pytest.raises(ValueError, match="K must be symmetric"):
+        kgeo.is_positive_definite(np.array([[1.0, 0.5], [0.5 + 1e-8, 1.0]]))
+    assert kgeo.is_positive_definite(np.array([[1.0, 0.5], [0.5 + 1e-12, 1.0]]))
+
+
+def test_tolerance_is_relative_to_the_largest_eigenvalue():
+    """tol scales with max |eig|, which exceeds the largest entry n-fold for
+    the all-ones matrix (eigenvalue 100, entries 1): taking 1e-7 away along a
+    direction orthogonal to it leaves an eigenvalue of -1e-7, within
+    1e-8 * 100; 1e-5 is beyond it."""
+    v = np.zeros(100)
+    v[:2] = [1.0, -1.0]
+    v /= np.linalg.norm(v)
+    K = np.ones((100, 100)) - 1e-7 * np.outer(v, v)
+    assert np.linalg.eigvalsh(K)[0] < -9e-8
+    assert kgeo.is_positive_definite(K)
+    assert not kgeo.is_positive_definite(np.ones((100, 100)) - 1e-5 * np.outer(v, v))
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+def test_definiteness_reads_the_symmetric_part(transpose):
+    """[[1, 1 - d], [1 + d, 1]] is judged by its symmetric part [[1, 1], [1, 1]]
+    (singular, psd): read from one triangle, as eigvalsh does, it would have
+    an eigenvalue of -d in one orientation, refused at tol=0."""
+    d = 2e-11
+    K = np.array([[1.0, 1.0 - d], [1.0 + d, 1.0]])
+    assert kgeo.is_positive_definite(K.T if transpose else K, tol=0.0)
+
+
 def _spectrum(eigenvalues, seed=0):
     """A symmetric matrix with the given eigenvalues.
 
