@@ -14,6 +14,9 @@ which system is better and are ignored by both tests.
 Only NumPy and SciPy are used.
 """
 
+import decimal
+import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -198,28 +201,53 @@ def _check_not_scores(name, pred, y_true):
     strings instead).
     """
     if pred.dtype.kind == "O":
-        # Floats in an object array (a list of them made into one with labels).
-        if not all(isinstance(v, (float, np.floating)) for v in pred):
+        # Numbers held as Python objects (scores listed with an int among
+        # them, Decimals, Fractions): judged one by one as they are, since
+        # not every one of them has a float64.
+        if not all(isinstance(v, (numbers.Real, decimal.Decimal)) for v in pred):
             return
-        pred = pred.astype(np.float64)
-    if pred.dtype.kind != "f":
+        labels = set(y_true.tolist())
+        outside = np.fromiter((v not in labels for v in pred), bool, pred.shape[0])
+        values = pred[outside]
+        fractional = np.fromiter((not _is_whole_number(v) for v in values), bool, values.shape[0])
+    elif pred.dtype.kind == "f":
+        outside = ~np.isin(pred, y_true)
+        values = pred[outside]
+        fractional = ~np.isfinite(values) | (values != np.round(values))
+    else:
         return
-    outside = ~np.isin(pred, y_true)
-    if outside.mean() <= 0.5:
+    if outside.mean() <= 0.5 or not fractional.any():
         return
-    values = pred[outside]
-    fractional = ~np.isfinite(values) | (values != np.round(values))
-    if not fractional.any():
-        return
-    examples = ", ".join(f"{v:.4g}" for v in values[fractional][:3])
+    examples = ", ".join(_short_number(v) for v in values[fractional][:3])
     precision = (f"; or labels of another precision than y_true's ({pred.dtype} against "
                  f"{y_true.dtype}), which differ from them in the last digits"
-                 if y_true.dtype.kind == "f" and y_true.dtype != pred.dtype else "")
+                 if y_true.dtype.kind == pred.dtype.kind == "f" and y_true.dtype != pred.dtype
+                 else "")
     raise ValueError(
         f"{name} holds {int(outside.sum())} values of {pred.shape[0]} that are not labels "
         f"of y_true, such as {examples}: they look like decision values or probabilities "
         f"(decision_function's, predict_proba's); pass the predicted labels (predict's "
         f"output){precision}")
+
+
+def _is_whole_number(value):
+    """Whether a real number (int, float, Decimal, Fraction, NumPy scalar) is
+    a finite whole number."""
+    if isinstance(value, numbers.Integral):
+        return True
+    if isinstance(value, decimal.Decimal):
+        return value.is_finite() and value == value.to_integral_value()
+    if isinstance(value, numbers.Rational):
+        return value.denominator == 1
+    value = float(value)
+    return math.isfinite(value) and value.is_integer()
+
+
+def _short_number(value):
+    try:
+        return f"{float(value):.4g}"
+    except OverflowError:  # an int or Decimal beyond float64
+        return f"{value!r:.20}"
 
 
 def discordant_counts(y_true, pred_a, pred_b):

@@ -153,6 +153,22 @@ TRANSFORMERS = [kgeo.MultinomialEmbedding(), kgeo.PLSA(n_components=3),
 
 
 @pytest.mark.parametrize("transformer", TRANSFORMERS, ids=repr)
+def test_transformers_tags_say_what_they_take(transformer):
+    """scikit-learn reads the tags, not the code: the count transformers take
+    sparse, non-negative X and need no y (a meta-estimator that reads
+    ``target_tags.required`` would otherwise insist on labels); HP-TOP, fitted
+    on labels, needs y."""
+    from sklearn.utils import get_tags
+
+    tags = get_tags(transformer)
+    assert tags.estimator_type is None and tags.transformer_tags is not None
+    assert tags.input_tags.sparse
+    needs_y = isinstance(transformer, kgeo.HPTOPEmbedding)
+    assert tags.target_tags.required is needs_y
+    assert tags.input_tags.positive_only is not needs_y
+
+
+@pytest.mark.parametrize("transformer", TRANSFORMERS, ids=repr)
 @pytest.mark.parametrize("name", ["check_transformer_get_feature_names_out",
                                   "check_transformer_get_feature_names_out_pandas",
                                   "check_get_feature_names_out_error"])

@@ -10,6 +10,7 @@ kgeo reads of a frame: pandas' and polars' ``columns``, pyarrow's
 protocol's ``column_names()``, and the values through ``__array__``.
 """
 
+import inspect
 import os
 import pickle
 import sys
@@ -126,6 +127,9 @@ def test_feature_names_reads_string_columns_only():
     with pytest.raises(TypeError, match=r"must all be strings or all be other labels, got "
                                         r"names of types \['int', 'str'\]"):
         feature_names(Frame(values, ["a", 1, "c"]))
+    # Other labels of mixed types (a frame of an array, then a column added
+    # as 2.5) are no names either, as in scikit-learn.
+    assert feature_names(Frame(values, [0, 1, 2.5])) is None
     # A table whose columns are its data: the names come from column_names.
     assert feature_names(ArrowTable(values, ["a", "b", "c"])).tolist() == ["a", "b", "c"]
     # A copy: writing to a model's names must not rename the caller's columns.
@@ -179,10 +183,19 @@ def test_columns_in_another_order_or_renamed_are_refused(name, counts):
     apply(model, InterchangeFrame(X, WORDS))
     with pytest.raises(ValueError, match=r"must be in the same order"):
         apply(model, ArrowTable(X[:, ::-1], WORDS[::-1]))
-    # At most 5 names listed per kind, then "- ...".
+    # At most 5 names listed per kind, then "- ..." (and only then).
     with pytest.raises(ValueError, match=r"unseen at fit time:\n- new0\n- new1\n- new2\n- new3\n"
                                          r"- new4\n- \.\.\.\nFeature names seen"):
         apply(model, Frame(X, [f"new{i}" for i in range(8)]))
+    with pytest.raises(ValueError, match=r"unseen at fit time:\n- new0\n- new1\n- new2\n- new3\n"
+                                         r"- new4\nFeature names seen"):
+        apply(model, Frame(X, WORDS[:3] + [f"new{i}" for i in range(5)]))
+    # Columns only missing are not said to be "in the wrong order"; each
+    # count is its own.
+    with pytest.raises(ValueError) as caught:
+        apply(model, Frame(X[:, :5], WORDS[:5]))
+    assert "same order" not in str(caught.value)
+    assert str(caught.value).endswith("was fitted on 8 named columns, X has 5)")
 
 
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))
@@ -198,6 +211,20 @@ def test_names_on_one_side_only_warn(name, counts):
     plain = fit(make(), X, y)
     with pytest.warns(UserWarning, match=r"X has feature names, but \w+ was fitted without"):
         apply(plain, Frame(X, WORDS))
+
+
+def test_the_names_warning_points_at_the_line_that_called_kgeo(counts):
+    """That very line (file and line number), however deep kgeo's own calls
+    go, and not the line that called it."""
+    X, y = counts
+    for model in (kgeo.SVM(kernel="ngd").fit(Frame(X, WORDS), y),
+                  kgeo.MultinomialEmbedding().fit(Frame(X, WORDS)),
+                  kgeo.PLSA(n_components=2, random_state=0).fit(Frame(X, WORDS))):
+        apply = model.predict if isinstance(model, kgeo.SVM) else model.transform
+        with pytest.warns(UserWarning, match=r"X does not have valid feature names") as caught:
+            line = inspect.currentframe().f_lineno + 1
+            apply(X)
+        assert (caught[0].filename, caught[0].lineno) == (__file__, line)
 
 
 def test_mixed_column_names_are_refused_at_fit(counts):
@@ -289,6 +316,59 @@ def test_input_features_are_checked_against_the_fit(counts):
         named.get_feature_names_out(WORDS[::-1])
     with pytest.raises(kgeo.NotFittedError):
         kgeo.PLSA().get_feature_names_out()
+
+
+TRANSFORMERS = ["embedding", "plsa", "plsa-fisher", "hp-top"]
+
+
+@pytest.mark.parametrize("name", TRANSFORMERS)
+def test_every_transformer_checks_input_features_against_the_fit(name, counts):
+    """scikit-learn's rule for ``input_features``, whatever the output's names
+    are made of: the fit's names, in their order, of the fit's count, as a
+    1-D sequence; without names at fit, the words given replace x0, x1, ..."""
+    make, fit, _ = ESTIMATORS[name]
+    X, y = counts
+    model = fit(make(), Frame(X, WORDS), y)
+    assert model.get_feature_names_out(WORDS).tolist() == model.get_feature_names_out().tolist()
+    with pytest.raises(ValueError, match=r"input_features is not equal to feature_names_in_"):
+        model.get_feature_names_out(WORDS[::-1])
+    with pytest.raises(ValueError, match=r"input_features should have length equal to number "
+                                         r"of features \(8"):
+        model.get_feature_names_out(WORDS[:3])
+    plain = fit(make(), X, y)
+    with pytest.raises(ValueError, match=r"input_features should have length equal to number "
+                                         r"of features \(8, the columns of the fit's X\), got 8 "
+                                         r"name\(s\) in an array of shape \(8, 1\)"):
+        plain.get_feature_names_out(np.array(WORDS, dtype=object)[:, None])
+    given = [word.upper() for word in WORDS]
+    expected = plain.get_feature_names_out().tolist()
+    for i in range(len(WORDS)):  # x0 ... x7: no name is another's prefix
+        expected = [n.replace(f"x{i}", given[i]) for n in expected]
+    assert plain.get_feature_names_out(given).tolist() == expected
+
+
+def test_output_names_are_a_new_array_each_call(counts):
+    """A caller editing the names it got (a ColumnTransformer prefixes them)
+    renames neither the model's ``feature_names_in_`` nor the next call's."""
+    X, _ = counts
+    for model, first in ((kgeo.MultinomialEmbedding().fit(Frame(X, WORDS)), "apple"),
+                         (kgeo.MultinomialEmbedding().fit(X), "x0")):
+        names = model.get_feature_names_out()
+        assert names.dtype == object
+        names[0] = "edited"
+        assert model.get_feature_names_out()[0] == first
+        assert getattr(model, "feature_names_in_", [first])[0] == first
+
+
+def test_hp_top_output_names_check_the_parameters_as_transform_does(counts):
+    """The names are transform's for the current parameters, so a
+    ``prior_scores`` transform refuses is refused here too (a truthy string
+    would name prior columns transform never makes)."""
+    X, _ = counts
+    model = kgeo.HPTOPEmbedding().fit(X, np.arange(40) % 3).set_params(prior_scores="yes")
+    for method in (model.transform, lambda X: model.get_feature_names_out()):
+        with pytest.raises(TypeError, match=r"prior_scores must be True or False, got 'yes'"):
+            method(X)
 
 
 def test_a_pipeline_names_the_embeddings_columns_by_the_vocabulary():

@@ -3,7 +3,10 @@
 References are hand-computed values and scipy.stats.binomtest / chi2.
 """
 
+import decimal
+import fractions
 import math
+import re
 
 import numpy as np
 import pytest
@@ -161,6 +164,26 @@ def test_indicator_matrices_count_each_document_and_category(test):
 
 
 @pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
+def test_indicator_matrices_are_one_shape_and_checked_entry_by_entry(test):
+    """pred_b of another shape is refused as pred_a is (a 1-D row would
+    broadcast into decisions never made); decision values in a matrix are
+    counted by entry (50 documents x 4 categories), and a missing label in
+    an object matrix is found."""
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 2, (50, 4))
+    for other in (truth.ravel(), truth.T):
+        with pytest.raises(ValueError, match=r"must have the same shape.*got shapes \(50, 4\), "
+                                             r"\(50, 4\) and " + re.escape(str(other.shape))):
+            test(truth, truth, other)
+    with pytest.raises(ValueError, match=r"pred_a holds 200 values of 200 that are not labels"):
+        test(truth, rng.normal(size=(50, 4)) + truth, truth)
+    objects = truth.astype(object)
+    objects[3, 2] = None
+    with pytest.raises(ValueError, match=r"pred_b contains 1 missing label"):
+        test(truth, truth, objects)
+
+
+@pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
 def test_decision_values_passed_as_predictions_are_refused(test):
     """Found by a user's workflow: decision values compare unequal to every
     label, so both systems were wrong everywhere and the test reported no
@@ -178,16 +201,50 @@ def test_decision_values_passed_as_predictions_are_refused(test):
     test(y.astype(float), (y + 0.0), np.ones(60))
     test(np.zeros(60), np.zeros(60), np.r_[np.zeros(40), np.full(20, 0.5)])
     test(np.zeros(60), np.full(60, 3.0), np.zeros(60))  # a label y_true lacks, everywhere
-    # Scores in an object array, and infinite ones, are scores too.
+    # Scores in an object array, and infinite ones, are scores too: with an
+    # int among them (a label: 59 of 60 are not), or as Decimals or Fractions.
     with pytest.raises(ValueError, match=r"pred_a holds 60 values"):
         test(y, np.array(list(scores), dtype=object), y)
+    mixed = list(scores[:-1]) + [1]
+    with pytest.raises(ValueError, match=r"pred_a holds 59 values of 60 .*such as"):
+        test(y, np.array(mixed, dtype=object), y)
+    for kind in (decimal.Decimal, fractions.Fraction):
+        exact = np.array([kind(float(v)) for v in scores], dtype=object)
+        with pytest.raises(ValueError, match=r"pred_b holds 60 values of 60"):
+            test(y, y, exact)
+        whole = np.array([kind(int(v)) for v in y], dtype=object)
+        assert test(y, whole, y) == test(y, y, y)
+    # Beyond float64 (a fraction of 401 digits): shown cut short.
+    with pytest.raises(ValueError, match=r"such as Fraction\(20000000000, "):
+        test(y, np.array([fractions.Fraction(2 * 10**400 + 1, 2)] * 60, dtype=object), y)
     with pytest.raises(ValueError, match=r"pred_a holds 60 values of 60 .*such as inf"):
         test(y, np.full(60, np.inf), y)
-    # Labels of another float precision: said so.
+    # Labels of another float precision: said so, and only then.
     labels = np.array([0.1, 0.2, 0.3] * 20)
     with pytest.raises(ValueError, match=r"another precision than y_true's \(float64 against "
                                          r"float32\)"):
         test(labels.astype(np.float32), labels, labels)
+    with pytest.raises(ValueError, match=r"pass the predicted labels \(predict's output\)$"):
+        test(y.astype(float), scores, y)
+    with pytest.raises(ValueError, match=r"pass the predicted labels \(predict's output\)$"):
+        test(y.astype(float), np.array(list(scores), dtype=object), y)
+
+
+@pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
+def test_the_score_check_counts_labels_of_y_true_not_agreement(test):
+    """Predictions are judged by whether they are labels y_true has, not by
+    whether they are right: fractional labels (0.5, 1.5) wrong on most
+    documents are predictions of a bad system. Exactly half outside y_true's
+    labels is not over half."""
+    y = np.array([0.5, 1.5] * 20)
+    wrong = y[::-1].copy()
+    wrong[:4] = y[:4]
+    assert discordant_counts(y, y, wrong) == (36, 0)
+    test(y, wrong, y)
+    zeros = np.zeros(40)
+    test(zeros, zeros, np.r_[np.zeros(20), np.full(20, 0.5)])
+    with pytest.raises(ValueError, match=r"pred_b holds 21 values of 40"):
+        test(zeros, zeros, np.r_[np.zeros(19), np.full(21, 0.5)])
 
 
 @pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])

@@ -1526,6 +1526,40 @@ def test_a_document_without_a_word_is_decided_by_the_intercepts(kernel, n_classe
         kgeo.SVM(kernel=kernel).fit(with_empty_train, y, sample_weight=weight)
 
 
+def test_the_empty_documents_messages_list_ten_rows_and_name_the_first_class(rng):
+    """Up to ten empty training rows are listed, the rest counted (exactly ten:
+    no "and 0 more"); of several classes made only of empty documents, the
+    refusal names the first in ``classes_`` order, as every other message."""
+    X, y = ck.make_count_data(rng, 60, 8, 2)
+    X = np.asarray(X, dtype=float)
+    for n_empty, listed in ((10, r"rows 0, 1, 2, 3, 4, 5, 6, 7, 8, 9\) have"),
+                            (11, r"rows 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 1 more\) have")):
+        Z = X.copy()
+        Z[:n_empty] = 0.0
+        with pytest.warns(UserWarning, match=rf"{n_empty} training document\(s\) without a word "
+                                             rf"\(all-zero {listed}"):
+            kgeo.SVM(kernel="ngd").fit(Z, y)
+    labels = np.array(["c", "a", "b"])[np.arange(60) % 3]
+    Z = X.copy()
+    Z[labels != "c"] = 0.0
+    with pytest.raises(ValueError, match=r"every document of class 'a' is without a word"):
+        kgeo.SVM(kernel="ngd").fit(Z, labels)
+
+
+def test_a_zero_row_is_an_ordinary_point_for_the_euclidean_kernels(rng):
+    """The intercepts-only rule is the multinomial kernels': for rbf the zero
+    vector is a point like any other, decided by the kernel's formula,
+    sum_i coef_i exp(-gamma |sv_i|^2) + b (NumPy here), alone or in a batch."""
+    X, y = ck.make_count_data(rng, 40, 8, 2)
+    model = kgeo.SVM(kernel="rbf", gamma=0.05).fit(X, y)
+    sv = np.asarray(sp.csr_matrix(model.support_vectors_).toarray())
+    expected = model.dual_coef_[0] @ np.exp(-0.05 * np.sum(sv ** 2, axis=1)) + model.intercept_[0]
+    assert abs(expected - model.intercept_[0]) > 1e-3  # the rule would show
+    rows = np.vstack([np.asarray(X, dtype=float)[:3], np.zeros((1, 8))])
+    np.testing.assert_allclose(model.decision_function(rows[3:]), [expected], rtol=1e-10)
+    np.testing.assert_allclose(model.decision_function(rows)[3], expected, rtol=1e-10)
+
+
 def test_a_pipeline_predicts_texts_whose_words_are_all_unseen():
     """Found by a user's workflow: one text of unknown words made a whole
     batch (and every NGD fold of a grid search) fail."""
@@ -1629,6 +1663,11 @@ def test_break_ties_needs_the_ovr_shape_and_a_bool():
     # Unfitted, the model says so first, as SVC does.
     with pytest.raises(kgeo.NotFittedError):
         kgeo.SVM(break_ties=True, decision_function_shape="ovo").predict(grid)
+    # A NumPy bool (from an array of settings) is a bool, as for SVC.
+    for flag in (True, False):
+        np.testing.assert_array_equal(
+            kgeo.SVM(kernel="linear", break_ties=np.bool_(flag)).fit(X, y).predict(grid),
+            kgeo.SVM(kernel="linear", break_ties=flag).fit(X, y).predict(grid))
     for bad in ("yes", 1, None):
         with pytest.raises(ValueError, match=r"break_ties must be True or False, got"):
             kgeo.SVM(kernel="linear", break_ties=bad).fit(X, y)
