@@ -161,8 +161,9 @@ def check_kernel_samples(X, *, name="X", numbers=None):
             raise ValueError(
                 f"Found 0 sample(s) in {name} while a minimum of 1 is required; {name} is "
                 f"empty")
-        if numbers is False or isinstance(X[0], (str, bytes)):
+        if numbers is False or (numbers is None and isinstance(X[0], (str, bytes))):
             # Text: an array of it would copy every string at the longest one's width.
+            # (A model fitted on numbers refuses text below, by its dtype.)
             return list(X), False
         try:
             array = np.asarray(X)

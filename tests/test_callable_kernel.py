@@ -598,3 +598,21 @@ def test_ragged_rows_after_a_fit_on_numbers_are_named():
     with pytest.raises(ValueError, match=r"X holds samples of different lengths, but this "
                                          r"SVM's kernel function was fitted on rows of numbers"):
         model.predict([[1.0, 2.0, 3.0], [1.0]])
+
+
+def test_text_after_a_fit_on_numbers_is_refused_before_the_function_is_called():
+    """A list of strings, as an array of them, is no rows of numbers: refused
+    by kgeo, not handed to the function against numeric support vectors
+    (it was, where the first sample was a str or bytes)."""
+    calls = []
+
+    def counted(A, B):
+        calls.append(1)
+        return histogram_intersection(A, B)
+
+    model = kgeo.SVM(kernel=counted).fit(X_SMALL, Y_SMALL)
+    calls.clear()
+    for text in (["ab", "cd"], [b"ab", b"cd"], np.array(["ab", "cd"])):
+        with pytest.raises(TypeError, match=r"X must hold numbers \(bool, int or float\)"):
+            model.predict(text)
+    assert calls == []

@@ -151,6 +151,21 @@ def csr_with_indptr(indptr):
     return Z
 
 
+def csc_with_row(row):
+    # X as CSC with its last stored row index set by hand
+    Z = sp.csc_matrix(X)
+    Z.indices[-1] = row
+    return Z
+
+
+def bsr_with(name, position, value):
+    # X as BSR of 1 x 1 blocks with one entry of an index array set by hand
+    Z = sp.csr_matrix(X).tobsr(blocksize=(1, 1))
+    setattr(Z, name, getattr(Z, name).copy())
+    getattr(Z, name)[position] = value
+    return Z
+
+
 def csr_with_int64_indices():
     Z = sp.csr_matrix(X)
     Z.indices, Z.indptr = Z.indices.astype(np.int64), Z.indptr.astype(np.int64)
@@ -356,10 +371,29 @@ BAD_INPUTS = [
      r"X is not a valid CSR sparse matrix: indptr has shape \(3,\), expected \(7,\)"),
     ("predict-csr-index-out-of-range", "fitted().predict(csr_with_column(7))", ValueError,
      r"X is not a valid CSR sparse matrix: indices range over \[0, 7\]"),
+    # one past the last column (row) still lies outside: a CSR entry there
+    # moved into the next row, a CSC one wrote past SciPy's arrays
+    ("csr-index-one-past", "kgeo.SVM().fit(csr_with_column(3), y)", ValueError,
+     r"X is not a valid CSR sparse matrix: indices range over \[0, 3\] but must lie in \[0, 2\]"),
+    ("csc-index-one-past", "kgeo.SVM().fit(csc_with_row(6), y)", ValueError,
+     r"X is not a valid CSC sparse matrix: indices range over \[0, 6\] but must lie in \[0, 5\]"),
+    # SciPy's BSR conversion trusts the block indices (a wrong matrix, or a
+    # corrupted heap for a decreasing indptr): checked in full first
+    ("bsr-index-out-of-range", "kgeo.SVM().fit(bsr_with('indices', 0, 5), y)", ValueError,
+     r"X is not a valid BSR sparse matrix"),
+    ("bsr-indptr-decreasing", "kgeo.SVM().fit(bsr_with('indptr', 1, 9), y)", ValueError,
+     r"X is not a valid BSR sparse matrix"),
     # found by an adversarial review (2026-11-22): each gave a silent wrong
     # result, NaN, or an error that did not name the input
     ("labels-list-nan", "kgeo.SVM().fit(X, ['a', 'a', float('nan'), 'b', 'b', 'b'])",
      ValueError, r"missing label \(nan\)"),
+    # an infinite label in an object array would be a class of its own
+    ("labels-object-decimal-inf",
+     "kgeo.SVM().fit(X, np.array([Decimal(0)] * 3 + [Decimal('Infinity')] + [Decimal(1)] * 2))",
+     ValueError, r"missing label \(Decimal\('Infinity'\)\)"),
+    ("labels-object-float-inf",
+     "kgeo.SVM().fit(X, np.array([0, 0, 0, float('inf'), 1, 1], dtype=object))",
+     ValueError, r"missing label \(inf\)"),
     ("labels-list-int-and-str", "kgeo.SVM().fit(X, [0, 1, 0, 1, 0, '1'])", ValueError,
      r"mixes label types \['int', 'str'\]"),
     ("score-y-none", "fitted().score(X, None)", ValueError, r"requires y to be passed"),

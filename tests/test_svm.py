@@ -637,7 +637,7 @@ def test_fit_reads_a_canonical_csr_in_place_and_leaves_it_alone(kernel, rng):
 
 
 @pytest.mark.parametrize("change", ["unsorted", "duplicate", "explicit zero", "int64",
-                                    "float32", "csc", "strided"])
+                                    "float32", "csc", "strided", "strided indptr"])
 def test_check_matrix_copies_what_it_must_change(change, rng):
     """copy=False shares arrays only with an input needing no change; any
     other input is copied, then made canonical, and left as it was."""
@@ -663,8 +663,11 @@ def test_check_matrix_copies_what_it_must_change(change, rng):
         X = X.astype(np.float32)
     elif change == "csc":
         X = X.tocsc()
-    else:
+    elif change == "strided":
         X = sp.csr_matrix((np.repeat(X.data, 2)[::2], X.indices, X.indptr), shape=X.shape)
+    else:  # the compiled loops read indptr as a contiguous array too
+        X.indptr = np.repeat(X.indptr, 2)[::2]
+        assert not X.indptr.flags.c_contiguous
     arrays = [np.array(a, copy=True) for a in (X.data, X.indices, X.indptr)]
     assert not kgeo._validation._is_canonical_csr(X, "X")
     checked = kgeo._validation.check_matrix(X, copy=False)
@@ -1952,10 +1955,29 @@ def test_labels_that_numpy_cannot_test_for_finiteness_are_classes(rng):
 
     X, y = ck.make_count_data(rng, 30, 5, 2)
     reference = kgeo.SVM().fit(X, y)
-    for labels in ([2**64 + int(v) for v in y], [Fraction(int(v) + 1) for v in y]):
+    # Beyond float64 too: math.isfinite would raise OverflowError on them.
+    for labels in ([2**64 + int(v) for v in y], [Fraction(int(v) + 1) for v in y],
+                   [2**2000 + int(v) for v in y], [Fraction(10**400 + int(v)) for v in y]):
         model = kgeo.SVM().fit(X, labels)
         assert model.classes_.tolist() == sorted(set(labels))
         np.testing.assert_array_equal(model.dual_coef_, reference.dual_coef_)
+
+
+def test_score_takes_labels_of_any_number_type_and_weights_of_any_size(rng):
+    """Bools, NumPy bools and Decimals are numbers: equal to the integer
+    classes they stand for, scored, not refused as another kind of label.
+    Weights near float64's largest (their sum overflows) give the share of
+    weight predicted right, not inf / inf."""
+    import decimal
+
+    X, y = ck.make_count_data(rng, 40, 5, 2)
+    model = kgeo.SVM().fit(X, y)
+    expected = model.score(X, y)
+    assert expected < 1.0  # some wrong: a wrong kind would show
+    for labels in (y.astype(bool), np.array([np.bool_(v) for v in y], dtype=object),
+                   np.array([decimal.Decimal(int(v)) for v in y], dtype=object)):
+        assert model.score(X, labels) == expected
+    assert model.score(X, y, sample_weight=np.full(40, 1e308)) == expected
 
 
 def test_class_weight_keys_that_equal_a_class_are_found(rng):
