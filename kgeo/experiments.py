@@ -1099,12 +1099,18 @@ def markdown_report(results):
             for c in cells:
                 lines.append(f"| {_label(c.representation, c.normalization, c.kernel)} | "
                              + " | ".join(f"{a:.2f}" for a in c.split_accuracy) + " |")
-        empty_test = sum(sum(c.n_empty_test) for c in cells if c.kernel == "ngd")
-        empty_train = sum(sum(c.n_empty_train) for c in cells if c.kernel == "ngd")
-        if empty_test or empty_train:
-            lines += ["", f"NGD cells: {empty_train} empty training document(s) left out of "
-                          f"training, {empty_test} empty test document(s) predicted from the "
-                          f"intercepts (and counted)."]
+        # Per cell (TF-IDF can empty a document TF keeps: words in every
+        # training document weigh 0), and over the splits a document is in.
+        ngd = [c for c in cells if c.kernel == "ngd"]
+        if any(sum(c.n_empty_train) + sum(c.n_empty_test) for c in ngd):
+            n_splits = len(cells[0].split_names)
+            over = "" if n_splits == 1 else f", summed over the {n_splits} splits"
+            counts = "; ".join(
+                f"{ {'tf': 'TF', 'tfidf': 'TF-IDF'}[c.representation]} {sum(c.n_empty_train)} "
+                f"training and {sum(c.n_empty_test)} test" for c in ngd)
+            lines += ["", f"Documents without a word in the NGD cells{over}: {counts}. NGD "
+                          f"leaves the training ones out and predicts the test ones from the "
+                          f"intercepts (they count in the accuracy)."]
         lines += ["", "### Significance (Table 3): NGD (L1) against LIN and NED (L2)", "",
                   "Micro sign test (one-sided) and McNemar's test (continuity-corrected), "
                   "on the test documents of all splits pooled. n: documents exactly one "
