@@ -1062,8 +1062,12 @@ def _stage_outputs(results, out_dir, files, stage, figure, progress):
                             f"(pip install 'kgeo[plot]' to draw it)")
 
 
+# How the tables name the representations.
+_REPRESENTATION_NAMES = {"tf": "TF", "tfidf": "TF-IDF"}
+
+
 def _label(representation, normalization, kernel):
-    rep = {"tf": "TF", "tfidf": "TF-IDF"}[representation]
+    rep = _REPRESENTATION_NAMES[representation]
     return f"{rep} {normalization.upper()} {kernel.upper()}"
 
 
@@ -1089,7 +1093,7 @@ def markdown_report(results):
         for c in cells:
             paper = "" if c.paper is None else f"{c.paper:.2f}"
             diff = "" if c.paper is None else f"{c.accuracy - c.paper:+.2f}"
-            rep = {"tf": "TF", "tfidf": "TF-IDF"}[c.representation]
+            rep = _REPRESENTATION_NAMES[c.representation]
             lines.append(f"| {rep} | {c.normalization.upper()} | {c.kernel.upper()} | "
                          f"{c.accuracy:.2f} | {paper} | {diff} | {c.seconds:.1f} |")
         if len(cells[0].split_names) > 1:
@@ -1106,7 +1110,7 @@ def markdown_report(results):
             n_splits = len(cells[0].split_names)
             over = "" if n_splits == 1 else f", summed over the {n_splits} splits"
             counts = "; ".join(
-                f"{ {'tf': 'TF', 'tfidf': 'TF-IDF'}[c.representation]} {sum(c.n_empty_train)} "
+                f"{_REPRESENTATION_NAMES[c.representation]} {sum(c.n_empty_train)} "
                 f"training and {sum(c.n_empty_test)} test" for c in ngd)
             lines += ["", f"Documents without a word in the NGD cells{over}: {counts}. NGD "
                           f"leaves the training ones out and predicts the test ones from the "
@@ -1122,7 +1126,7 @@ def markdown_report(results):
         for r in results.significance:
             if r["dataset"] != dataset:
                 continue
-            rep = {"tf": "TF", "tfidf": "TF-IDF"}[r["representation"]]
+            rep = _REPRESENTATION_NAMES[r["representation"]]
             both = r["sign_p"] < SIGNIFICANCE_LEVEL and r["mcnemar_p"] < SIGNIFICANCE_LEVEL
             lines.append(
                 f"| {rep} | {r['system_a'].upper()} vs {r['system_b'].upper()} | {r['n']} | "
@@ -1135,7 +1139,7 @@ def markdown_report(results):
             for row in results.c_sweep_summary:
                 if row["dataset"] != dataset:
                     continue
-                rep = {"tf": "TF", "tfidf": "TF-IDF"}[row["representation"]]
+                rep = _REPRESENTATION_NAMES[row["representation"]]
                 swept = [c for c in results.c_sweep
                          if c.dataset == dataset and c.representation == row["representation"]]
                 Cs = sorted({c.C for c in swept})

@@ -244,10 +244,12 @@ def _is_whole_number(value):
 
 
 def _short_number(value):
-    try:
-        return f"{float(value):.4g}"
-    except OverflowError:  # an int or Decimal beyond float64
-        return f"{value!r:.20}"
+    """A float as ``.4g``; another number as it prints (a Fraction as 1/3),
+    cut at 20 characters (an int of 400 digits)."""
+    if isinstance(value, (float, np.floating)):
+        return f"{value:.4g}"
+    text = str(value)
+    return text if len(text) <= 20 else text[:17] + "..."
 
 
 def discordant_counts(y_true, pred_a, pred_b):

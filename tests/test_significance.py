@@ -214,9 +214,14 @@ def test_decision_values_passed_as_predictions_are_refused(test):
             test(y, y, exact)
         whole = np.array([kind(int(v)) for v in y], dtype=object)
         assert test(y, whole, y) == test(y, y, y)
-    # Beyond float64 (a fraction of 401 digits): shown cut short.
-    with pytest.raises(ValueError, match=r"such as Fraction\(20000000000, "):
+    # Shown as they print, cut short beyond 20 characters (401 digits here,
+    # beyond float64; the Decimal's float would be 0).
+    with pytest.raises(ValueError, match=r"such as 1/3, 1/3, 1/3: they look"):
+        test(y, np.array([fractions.Fraction(1, 3)] * 60, dtype=object), y)
+    with pytest.raises(ValueError, match=r"such as 20000000000000000\.\.\., "):
         test(y, np.array([fractions.Fraction(2 * 10**400 + 1, 2)] * 60, dtype=object), y)
+    with pytest.raises(ValueError, match=r"such as 1\.5E-400, "):
+        test(y, np.array([decimal.Decimal("1.5e-400")] * 60, dtype=object), y)
     with pytest.raises(ValueError, match=r"pred_a holds 60 values of 60 .*such as inf"):
         test(y, np.full(60, np.inf), y)
     # Labels of another float precision: said so, and only then.
