@@ -934,8 +934,9 @@ class SVM(EstimatorMixin):
         centre they were moved by (None: not moved). ``kept``: the caller's
         numbers of X_checked's rows where it holds only some of them (else None)."""
         if kernel.on_simplex:
-            # Checked before the sort below, so that messages name the caller's rows.
-            check_on_simplex(X_checked, name="X", kernel=self.kernel, row_names=kept)
+            # Negative entries (fit gave the rows without a word weight 0, so
+            # none is left here).
+            check_on_simplex(X_checked, name="X", kernel=self.kernel)
         if kernel.half_space:
             spherical_normal_sigmas(X_checked, name="X", row_names=kept)
         # Corpora read folder by folder often come sorted: no copy then.

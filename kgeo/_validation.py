@@ -559,13 +559,11 @@ def check_feature_names(names, *, estimator, fitted_names):
                                f"columns, X has {len(names)})")
 
 
-def check_on_simplex(X, *, name="X", kernel="ngd", row_names=None, empty_rows="raise"):
+def check_on_simplex(X, *, name="X", kernel="ngd", empty_rows="raise"):
     """Check that every row of a CSR matrix can be L1-normalised.
 
-    ``row_names[i]``, where given, is the caller's number of row i (X a
-    selection of the caller's rows). ``empty_rows="allow"`` lets rows
-    without any entry pass (fit leaves them out, prediction gives them the
-    intercepts' decision values).
+    ``empty_rows="allow"`` lets rows without any entry pass (fit leaves them
+    out, prediction gives them the intercepts' decision values).
 
     Raises
     ------
@@ -582,8 +580,6 @@ def check_on_simplex(X, *, name="X", kernel="ngd", row_names=None, empty_rows="r
     if empty_rows == "allow":
         return
     empty = np.flatnonzero(np.diff(X.indptr) == 0)
-    if empty.size and row_names is not None:
-        empty = np.asarray(row_names)[empty]
     if empty.size:
         listed = ", ".join(str(i) for i in empty[:_MAX_ROWS_LISTED])
         more = f" and {empty.size - _MAX_ROWS_LISTED} more" if empty.size > _MAX_ROWS_LISTED else ""
