@@ -1322,14 +1322,21 @@ def test_cli_without_a_command_is_a_usage_error(capsys):
     assert "required" in capsys.readouterr().err
 
 
-def test_cli_demo_into_a_closed_pipe_exits_1_quietly(tmp_path):
+@pytest.mark.parametrize("buffered", [True, False])
+def test_cli_demo_into_a_closed_pipe_exits_1_quietly(tmp_path, buffered):
     """stdout closed before the demo prints: exit status 1, nothing on stderr
     (no "Exception ignored ... BrokenPipeError" at exit). `kgeo demo | head -c 1`
     does not reach this path: the demo's few lines sit in stdout's buffer until
-    the end, and head is still reading then. The child imports this kgeo."""
+    the end, and head is still reading then. Buffered, as stdout to a pipe is by
+    default, the pipe fails at kgeo's own flush of stdout; unbuffered
+    (PYTHONUNBUFFERED, set on some machines), at the first line printed. The
+    child imports this kgeo."""
     import kgeo
 
     env = dict(os.environ)
+    env.pop("PYTHONUNBUFFERED", None)
+    if not buffered:
+        env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (os.path.dirname(os.path.dirname(kgeo.__file__)), env.get("PYTHONPATH")) if p)
     read_end, write_end = os.pipe()
