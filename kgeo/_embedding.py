@@ -200,10 +200,10 @@ def spherical_normal_mle(sets):
     ------
     ValueError
         If a set is not a finite 2-D array of d columns, or its points are
-        all equal (sigma = 0: a point mass, on the boundary of the family).
-        Any other finite set has its MLE in float64 (mu and sigma are at
-        most its largest coordinate's magnitude), and gets it, computed
-        without overflow or underflow.
+        all equal (sigma = 0: a point mass, on the boundary of the family),
+        or its sigma is below float64's smallest subnormal. Any other finite
+        set gets its MLE, computed without overflow or underflow (mu and
+        sigma are at most its largest coordinate's magnitude).
     """
     if isinstance(sets, np.ndarray) and sets.ndim == 3:
         sets = list(sets)
@@ -217,7 +217,7 @@ def spherical_normal_mle(sets):
             points = points.toarray()
         try:
             points = np.asarray(points, dtype=np.float64)
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, OverflowError) as error:
             raise ValueError(f"set {i} is not an array of numbers: {error}") from None
         if points.ndim != 2 or points.shape[0] < 1 or points.shape[1] < 1:
             raise ValueError(f"set {i} must be a 2-D array of points (m, d), m >= 1, d >= 1; "
@@ -231,6 +231,11 @@ def spherical_normal_mle(sets):
             raise ValueError(f"set {i} has NaN or infinite coordinates")
         mu, sigma = _mean_and_spread(points)
         if not sigma > 0:
+            if np.any(points != points[0]):
+                raise ValueError(
+                    f"set {i}'s sigma (the root mean square of its points' distances to "
+                    f"the mean) is below float64's smallest number, "
+                    f"{np.finfo(np.float64).smallest_subnormal:.3g}; scale the points up")
             raise ValueError(
                 f"set {i} has sigma = 0 (its {points.shape[0]} point(s) are all equal): a "
                 f"point mass, on the boundary of the spherical normal family, where the "
@@ -244,6 +249,11 @@ def spherical_normal_mle(sets):
     return np.vstack(rows)
 
 
+# Columns whose largest magnitude lies in [2**-450, 2**450] (or is 0) take
+# the plain formulas: their squared deviations stay normal float64 numbers.
+_PLAIN_RANGE = (2.0 ** -450, 2.0 ** 450)
+
+
 def _mean_and_spread(points):
     """``mean(points, axis=0)`` and ``sqrt(sum |x_i - mu|^2 / (m d))`` for any
     finite points, without overflow or underflow in between.
@@ -251,16 +261,22 @@ def _mean_and_spread(points):
     The plain formulas overflow for coordinates near 1e154 and above (their
     squares; near 1e308 the sums too), and lose a set whose coordinates are
     near 1e-160 and below to squares that underflow (sigma 0: "all equal").
-    So each column is read in units of a power of two near its largest
-    magnitude (dividing by one is exact: ordinary data keep the mean's bits),
-    its deviations from the mean in units of a power of two near their own
+    Sets whose columns all lie within ``_PLAIN_RANGE`` take them (NumPy's
+    mean, bit for bit). Others are read column by column in units of a power
+    of two near the column's largest magnitude (dividing by one is exact),
+    their deviations from the mean in units of a power of two near their own
     largest, and the columns' sums of squares are added relative to the
     largest column's unit: a column's sum that underflows there is far below
     that column's rounding.
     """
+    largest = np.max(np.abs(points), axis=0)
+    if np.all(((largest >= _PLAIN_RANGE[0]) | (largest == 0)) & (largest <= _PLAIN_RANGE[1])):
+        mu = points.mean(axis=0)
+        centred = points - mu
+        return mu, float(np.sqrt(np.einsum("ij,ij->", centred, centred) / points.size))
     # max|x| = f 2**e with f in [0.5, 1): units 2**(e - 1) put each column's
     # largest coordinate in [1, 2), and 2**(e - 1) stays finite at e = 1024.
-    _, exponent = np.frexp(np.max(np.abs(points), axis=0))
+    _, exponent = np.frexp(largest)
     exponent = exponent - 1
     scaled = np.ldexp(points, -exponent)
     mu_scaled = scaled.mean(axis=0)

@@ -161,9 +161,15 @@ def check_kernel_samples(X, *, name="X", numbers=None):
             raise ValueError(
                 f"Found 0 sample(s) in {name} while a minimum of 1 is required; {name} is "
                 f"empty")
-        if numbers is False or (numbers is None and isinstance(X[0], (str, bytes))):
+        if isinstance(X[0], (str, bytes)) and numbers:
+            # Refused here: an array of it would copy every string at the longest
+            # one's width only to be refused by its dtype.
+            raise TypeError(
+                f"{name} must hold numbers (bool, int or float), got a sequence of "
+                f"{type(X[0]).__name__}: this SVM's kernel function was fitted on rows of "
+                f"numbers")
+        if numbers is False or isinstance(X[0], (str, bytes)):
             # Text: an array of it would copy every string at the longest one's width.
-            # (A model fitted on numbers refuses text below, by its dtype.)
             return list(X), False
         try:
             array = np.asarray(X)

@@ -204,25 +204,28 @@ def _check_not_scores(name, pred, y_true):
         # Numbers held as Python objects (scores listed with an int among
         # them, Decimals, Fractions): judged one by one as they are, since
         # not every one of them has a float64.
-        if not all(isinstance(v, (numbers.Real, decimal.Decimal)) for v in pred):
+        if not all(isinstance(v, (numbers.Real, decimal.Decimal, np.bool_)) for v in pred):
             return
         labels = set(y_true.tolist())
         outside = np.fromiter((v not in labels for v in pred), bool, pred.shape[0])
         values = pred[outside]
         fractional = np.fromiter((not _is_whole_number(v) for v in values), bool, values.shape[0])
+        floats = {np.dtype(type(v)) for v in values if isinstance(v, (float, np.floating))}
+        float_dtype = floats.pop() if len(floats) == 1 else None
     elif pred.dtype.kind == "f":
         outside = ~np.isin(pred, y_true)
         values = pred[outside]
         fractional = ~np.isfinite(values) | (values != np.round(values))
+        float_dtype = pred.dtype
     else:
         return
     if outside.mean() <= 0.5 or not fractional.any():
         return
     examples = ", ".join(_short_number(v) for v in values[fractional][:3])
-    precision = (f"; or labels of another precision than y_true's ({pred.dtype} against "
+    precision = (f"; or labels of another precision than y_true's ({float_dtype} against "
                  f"{y_true.dtype}), which differ from them in the last digits"
-                 if y_true.dtype.kind == pred.dtype.kind == "f" and y_true.dtype != pred.dtype
-                 else "")
+                 if y_true.dtype.kind == "f" and float_dtype is not None
+                 and float_dtype != y_true.dtype else "")
     raise ValueError(
         f"{name} holds {int(outside.sum())} values of {pred.shape[0]} that are not labels "
         f"of y_true, such as {examples}: they look like decision values or probabilities "
@@ -231,23 +234,28 @@ def _check_not_scores(name, pred, y_true):
 
 
 def _is_whole_number(value):
-    """Whether a real number (int, float, Decimal, Fraction, NumPy scalar) is
-    a finite whole number."""
-    if isinstance(value, numbers.Integral):
+    """Whether a real number (int, bool, float, Decimal, Fraction, NumPy
+    scalar) is a finite whole number, judged in its own precision."""
+    if isinstance(value, (numbers.Integral, np.bool_)):
         return True
     if isinstance(value, decimal.Decimal):
         return value.is_finite() and value == value.to_integral_value()
     if isinstance(value, numbers.Rational):
         return value.denominator == 1
+    if isinstance(value, (float, np.floating)):  # np.longdouble too, without a float()
+        return bool(np.isfinite(value) and value == np.floor(value))
     value = float(value)
     return math.isfinite(value) and value.is_integer()
 
 
 def _short_number(value):
-    """A float as ``.4g``; another number as it prints (a Fraction as 1/3),
-    cut at 20 characters (an int of 400 digits)."""
-    if isinstance(value, (float, np.floating)):
+    """A float as ``.4g`` (wider ones in their own precision); another number
+    as it prints (a Fraction as 1/3), cut at 20 characters (an int of 400
+    digits)."""
+    if isinstance(value, (float, np.float64, np.float32, np.float16)):
         return f"{value:.4g}"
+    if isinstance(value, np.floating):
+        return np.format_float_scientific(value, precision=3, trim="-")
     text = str(value)
     return text if len(text) <= 20 else text[:17] + "..."
 

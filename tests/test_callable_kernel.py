@@ -616,3 +616,14 @@ def test_text_after_a_fit_on_numbers_is_refused_before_the_function_is_called():
         with pytest.raises(TypeError, match=r"X must hold numbers \(bool, int or float\)"):
             model.predict(text)
     assert calls == []
+    # Before any array of it is made: one long string among many short ones
+    # would copy them all at its width (2 GB for 100,000 strings here).
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(TypeError, match=r"got a sequence of str"):
+            model.predict(["a"] * 100_000 + ["x" * 5_000])
+        assert tracemalloc.get_traced_memory()[1] < 50 * 2**20
+    finally:
+        tracemalloc.stop()

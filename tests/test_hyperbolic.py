@@ -330,28 +330,33 @@ def _decimal_mle(points):
 
 @pytest.mark.filterwarnings("error")
 def test_spherical_normal_mle_at_any_scale(monkeypatch):
-    """Coordinates anywhere in float64's normal range, each column at its own
-    scale: sigma within 3e-16 of the exact MLE, the mean NumPy's bits where
-    NumPy's sum does not overflow. The plain formulas' squares overflowed at
-    1e154 and above (sigma inf) and underflowed below 1e-160 (sigma 0: "all
-    equal"), and a column of 1e150 hid every column below 1e-160."""
+    """Coordinates anywhere in float64's range, each column at its own scale:
+    sigma within 3e-16 of the exact MLE; the mean NumPy's bits for columns
+    within 2**-450 and 2**450 (the plain formulas), elsewhere within the
+    rounding of a sum at the column's scale. The plain formulas' squares
+    overflowed at 1e154 and above (sigma inf) and underflowed below 1e-160
+    (sigma 0: "all equal"), and a column of 1e150 hid every column below
+    1e-160."""
     rng = np.random.default_rng(5)
     biggest = np.finfo(np.float64).max
     sets = [np.array([[1e200], [-1e200]]), np.array([[1.7e308, 0.0], [1.7e308, 1.0]]),
             np.array([[1e-200, 0.0], [0.0, 3e-200]]),
-            np.array([[1e150, 1e-170], [1e150, -1e-170]]), np.array([[biggest], [-biggest]])]
+            np.array([[1e150, 1e-170], [1e150, -1e-170]]), np.array([[biggest], [-biggest]]),
+            np.array([[2.0 ** 100], [-2.0 ** 100], [2.0 ** -1000]]),
+            np.array([[4707500973758675.0], [3453079897302208.0], [3679199551440676.0]])
+            * 2.0 ** -1074]
     sets += [rng.normal(size=(int(rng.integers(2, 6)), 3)) * 10.0 ** rng.integers(-290, 300, 3)
              for _ in range(200)]
     for points in sets:
         row = kgeo.spherical_normal_mle([points])[0]
         mu, sigma = _decimal_mle(points)
-        assert abs((Decimal(row[-1]) - sigma) / sigma) < Decimal(3e-16)
-        with np.errstate(over="ignore"):
-            plain = points.mean(axis=0)
-        summed = np.isfinite(plain)
-        np.testing.assert_array_equal(row[:-1][summed], plain[summed])
-        for j in np.flatnonzero(~summed):
-            assert abs((Decimal(row[j]) - mu[j]) / mu[j]) < Decimal(1e-15)
+        tiny = Decimal(np.finfo(np.float64).smallest_subnormal)  # a subnormal's spacing
+        assert abs(Decimal(row[-1]) - sigma) <= Decimal(3e-16) * sigma + tiny
+        largest = np.abs(points).max(axis=0)
+        if np.all((largest == 0) | ((largest >= 2.0 ** -450) & (largest <= 2.0 ** 450))):
+            np.testing.assert_array_equal(row[:-1], points.mean(axis=0))
+        for j, exact in enumerate(mu):
+            assert abs(Decimal(row[j]) - exact) <= Decimal(2.0 ** -52) * Decimal(largest[j]) + tiny
     # sigma <= max |x| and the mean lies among the points, so only rounding at
     # the top of float64 could take either past it; then the set is refused.
     monkeypatch.setattr("kgeo._embedding._mean_and_spread",
@@ -363,6 +368,9 @@ def test_spherical_normal_mle_at_any_scale(monkeypatch):
 
 @pytest.mark.parametrize("sets, match", [
     ([np.ones((3, 2))], "set 0 has sigma = 0"),
+    # Not all equal, but sigma (2.5e-324) rounds to 0: said so, not "all equal".
+    ([np.array([[0.0], [5e-324]])], r"set 0's sigma .* is below float64's smallest number"),
+    ([[[10**400], [1]]], "set 0 is not an array of numbers: int too large"),
     ([np.zeros((2, 2)) + [[0, 1], [1, 0]], np.zeros((2, 3))], "set 1 has points of dimension 3"),
     ([np.array([[np.nan, 1.0], [0.0, 0.0]])], "set 0 has NaN"),
     ([np.zeros(3)], r"set 0 must be a 2-D array"),

@@ -222,6 +222,14 @@ def test_decision_values_passed_as_predictions_are_refused(test):
         test(y, np.array([fractions.Fraction(2 * 10**400 + 1, 2)] * 60, dtype=object), y)
     with pytest.raises(ValueError, match=r"such as 1\.5E-400, "):
         test(y, np.array([decimal.Decimal("1.5e-400")] * 60, dtype=object), y)
+    # Judged in their own precision: a long double 2**53 + 0.5 is no whole
+    # number (its float() is), and a NumPy bool among scores is a number.
+    if np.finfo(np.longdouble).nmant > 52:
+        wide = np.longdouble(2**53) + np.longdouble(0.5)
+        with pytest.raises(ValueError, match=r"pred_a holds 60 values"):
+            test(y, np.array([wide] * 60, dtype=object), y)
+    with pytest.raises(ValueError, match=r"pred_a holds 59 values"):
+        test(y, np.array([np.True_] + list(scores[1:]), dtype=object), y)
     with pytest.raises(ValueError, match=r"pred_a holds 60 values of 60 .*such as inf"):
         test(y, np.full(60, np.inf), y)
     # Labels of another float precision: said so, and only then.
@@ -233,6 +241,10 @@ def test_decision_values_passed_as_predictions_are_refused(test):
         test(y.astype(float), scores, y)
     with pytest.raises(ValueError, match=r"pass the predicted labels \(predict's output\)$"):
         test(y.astype(float), np.array(list(scores), dtype=object), y)
+    # Floats held in an object array are float64 against float32 too.
+    with pytest.raises(ValueError, match=r"another precision than y_true's \(float64 against "
+                                         r"float32\)"):
+        test(labels.astype(np.float32), np.array(list(labels), dtype=object), labels)
 
 
 @pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
