@@ -227,9 +227,10 @@ def spherical_normal_mle(sets):
         elif points.shape[1] != dimension:
             raise ValueError(f"set {i} has points of dimension {points.shape[1]}, set 0 of "
                              f"{dimension}: every set must lie in the same R^d")
-        if not np.all(np.isfinite(points)):
+        largest = np.max(np.abs(points), axis=0)  # NaN where a column holds one
+        if not np.all(np.isfinite(largest)):
             raise ValueError(f"set {i} has NaN or infinite coordinates")
-        mu, sigma = _mean_and_spread(points)
+        mu, sigma = _mean_and_spread(points, largest)
         if not sigma > 0:
             if np.any(points != points[0]):
                 raise ValueError(
@@ -254,7 +255,7 @@ def spherical_normal_mle(sets):
 _PLAIN_RANGE = (2.0 ** -450, 2.0 ** 450)
 
 
-def _mean_and_spread(points):
+def _mean_and_spread(points, largest):
     """``mean(points, axis=0)`` and ``sqrt(sum |x_i - mu|^2 / (m d))`` for any
     finite points, without overflow or underflow in between.
 
@@ -267,10 +268,11 @@ def _mean_and_spread(points):
     their deviations from the mean in units of a power of two near their own
     largest, and the columns' sums of squares are added relative to the
     largest column's unit: a column's sum that underflows there is far below
-    that column's rounding.
+    that column's rounding. ``largest``: each column's largest magnitude.
     """
-    largest = np.max(np.abs(points), axis=0)
-    if np.all(((largest >= _PLAIN_RANGE[0]) | (largest == 0)) & (largest <= _PLAIN_RANGE[1])):
+    low, high = _PLAIN_RANGE
+    if largest.max() <= high and (largest.min() >= low
+                                  or np.all((largest >= low) | (largest == 0))):
         mu = points.mean(axis=0)
         centred = points - mu
         return mu, float(np.sqrt(np.einsum("ij,ij->", centred, centred) / points.size))

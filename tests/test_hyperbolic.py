@@ -360,7 +360,7 @@ def test_spherical_normal_mle_at_any_scale(monkeypatch):
     # sigma <= max |x| and the mean lies among the points, so only rounding at
     # the top of float64 could take either past it; then the set is refused.
     monkeypatch.setattr("kgeo._embedding._mean_and_spread",
-                        lambda points: (np.array([np.inf]), 1.0))
+                        lambda points, largest: (np.array([np.inf]), 1.0))
     with pytest.raises(ValueError, match=r"set 0's spherical normal lies beyond float64: its "
                                          r"mean or sigma .* scale the points down"):
         kgeo.spherical_normal_mle([np.array([[biggest], [-biggest]])])
