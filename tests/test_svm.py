@@ -2897,6 +2897,30 @@ def test_sample_weight_matches_libsvm(rng):
                                atol=1e-5)
 
 
+@pytest.mark.parametrize("weight, n_free", [([1.0, 1.0, 20.0, 1.0], 1), (None, 0)])
+def test_intercept_over_one_or_no_free_variable_matches_sklearn_svc(weight, n_free):
+    """b* is the mean of -y G over the free variables, even when there is a
+    single one, and the midpoint of the interval the KKT conditions leave
+    for b when there is none: libsvm's rules on the same Gram (its intercept
+    to rounding). Random problems rarely end with exactly one free variable:
+    here the heavy row 2 is the only one, the others sit on 0 or C."""
+    from sklearn.svm import SVC
+
+    X = np.array([[0.0, 1.0], [0.5, 0.0], [2.0, 0.5], [6.0, 5.0]])
+    y = np.array([0, 0, 1, 1])
+    K = X @ X.T
+    w = None if weight is None else np.array(weight)
+    model = kgeo.SVM(kernel="precomputed", C=0.01, tol=1e-10).fit(K, y, sample_weight=w)
+    ref = SVC(kernel="precomputed", C=0.01, tol=1e-10).fit(K, y, sample_weight=w)
+    box = 0.01 * (np.ones(4) if w is None else w)[model.support_]
+    alpha = np.abs(model.dual_coef_[0])
+    assert np.sum((alpha > 0) & (alpha < box)) == n_free
+    np.testing.assert_array_equal(model.support_, ref.support_)
+    np.testing.assert_allclose(model.dual_coef_, ref.dual_coef_, rtol=1e-9)
+    np.testing.assert_allclose(model.intercept_, ref.intercept_, rtol=1e-9)
+    assert np.all(np.isfinite(model.decision_function(K)))
+
+
 def test_sample_weight_is_not_modified(rng):
     X, y = ck.make_count_data(rng, 40, 6, 2)
     weight = rng.random(40)
