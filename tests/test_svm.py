@@ -572,6 +572,21 @@ def test_float32_cache_refuses_values_beyond_its_range(n_jobs, rng):
     assert np.all(np.isfinite(model.dual_coef_))
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_float32_cache_refuses_a_single_value_beyond_its_range(n_jobs, rng):
+    """One row far from the others: its own kernel value K(x, x) ~ 1e40 is
+    the only one beyond float32's range, first in its block, the others ~1e20.
+    The overflow check must look at every value of a block, not only its
+    last, or the fit would go on with an inf in the cache."""
+    X, y = ck.make_count_data(rng, 40, 6, 3)
+    X = np.asarray(X, dtype=float)
+    first = np.flatnonzero(y == y.min())[0]  # first in its class: first in its block
+    X[first] *= 1e20
+    params = dict(kernel="linear", C=1e-20, n_jobs=n_jobs)
+    with pytest.raises(ValueError, match=r"beyond float32's range.*use cache_dtype='float64'"):
+        kgeo.SVM(cache_dtype="float32", **params).fit(X, y)
+
+
 # ==========================================================================
 # 4. Cache, threads, shrinking, input format
 # ==========================================================================
