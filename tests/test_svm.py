@@ -787,6 +787,11 @@ def test_the_avx512_scans_are_used_where_the_cpu_has_them():
     try:
         set_scans("portable")
         assert not _solver._use_avx512_scans(True)  # not without AVX2
+        # Turned off, they stay off where AVX2 runs: otherwise the "avx2"
+        # fits of the same-bits tests would run AVX-512 and compare it
+        # with itself, leaving the AVX2 update and j scan untested.
+        _solver._use_avx2_scans(True)
+        assert not _solver._use_avx512_scans(False)
     finally:
         set_scans("avx512")
     try:
