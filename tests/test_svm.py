@@ -818,6 +818,10 @@ def test_block_extrema_find_the_variables_a_plain_search_finds(kernel, C, shrink
     runs at each class's end, and duplicate rows make exact ties."""
     from kgeo import _solver
 
+    # The switch takes: without it both settings would search from the
+    # block extrema, and the comparison below would test nothing.
+    before = _solver._use_scan_blocks(False)
+    assert _solver._use_scan_blocks(before) is False
     X, y = ck.make_count_data(rng, 470, 25, 3, n_duplicates=40, separation=0.5)
     y[:64] = 3  # a class of exactly one run
     params = dict(kernel=kernel, C=C, shrinking=shrinking, n_jobs=1)
