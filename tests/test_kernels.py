@@ -1299,3 +1299,50 @@ def test_a_coefficient_exactly_at_the_close_pair_bound():
         np.testing.assert_allclose(K, ref_kernel(kernel, X, Y), rtol=1e-12, atol=4 * _EPS)
         for i in range(len(X)):  # each row as alone
             assert np.array_equal(K[i], kgeo.pairwise_kernels(X[i:i + 1], Y, kernel=kernel)[0])
+
+
+# ==========================================================================
+# Found by a second round of mutation testing (_kernels.pyx, deeper): changes
+# the tests above let through
+# ==========================================================================
+
+@pytest.mark.parametrize("kernel", ["ngd", "ngd+pi", "ngd_exp", "diffusion", "ned", "rbf"])
+@pytest.mark.parametrize("shift", [2.5, -1.25, np.pi])
+def test_shift_adds_exactly_the_constant_to_close_pairs(kernel, shift):
+    """The shift is the last operation of every route, the exact one of close
+    pairs too (``at_angle``, ``at_gap``): K(shift) is K + shift bit for bit on
+    near-duplicate documents, whose values (unlike the diagonal's, at angle
+    and distance 0) are not the same whatever order the terms are added in.
+    test_shift_adds_exactly_the_constant has no close pair off the diagonal."""
+    X, Y = _near_duplicates_with_extra_words()
+    params = {"rbf": {"gamma": 0.5}, "ngd_exp": {"t": 0.01},
+              "diffusion": {"t": 1e-5}}.get(kernel, {})
+    c = ref_kernel("bhattacharyya", X, Y)
+    assert np.all(np.diag(c) >= 0.9999) and np.all(np.diag(c) < 1.0)  # the close route
+    K = kgeo.pairwise_kernels(sp.csr_matrix(X), sp.csr_matrix(Y), kernel=kernel, **params)
+    K_shifted = kgeo.pairwise_kernels(sp.csr_matrix(X), sp.csr_matrix(Y), kernel=kernel,
+                                      shift=shift, **params)
+    assert np.array_equal(K_shifted, K + shift)
+
+
+def test_coefficients_just_below_the_close_pair_bound_take_the_dot_product_route():
+    """Pairs with a Bhattacharyya coefficient in [0.999, 0.9999) are below
+    NEAR_ONE: NGD is -2 arccos(c) of the summed coefficient c, bit for bit
+    (the arccos route), as documented ('above 0.9999' for the exact route);
+    a lower bound would send them to the exact route, with other bits.
+    test_kernel_rows_use_the_same_arccos_bits_as_the_scalar_one has no pair
+    in that band."""
+    from kgeo._kernels import _angle_from_gap
+
+    rng = np.random.default_rng(2)
+    X = rng.poisson(0.5, (40, 400)).astype(float)
+    X[:, 0] += 1.0
+    Y = X.copy()
+    # c = 1 - O(share^2): moves of 2-12 % of a row's first count
+    Y[:, 0] *= 1.0 + np.linspace(0.3, 3.0, len(X))
+    c = kgeo.pairwise_kernels(X, Y, kernel="bhattacharyya")
+    band = (c >= 0.999) & (c < 0.9999)
+    assert band.sum() >= 10
+    ngd = kgeo.pairwise_kernels(X, Y, kernel="ngd")
+    expected = -2.0 * _angle_from_gap(np.ascontiguousarray(1.0 - c[band]))
+    assert np.array_equal(ngd[band], expected)
