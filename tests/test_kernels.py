@@ -1346,3 +1346,32 @@ def test_coefficients_just_below_the_close_pair_bound_take_the_dot_product_route
     ngd = kgeo.pairwise_kernels(X, Y, kernel="ngd")
     expected = -2.0 * _angle_from_gap(np.ascontiguousarray(1.0 - c[band]))
     assert np.array_equal(ngd[band], expected)
+
+
+@pytest.mark.parametrize("kernel", sorted(PARAMS) + ["hyperbolic"])
+def test_kernel_diagonal_is_the_diagonal_of_the_kernel_rows_bit_for_bit(kernel):
+    """The solver reads k(x_i, x_i) from kernel_diagonal (kernel_self) and the
+    rest of its Gram rows from kernel_block_row: the two must give the same
+    bits. Linear, poly and sigmoid read the squared norm as the dot product,
+    so RowSet sums it in the postings' order (index order); the geodesic
+    kernels take angle 0, where the rows' summed sum(p) is 1 only to a few
+    ulps (the dot-product map would give an angle of ~1e-8 there)."""
+    from kgeo._kernels import get_kernel, kernel_diagonal, kernel_matrix
+    from kgeo._pairwise import prepare_rows, single_block
+
+    rng = np.random.default_rng(17)
+    n_features = 300
+    if kernel == "hyperbolic":
+        n_features = 4
+        X = sp.csr_matrix(np.hstack([rng.normal(size=(40, 3)), rng.random((40, 1)) + 0.5]))
+        k = get_kernel(kernel, n_features, 0.0, t=0.5)
+    else:
+        # long rows of values that are not small integers: their squares'
+        # sums round differently in different orders
+        X = sp.random(40, n_features, density=0.5, random_state=rng, format="csr")
+        X.data = X.data * 7.0 + 0.1
+        k = get_kernel(kernel, n_features, 0.0, **PARAMS[kernel])
+    rows = prepare_rows(k, X)
+    K = kernel_matrix(k, rows, single_block(rows))
+    diagonal = kernel_diagonal(k, rows)
+    assert np.array_equal(diagonal, np.diag(K))
