@@ -375,6 +375,10 @@ def test_a_shift_that_swamps_or_overflows_the_matrix_is_refused():
         _fit(SQUARE, [0, 1, 1], shift=1e308)
     with pytest.warns(UserWarning, match=r"keeps only about"):
         _fit(SQUARE, [0, 1, 1], shift=1e10)
+    # At |shift| eps = max|K| exactly, K + shift is a multiple of 2 (the ulp
+    # of 2**53): SQUARE's 1s round to 0 or 2, the kernel is lost already.
+    with pytest.raises(ValueError, match=r"shift=9007199254740992.0 swamps the kernel"):
+        _fit(SQUARE, [0, 1, 1], shift=float(2.0 / np.finfo(np.float64).eps))
 
 
 def test_damaged_support_is_named(rng):
@@ -382,6 +386,30 @@ def test_damaged_support_is_named(rng):
     model.support_ = model.support_ + 10
     with pytest.raises(ValueError, match=r"support_ must index the 3 training samples"):
         model.predict(SQUARE)
+
+
+def test_a_support_index_one_past_the_last_column_is_named():
+    """support_ indexes the columns 0 .. n_train - 1 of the matrix predicted:
+    the first index past them is damage named as such, not an IndexError
+    from deep inside NumPy."""
+    model = _fit(SQUARE, [0, 1, 1])
+    support = model.support_.copy()
+    support[-1] = 3
+    model.support_ = support
+    with pytest.raises(ValueError, match=r"support_ must index the 3 training samples"):
+        model.predict(SQUARE)
+
+
+def test_a_zero_decision_value_is_not_a_negative_zero():
+    """A binary model's decision values are -(libsvm's), negated: a value of
+    exactly 0 (here every one, from an all-zero Gram) must come out as 0.0,
+    not -0.0, which prints as "-0." and has np.signbit set (so np.sign,
+    copysign and 1 / d give the other class's side)."""
+    K = np.zeros((6, 6))
+    model = kgeo.SVM(kernel="precomputed").fit(K, [0, 0, 0, 1, 1, 1])
+    dec = model.decision_function(np.zeros((4, 6)))
+    np.testing.assert_array_equal(dec, 0.0)
+    assert not np.any(np.signbit(dec))
 
 
 def test_kernel_changed_after_fit_is_refused():
