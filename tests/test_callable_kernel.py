@@ -343,6 +343,42 @@ def test_another_function_after_fit_is_refused():
         model.predict(X_SMALL)
 
 
+class _WeightedLinear:
+    """A kernel object comparing its weights element-wise (== gives an array,
+    whose truth value is an error), as a class holding arrays often does."""
+
+    def __init__(self, weights):
+        self.weights = np.asarray(weights, dtype=np.float64)
+
+    def __call__(self, A, B):
+        return (A * self.weights) @ B.T
+
+    def __eq__(self, other):
+        return self.weights == getattr(other, "weights", None)
+
+    __hash__ = object.__hash__
+
+
+def test_the_fitted_kernel_object_is_the_same_kernel_whatever_its_eq():
+    """The kernel the model was fitted with is recognised by identity first:
+    an object whose == compares element-wise is still the fitted kernel at
+    prediction (not refused as another), and another object is refused."""
+    kernel = _WeightedLinear([1.0, 2.0, 0.5])
+    model = kgeo.SVM(kernel=kernel).fit(X_SMALL, Y_SMALL)
+    np.testing.assert_array_equal(model.predict(X_SMALL), Y_SMALL)
+    model.set_params(kernel=_WeightedLinear([1.0, 2.0, 0.5]))
+    with pytest.raises(ValueError, match=r"but this SVM was fitted with kernel="):
+        model.predict(X_SMALL)
+
+
+def test_support_vectors_of_a_function_are_read_only():
+    """support_vectors_ is read-only for a callable kernel too (documented for
+    every kernel): the model's samples are not edited through it."""
+    model = kgeo.SVM(kernel=histogram_intersection).fit(X_SMALL, Y_SMALL)
+    with pytest.raises(ValueError, match="read-only"):
+        model.support_vectors_[0, 0] = 5.0
+
+
 def test_coef_is_refused_for_a_function():
     model = kgeo.SVM(kernel=lambda A, B: A @ B.T).fit(X_SMALL, Y_SMALL)
     with pytest.raises(AttributeError, match="coef_ exists only for kernel='linear'"):
@@ -571,6 +607,32 @@ def test_a_cached_matrix_the_function_returns_is_never_written(shift):
     index = np.arange(40)[:, None]
     model.fit(index, y).decision_function(index)
     np.testing.assert_array_equal(G, before)
+
+
+@pytest.mark.parametrize("shift", [0.0, 2.5])
+def test_a_cached_matrix_the_function_returns_at_prediction_is_never_written(shift):
+    """The function may return its own array at prediction too (a matrix of
+    the test rows against the support vectors it keeps): adding the shift
+    makes a new array then, and two predictions give the same values."""
+    rng = np.random.default_rng(10)
+    Z = rng.normal(size=(30, 4))
+    y = (Z[:, 0] > 0).astype(int)
+    Zt = rng.normal(size=(7, 4))
+    cached = {}
+
+    def k(A, B):
+        if A.shape[0] == 30 and B.shape[0] == 30:  # fit
+            return A @ B.T
+        if "test" not in cached:
+            cached["test"] = np.ascontiguousarray(A @ B.T)
+        return cached["test"]
+
+    model = kgeo.SVM(kernel=k, shift=shift).fit(Z, y)
+    first = model.decision_function(Zt)
+    before = cached["test"].copy()
+    np.testing.assert_array_equal(model.decision_function(Zt), first)
+    np.testing.assert_array_equal(cached["test"], before)
+    np.testing.assert_array_equal(before, Zt @ model.support_vectors_.T)
 
 
 @pytest.mark.parametrize("X", [np.array("the cat"), np.array(3.0)])
