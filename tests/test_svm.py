@@ -442,6 +442,19 @@ def test_coef_is_the_weight_vector_of_each_pair(n_classes, sparse, rng):
         (coef.data if sparse else coef)[0] = 1.0
 
 
+def test_sparse_coef_is_a_canonical_csr_matrix(rng):
+    """The product of the pairs' coefficients with the support vectors comes
+    out of SciPy with each row's columns unsorted; coef_ is sorted, so that
+    code reading its indices (or handing them to a library that assumes
+    canonical CSR) sees each row's columns in increasing order, once each."""
+    X, y = ck.make_count_data(rng, 90, 40, 3, density=0.3, sparse=True)
+    coef = kgeo.SVM(kernel="linear").fit(l2_rows(X), y).coef_
+    assert coef.nnz > 3 * 10
+    for p in range(coef.shape[0]):
+        columns = coef.indices[coef.indptr[p]:coef.indptr[p + 1]]
+        assert np.all(np.diff(columns) > 0), p
+
+
 def test_coef_with_a_shift_is_the_unshifted_one(rng):
     """Each pair's coefficients sum to zero, so a shift of the linear kernel
     moves neither w nor the decision values X w + b (Proposition 3)."""
@@ -905,6 +918,44 @@ def test_a_failing_pair_stops_the_other_threads_and_raises_its_error(rng, monkey
     assert threading.active_count() == before
     monkeypatch.setattr(_svm, "solve_pair", solve_pair)
     ck.check_svm(kgeo.SVM(kernel="ngd", n_jobs=2).fit(X, y), X, y)  # the next fit is sound
+
+
+def test_a_failing_pair_interrupts_the_pair_another_thread_is_solving(monkeypatch):
+    """A worker's error stops the pairs other workers are in the middle of
+    (through the cache's stop flag, read by SMO every 64 steps), not only the
+    pairs not started yet: a long pair still running when another fails
+    ends with the interrupt instead of running to its end."""
+    import threading
+    from kgeo import _svm
+
+    # Classes 0 and 1: six points the linear kernel cannot separate, which at
+    # C = 1e6 SMO solves in millions of steps (here cut at max_iter, 10**6,
+    # about 0.5 s). Class 2 is far from both.
+    X = np.array([[3., 0., 1.], [2., 1., 0.], [0., 2., 3.], [1., 3., 4.], [1., 1., 1.],
+                  [0., 4., 1.], [30., 30., 30.], [31., 30., 29.]])
+    y = np.array([0, 0, 0, 1, 1, 1, 2, 2])
+    long_pair_started = threading.Event()
+    ended = {}
+    solve_pair = _svm.solve_pair
+
+    def solving(cache, s, t, *args):
+        if (s, t) == (0, 2):
+            assert long_pair_started.wait(10)
+            raise MemoryError("no memory for pair (0, 2)")
+        if (s, t) == (0, 1):
+            long_pair_started.set()
+        try:
+            solution = solve_pair(cache, s, t, *args)
+        except BaseException as error:
+            ended[s, t] = type(error).__name__
+            raise
+        ended[s, t] = "solved"
+        return solution
+
+    monkeypatch.setattr(_svm, "solve_pair", solving)
+    with pytest.raises(MemoryError, match=r"no memory for pair \(0, 2\)"):
+        kgeo.SVM(kernel="linear", C=1e6, max_iter=10**6, n_jobs=2).fit(X, y)
+    assert ended == {(0, 1): "KeyboardInterrupt"}
 
 
 def test_openmp_loops_work_after_their_threads_are_released(rng, monkeypatch):
@@ -2028,6 +2079,37 @@ def test_pickle_round_trip(rng):
     np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
 
 
+def test_a_model_pickles_after_predicting(rng):
+    """Prediction keeps compiled objects derived from the support vectors
+    (their prepared rows and index), which do not pickle: a model that has
+    predicted pickles without them, and predicts the same bits once loaded."""
+    X, y = ck.make_count_data(rng, 50, 8, 3)
+    model = kgeo.SVM(kernel="ngd").fit(X, y)
+    dec = model.decision_function(X)
+    assert model._prediction_cache
+    loaded = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(loaded.decision_function(X), dec)
+
+
+def test_loaded_support_vectors_are_read_only(rng):
+    """Loading a model freezes its support vectors again, as fit does: the
+    prediction cache rebuilt after loading would miss an edit in place."""
+    X, y = ck.make_count_data(rng, 40, 6, 2, sparse=True)
+    for data in (X, X.toarray()):
+        loaded = pickle.loads(pickle.dumps(kgeo.SVM(kernel="ngd").fit(data, y)))
+        values = loaded.support_vectors_.data if sp.issparse(data) else loaded.support_vectors_
+        with pytest.raises(ValueError, match="read-only"):
+            values[0] = 1.0
+
+
+def test_repr_shows_only_parameters_that_differ_from_the_defaults():
+    """A parameter equal to its default is left out of the repr even when it
+    is another object (a float computed, a string built at run time), as in
+    scikit-learn's repr."""
+    assert repr(kgeo.SVM(C=float("1"), kernel="".join(["n", "gd"]), tol=1e-3 * 1.0)) == "SVM()"
+    assert repr(kgeo.SVM(C=2.0, kernel="rbf")) == "SVM(C=2.0, kernel='rbf')"
+
+
 @pytest.mark.parametrize("params,match", [
     ({"C": 0.0}, r"C must be finite and > 0, got 0.0"),
     ({"kernel": "cosine"}, r"Unknown kernel 'cosine'"),
@@ -2379,6 +2461,34 @@ def test_scale_gamma_of_constant_data_is_one_as_in_sklearn(value):
     assert SVC(kernel="rbf").fit(X, y)._gamma == 1.0
 
 
+def test_scale_gamma_counts_the_implicit_zeros_of_sparse_rows(rng):
+    """X.var() is over every entry of X, the zeros a sparse matrix does not
+    store included (each adds mean^2): gamma="scale" is scikit-learn's SVC's
+    1 / (n_features * X.var()) on sparse counts, and the dense rows' gamma."""
+    SVC = pytest.importorskip("sklearn.svm").SVC
+    X, y = ck.make_count_data(rng, 40, 30, 2, density=0.2, sparse=True)
+    assert X.nnz < 0.5 * X.shape[0] * X.shape[1]
+    dense = X.toarray()
+    sparse_gamma = kgeo.SVM(kernel="rbf").fit(X, y)._kernel_args["gamma"]
+    dense_gamma = kgeo.SVM(kernel="rbf").fit(dense, y)._kernel_args["gamma"]
+    reference = 1.0 / (30 * dense.var())
+    np.testing.assert_allclose(sparse_gamma, reference, rtol=1e-13)
+    np.testing.assert_allclose(dense_gamma, reference, rtol=1e-13)
+    np.testing.assert_allclose(SVC(kernel="rbf").fit(X, y)._gamma, reference, rtol=1e-12)
+
+
+def test_auto_gamma_is_one_over_the_number_of_features(rng):
+    """gamma="auto" is 1 / n_features (columns, not rows), as scikit-learn's
+    SVC has it: the same model as gamma given as that number."""
+    X = rng.random((25, 4))
+    y = np.arange(25) % 2
+    auto = kgeo.SVM(kernel="rbf", gamma="auto").fit(X, y)
+    assert auto._kernel_args["gamma"] == 0.25
+    assert pytest.importorskip("sklearn.svm").SVC(gamma="auto").fit(X, y)._gamma == 0.25
+    given = kgeo.SVM(kernel="rbf", gamma=0.25).fit(X, y)
+    np.testing.assert_array_equal(auto.decision_function(X), given.decision_function(X))
+
+
 def test_unused_columns_cost_no_memory_and_no_bit():
     """Hashed features: 2**22 columns, 30 used per document. The posting
     index kept 16 bytes per column and class (640 MB here); fit drops the
@@ -2651,6 +2761,20 @@ def test_fitted_attributes_damaged_are_named():
     np.testing.assert_array_equal(broken.predict(X), model.predict(X))
 
 
+def test_a_negative_support_count_is_named(rng):
+    """n_support_ cuts dual_coef_'s columns into the classes' segments: a
+    negative count, even with the right sum, would cut them wrongly and
+    predict silently from other classes' coefficients; it is refused by
+    name."""
+    X, y = ck.make_count_data(rng, 60, 8, 3, separation=0.5)
+    model = kgeo.SVM(kernel="ngd", C=0.5).fit(X, y)
+    n = model.n_support_
+    model.n_support_ = np.array([-1, n[0] + n[1] + 1, n[2]])  # the same sum
+    for method in (model.predict, model.decision_function):
+        with pytest.raises(ValueError, match=r"n_support_ must hold non-negative integer counts"):
+            method(X)
+
+
 def test_decision_overflow_is_named_by_its_row_in_x_across_chunks(rng, monkeypatch):
     """A test row whose weighted kernel sums overflow (poly, degree 3, a row
     1e102 times a training row) is refused, named by its index in X even
@@ -2783,6 +2907,27 @@ def test_centred_support_vectors_are_prepared_once_per_fit(kernel, rng, monkeypa
     np.testing.assert_array_equal(rows, batch)
     np.testing.assert_array_equal(kgeo.SVM(kernel=kernel).fit(X, y).decision_function(T), batch)
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).decision_function(T), batch)
+
+
+@pytest.mark.parametrize("kernel", ["ned", "rbf"])
+def test_replaced_support_vectors_reach_the_rows_predicted_unmoved(kernel, rng):
+    """A centred model keeps two indexes of its support vectors: moved by the
+    centre, and as given (for rows the centre cannot move, built when such a
+    row first comes). A matrix assigned to support_vectors_ after both were
+    built must replace both: the model predicts as one whose support vectors
+    were replaced before any prediction."""
+    X = rng.random((60, 8)) + 5.0
+    y = rng.integers(0, 3, 60)
+    T = rng.random((6, 8)) + 5.0
+    T[:3, :6] = 0.0  # mostly zero: met as given, by the unmoved support vectors
+    model = kgeo.SVM(kernel=kernel).fit(X, y)
+    assert model._centre is not None
+    fresh = pickle.loads(pickle.dumps(model))
+    model.decision_function(T)  # both indexes built
+    replaced = model.support_vectors_ + rng.random(model.support_vectors_.shape)
+    model.support_vectors_ = replaced
+    fresh.support_vectors_ = replaced.copy()
+    np.testing.assert_array_equal(model.decision_function(T), fresh.decision_function(T))
 
 
 @pytest.mark.parametrize("kernel, offset", [("linear", 0.0), ("rbf", 5.0)])
