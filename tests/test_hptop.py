@@ -296,3 +296,29 @@ def test_near_duplicate_documents_still_make_a_gaussian():
     values = embedding.hyperplanes_[-1].decision_function(X_near)[y_near == 9]
     assert np.ptp(values) > 0
     np.testing.assert_allclose(embedding.variance_[-1], values.var(), rtol=1e-6)
+
+
+# Found by mutation testing, round 2: the duplicate guard's rounding margin
+# and the indicator matrix's types.
+
+def test_documents_a_few_ulps_apart_make_no_gaussian():
+    # H7: the guard refuses a variance up to rounding**2, rounding = 8 eps
+    # max|t|: seven copies of a document scaled by 1 + k eps give decision
+    # values a few ulps apart (variance ~ 7 (eps t)**2), rounding, not a
+    # Gaussian (a margin of 1 eps max|t| would accept them).
+    X, y = make_topic_corpus(240, 300, 4, words_per_document=40, topic_weight=0.3,
+                             random_state=2)
+    X = kgeo.MultinomialEmbedding("tf", "l2").fit_transform(X)
+    eps = np.finfo(np.float64).eps
+    near = sp.vstack([X[1] * (1 + eps * k) for k in range(7)]).tocsr()
+    with pytest.raises(ValueError, match="category 9 are equal on all its 7 documents"):
+        HPTOPEmbedding().fit(sp.vstack([X, near]).tocsr(), np.append(y, [9] * 7))
+
+
+def test_a_complex_indicator_matrix_is_refused(categories):
+    # H14: an indicator matrix holds booleans, integers or floats; complex
+    # 0/1 values are refused though they compare equal to 0 and 1.
+    X, y = categories
+    indicator = (y[:, None] == np.arange(4)).astype(complex)
+    with pytest.raises(ValueError, match="must hold only 0 and 1"):
+        HPTOPEmbedding().fit(X, indicator)

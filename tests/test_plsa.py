@@ -660,3 +660,91 @@ def test_fold_in_with_zero_tolerance_settles_on_an_exact_fixed_point():
         warnings.simplefilter("error")
         theta = model.transform(np.zeros((1, 4)))
     np.testing.assert_array_equal(theta, [[0.5, 0.5]])
+
+
+# Found by mutation testing, round 2: the compiled E-step's skipping of
+# entries of probability 0, the stopping rule of the fit, the count scaling
+# at a scale of 2, a document's own scale in the fold-in, and two bounds of
+# the parameter checks.
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_em_sums_skip_entries_of_probability_zero(n_threads):
+    # C1, C16: em_sums must skip an entry whose s(d, w) = sum_k P(z_k|d)
+    # P(w|z_k) is 0 (ratio 0, no log-likelihood term) on both routes; the
+    # fit rarely reaches such an entry, so em_sums is called directly with
+    # P(z|d) and P(w|z) that make two entries 0, its outputs (and the
+    # parallel route's ratios) filled with NaN beforehand.
+    from kgeo import _plsa_em
+
+    X = sp.csr_matrix(np.array([[2.0, 1, 0, 3], [1, 4, 2, 0], [5, 0, 1, 1]]))
+    doc_topic = np.array([[1.0, 0.0], [0.5, 0.5], [0.0, 1.0]])
+    word_topic = np.array([[0.5, 0.0], [0.0, 0.5], [0.25, 0.25], [0.25, 0.25]])  # (w, k)
+    counts, words, indptr = X.data, X.indices, X.indptr.astype(np.int64)
+    by_word = sp.csr_matrix((np.arange(X.nnz, dtype=np.int64), words, indptr),
+                            shape=X.shape).tocsc()
+    doc_sums, word_sums = np.full((3, 2), np.nan), np.full((4, 2), np.nan)
+    ratios, doc_ll = np.full(X.nnz, np.nan), np.full(3, np.nan)
+    _plsa_em.em_sums(counts, words, indptr, by_word.indices.astype(np.int32),
+                     by_word.indptr.astype(np.int64), by_word.data, doc_topic, word_topic,
+                     doc_sums, word_sums, ratios, doc_ll, n_threads)
+    N = X.toarray()
+    s = doc_topic @ word_topic.T
+    assert np.sum((N > 0) & (s == 0)) == 2  # the premise: doc 0 word 1, doc 2 word 0
+    ratio = np.divide(N, s, out=np.zeros_like(N), where=(N > 0) & (s > 0))
+    used = (N > 0) & (s > 0)
+    expected_ll = [np.sum(N[d][used[d]] * np.log(s[d][used[d]])) for d in range(3)]
+    np.testing.assert_allclose(doc_sums, ratio @ word_topic, rtol=1e-15)
+    np.testing.assert_allclose(word_sums, ratio.T @ doc_topic, rtol=1e-15)
+    np.testing.assert_allclose(doc_ll, expected_ll, rtol=1e-15)
+
+
+def test_fit_stops_at_the_first_step_within_tol(corpus):
+    # P15: the fit stops at the first step that raises the objective by no
+    # more than tol times its magnitude, the first step included.
+    for tol in (1e-3, 1e-5):
+        model = PLSA(4, random_state=0, tol=tol).fit(corpus)
+        curve = model.objective_curve_
+        gains, limits = np.diff(curve), tol * np.abs(curve[1:])
+        assert np.all(gains[:-1] > limits[:-1]) and gains[-1] <= limits[-1]
+    # A tolerance no step can fail: one step, not two.
+    assert PLSA(4, random_state=0, tol=10.0).fit(corpus).n_iter_ == 1
+
+
+def test_em_steps_with_counts_below_four_match_dense_reference(corpus):
+    # P17: counts up to 3 have the scale 2 (scale_above), by which the
+    # counts and the smoothing are both divided: the same EM as unscaled.
+    X = corpus.minimum(3).tocsr()
+    assert X.max() == 3
+    model = quiet(PLSA(3, topic_word_smoothing=0.3, doc_topic_smoothing=0.2, max_iter=6,
+                       tol=0, random_state=2).fit, X)
+    start = np.random.default_rng(2).uniform(0.5, 1.5, size=(X.shape[1], 3))
+    start /= start.sum(axis=0)
+    doc_topic, word_topic = dense_em(X, start, 6, 0.3, 0.2)
+    np.testing.assert_allclose(model.doc_topic_, doc_topic, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(model.components_, word_topic.T, rtol=1e-12, atol=1e-15)
+
+
+def test_fold_in_scales_each_document_by_its_largest_count(corpus):
+    # C18: the fold-in divides a document's counts by a power of 2 near its
+    # largest count, wherever that count sits in the row. A huge count
+    # first and small ones after (unscaled n / s ~ 2**1025 overflows): the
+    # same bits as the document times 2**-1020, without smoothing.
+    model = PLSA(3, doc_topic_smoothing=0.0, random_state=0).fit(corpus)
+    small = np.zeros((1, corpus.shape[1]))
+    small[0, :3] = [1.5, 3 * 2.0 ** -1020, 2 * 2.0 ** -1020]
+    huge = small * 2.0 ** 1020
+    theta = model.transform(sp.csr_matrix(huge))
+    assert np.all(np.isfinite(theta))
+    np.testing.assert_array_equal(theta, model.transform(sp.csr_matrix(small)))
+
+
+def test_largest_fold_in_max_iter_is_accepted(corpus):
+    # P9: fold_in_max_iter may be 2**31 - 1 ("at most"), only 2**31 is refused.
+    model = PLSA(2, random_state=0, fold_in_max_iter=2**31 - 1).fit(corpus)
+    assert np.all(np.isfinite(model.transform(corpus[:3])))
+
+
+def test_a_mapping_is_not_a_sequence_of_topic_counts(corpus):
+    # P22: a dict iterates over its keys, but is no sequence of numbers of topics.
+    with pytest.raises(ValueError, match="n_components must be an integer >= 1 or a sequence"):
+        PLSAFisherEmbedding({2: "a", 3: "b"}).fit(corpus)
