@@ -342,9 +342,9 @@ def poincare_rows(X, dimension, *, kernel_name="hyperbolic", name="X"):
         raise ValueError(
             f"kernel {kernel_name!r}: {far.size} row(s) of {name} lie too far from "
             f"mu = 0, sigma = 1 for float64 to carry their hyperbolic distances (first row "
-            f"{i}, sigma = {sigma[i]!r}, |mu| = {math.sqrt(sq_u[i]) * scale:.4g}); move every "
-            f"row by the same map mu -> (mu - m) / s, sigma -> sigma / s (m a central mean, "
-            f"s a typical sigma), which changes no kernel value")
+            f"{i}, sigma = {float(sigma[i])!r}, |mu| = {math.sqrt(sq_u[i]) * scale:.4g}); move "
+            f"every row by the same map mu -> (mu - m) / s, sigma -> sigma / s (m a central "
+            f"mean, s a typical sigma), which changes no kernel value")
     return sp.csr_matrix((data, X.indices, X.indptr), shape=X.shape)
 
 

@@ -253,6 +253,31 @@ def test_invalid_parameters_raise_at_fit(params, match):
         emb.fit(counts())
 
 
+@pytest.mark.parametrize("params, match", [
+    ({"weighting": np.array(["tfidf"])},
+     r"weighting must be 'tf' or 'tfidf', got array\(\['tfidf'\]"),
+    ({"norm": np.array(["l1"])}, r"norm must be 'l1', 'l2' or None, got array\(\['l1'\]"),
+    ({"norm": np.array(["l1", "l2"])}, r"norm must be 'l1', 'l2' or None, got array"),
+])
+def test_parameters_given_as_arrays_are_refused(params, match):
+    # Found by mutation testing: a one-element array compares equal to its
+    # string element-wise, and passed for it.
+    with pytest.raises(ValueError, match=match):
+        kgeo.MultinomialEmbedding(**params).fit(counts())
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"weighting": "idf"}, r"weighting must be 'tf' or 'tfidf', got 'idf'"),
+    ({"norm": "l3"}, r"norm must be 'l1', 'l2' or None, got 'l3'"),
+])
+def test_invalid_parameters_set_after_fit_raise_at_transform(params, match):
+    # Found by mutation testing: transform re-checks the parameters; without
+    # it norm="l3" was silently taken for "l2".
+    emb = kgeo.MultinomialEmbedding().fit(counts()).set_params(**params)
+    with pytest.raises(ValueError, match=match):
+        emb.transform(counts())
+
+
 def test_set_params_rejects_unknown_names():
     with pytest.raises(ValueError, match="Invalid parameter 'smooth_idf'"):
         kgeo.MultinomialEmbedding().set_params(smooth_idf=True)

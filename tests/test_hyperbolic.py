@@ -384,6 +384,19 @@ def test_spherical_normal_mle_refuses(sets, match):
         kgeo.spherical_normal_mle("abc")
 
 
+@pytest.mark.parametrize("points, match", [
+    # One point is a set with sigma = 0 (said so), not a badly shaped one.
+    (np.array([[1.0, 2.0]]), r"set 0 has sigma = 0 \(its 1 point\(s\) are all equal\)"),
+    (np.zeros((0, 2)), r"set 0 must be a 2-D array of points \(m, d\), m >= 1, d >= 1; "
+                       r"got shape \(0, 2\)"),
+    (np.zeros((2, 0)), r"set 0 must be a 2-D array .* got shape \(2, 0\)"),
+])
+def test_spherical_normal_mle_refuses_single_points_and_empty_sets(points, match):
+    # Found by mutation testing: which message each gets.
+    with pytest.raises(ValueError, match=match):
+        kgeo.spherical_normal_mle([points])
+
+
 @pytest.mark.parametrize("X, params, match", [
     (np.ones((3, 1)), {}, "got n_features=1"),
     (np.ones((3, 102)), {}, "n from 2 to 101"),
@@ -533,3 +546,15 @@ def test_normalized_kernel_is_not_cut_off_where_the_unnormalised_shape_would_und
     reference = np.exp(H.log_heat_kernel(r, tau, n) - 0.5 * n * math.log(c))
     assert np.all(reference > np.finfo(np.float64).tiny)
     np.testing.assert_allclose(K, reference, rtol=1e-9)
+
+
+@pytest.mark.parametrize("which", ["X", "Y"])
+def test_rows_too_far_are_counted_and_the_first_is_named(which):
+    # Found by mutation testing: the message's row number and count, and sigma
+    # as a plain number (not NumPy 2's repr, np.float64(1.0)).
+    far = np.array([[0.0, 1.0], [0.0, 2.0], [1e12, 1.0], [0.0, 1e200]])
+    X, Y = (far, None) if which == "X" else (np.array([[0.0, 1.0]]), far)
+    with pytest.raises(ValueError, match=rf"2 row\(s\) of {which} lie too far from mu = 0, "
+                                         rf"sigma = 1 .* \(first row 2, sigma = 1\.0, "
+                                         rf"\|mu\| = 1e\+12\)"):
+        kgeo.pairwise_kernels(X, Y, kernel="hyperbolic")

@@ -1375,3 +1375,135 @@ def test_kernel_diagonal_is_the_diagonal_of_the_kernel_rows_bit_for_bit(kernel):
     K = kernel_matrix(k, rows, single_block(rows))
     diagonal = kernel_diagonal(k, rows)
     assert np.array_equal(diagonal, np.diag(K))
+
+
+# ==========================================================================
+# Found by mutation testing of _pairwise.py (translation centring, the
+# thread count, the used-columns route): changes the tests above let through
+# ==========================================================================
+
+def test_an_outlier_does_not_round_the_distance_of_two_close_rows():
+    """Centring subtracts X's (rounded) column means only where every entry
+    subtracts them exactly. One outlier row at 1e9 puts the means near 2.5e8,
+    where 0.1 and 0.1 + 1e-6 would round to multiples of 3e-8: their distance
+    came out 1.3 % wrong. It must be the rows' exact difference."""
+    X = np.array([[1e9, 1e9], [0.1, 0.2], [0.1 + 1e-6, 0.2], [0.3, 0.4]])
+    K = kgeo.pairwise_kernels(X, kernel="ned")
+    assert K[1, 2] == K[2, 1] == -(X[2, 0] - X[1, 0])
+    R = kgeo.pairwise_kernels(X, kernel="rbf", gamma=1e10)
+    np.testing.assert_allclose(R[1, 2], np.exp(-1e10 * (X[2, 0] - X[1, 0]) ** 2), rtol=1e-14)
+
+
+def test_sparse_rows_of_y_meet_x_moved_when_x_as_given_is_beyond_the_kernels_range():
+    """X's rows have squared norms of 1.25 * 2**1022, above the max / 4 the
+    kernels carry (below max / 2), and are mostly nonzero: centred by their
+    column means they are close to 0. A sparse row of Y (not moved on its own
+    account) must then be moved with X, not compared with X as given (which
+    would be refused as overflowing); the distances are exact."""
+    a, b = 2.0 ** 511, 2.0 ** 510
+    X = np.array([[a, b, 0.0], [a, b + 2.0 ** 480, 0.0]])
+    Y = np.array([[a, 0.0, 0.0]])
+    K = kgeo.pairwise_kernels(X, Y, kernel="ned")
+    np.testing.assert_array_equal(K, [[-b], [-(b + 2.0 ** 480)]])
+
+
+def test_rows_whose_centred_squares_underflow_are_compared_as_given():
+    """Two rows at 1e-150 one ulp apart: centred, their squared norms are
+    subnormal (ned would refuse them as underflowing); as given they are not,
+    and their distance (below 1.5e-154) comes out 0, as documented."""
+    a = 1e-150
+    X = np.array([[a, a], [a, np.nextafter(a, 1.0)]])
+    np.testing.assert_array_equal(kgeo.pairwise_kernels(X, kernel="ned"), np.zeros((2, 2)))
+
+
+def test_available_threads_is_capped_by_the_cgroup_quota(monkeypatch):
+    import kgeo._pairwise as pw
+
+    monkeypatch.setattr(pw.os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    for quota, expected in [(2, 2), (20, 8), (None, 8)]:
+        monkeypatch.setattr(pw, "cgroup_cpu_quota", lambda quota=quota: quota)
+        assert pw.available_threads() == expected
+
+
+def test_n_jobs_is_capped_at_four_threads_per_available_cpu(monkeypatch):
+    import kgeo._pairwise as pw
+
+    monkeypatch.setattr(pw, "available_threads", lambda: 2)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert [pw.resolve_n_jobs(n) for n in (1, 7, 8, 9, 10 ** 6, -1, None)] == [1, 7, 8, 8, 8, 2, 2]
+    monkeypatch.setenv("OMP_NUM_THREADS", "50")
+    assert pw.resolve_n_jobs(None) == 8
+
+
+def test_used_columns_only_renumbers_the_used_columns_in_order():
+    """Over 2**22 columns the posting tables would be costly: the matrices
+    come back over the columns some of them use, in order, every value kept,
+    exactly X[:, kept] and Y[:, kept]."""
+    from kgeo._pairwise import used_columns_only
+
+    width = 2 ** 22
+    X = sp.csr_matrix((np.array([1.0, 2.0, 3.0, 4.0]), np.array([5, 900, 70_000, width - 1]),
+                       np.array([0, 2, 4])), shape=(2, width))
+    Y = sp.csr_matrix((np.array([5.0, 6.0]), np.array([900, 123_456]), np.array([0, 1, 2])),
+                      shape=(2, width))
+    X_used, Y_used = used_columns_only(X, Y)
+    kept = np.array([5, 900, 70_000, 123_456, width - 1])
+    for got, given in ((X_used, X), (Y_used, Y)):
+        expected = given[:, kept].tocsr()
+        assert got.shape == expected.shape == (2, kept.size)
+        np.testing.assert_array_equal(got.indptr, expected.indptr)
+        np.testing.assert_array_equal(got.indices, expected.indices)
+        np.testing.assert_array_equal(got.data, expected.data)
+
+
+def _csr_with_indptr_from_one():
+    """A 2 x 3 CSR matrix whose indptr starts at 1 (its first value unread)."""
+    X = sp.csr_matrix((np.ones(3), np.array([0, 1, 2]), np.array([0, 1, 3])), shape=(2, 3))
+    X.indptr = np.array([1, 2, 3], dtype=X.indptr.dtype)
+    return X
+
+
+def _coo_with_negative_column():
+    X = sp.coo_matrix((np.ones(2), (np.array([0, 1]), np.array([0, 2]))), shape=(2, 3))
+    X.col[1] = -1
+    return X
+
+
+def _lil_with_column(column):
+    """A 2 x 3 LIL matrix whose second row's only entry sits in ``column``."""
+    X = sp.lil_matrix(np.eye(2, 3))
+    X.rows[1] = [column]
+    return X
+
+
+@pytest.mark.parametrize("make, match", [
+    (_csr_with_indptr_from_one,
+     r"X is not a valid CSR sparse matrix: indptr must start at 0 and never decrease"),
+    (_coo_with_negative_column,
+     r"X is not a valid COO sparse matrix: axis-1 indices range over \[-1, 0\] but must lie "
+     r"in \[0, 2\]"),
+    # LIL's rows are lists anyone can edit: checked once converted (SciPy's
+    # conversion trusts them; the kernels then read outside the row arrays).
+    (lambda: _lil_with_column(5),
+     r"X is not a valid LIL sparse matrix: indices range over \[0, 5\] but must lie in "
+     r"\[0, 2\]"),
+], ids=["csr_indptr_from_one", "coo_negative", "lil_above"])
+def test_more_sparse_index_arrays_out_of_range_rejected(make, match):
+    # Found by mutation testing: kgeo's own message, naming X and the format,
+    # where SciPy's conversion said "index pointer should start with 0" or
+    # "negative axis 1 index: -1", or read garbage (LIL).
+    with pytest.raises(ValueError, match=match):
+        kgeo.pairwise_kernels(make(), kernel="linear")
+
+
+def test_exactly_ten_all_zero_rows_are_all_listed():
+    # Found by mutation testing: ten rows are listed in full, with no
+    # " and 0 more"; an eleventh is the first left off.
+    X = np.zeros((11, 3))
+    X[0, 0] = 1.0
+    with pytest.raises(ValueError, match=r"X has 10 all-zero row\(s\) \(rows 1, 2, 3, 4, 5, 6, "
+                                         r"7, 8, 9, 10\); the multinomial"):
+        kgeo.pairwise_kernels(X, kernel="ngd")
+    with pytest.raises(ValueError, match=r"X has 11 all-zero row\(s\) \(rows 1, .*, 10 and 1 "
+                                         r"more\)"):
+        kgeo.pairwise_kernels(np.vstack([X, np.zeros((1, 3))]), kernel="ngd")

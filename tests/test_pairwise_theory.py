@@ -525,3 +525,13 @@ def test_asymmetry_beyond_float64_is_reported(check):
     # K - K.T overflows; the check must still refuse it, with a finite message.
     with pytest.raises(ValueError, match=r"max \|K - K.T\| = above the float64 maximum \(2 of"):
         check(np.array([[1.0, 9e307], [-9e307, 1.0]]))
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_asymmetry_between_1e_10_and_1e_8_of_the_largest_entry_is_refused(check):
+    """Found by mutation testing: the existing test's 1e-8 sits at the edge
+    of a tenfold looser bound. 1e-9 of max |K| is above the documented
+    1e-10, and refused, naming it."""
+    with pytest.raises(ValueError, match=r"symmetric; max \|K - K.T\| = 1e-09 \(1e-09 of max "
+                                         r"\|K\|\), more than 1e-10 of max \|K\|"):
+        check(np.array([[1.0, 0.5], [0.5 + 1e-9, 1.0]]))
