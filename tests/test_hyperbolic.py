@@ -558,3 +558,60 @@ def test_rows_too_far_are_counted_and_the_first_is_named(which):
                                          rf"sigma = 1 .* \(first row 2, sigma = 1\.0, "
                                          rf"\|mu\| = 1e\+12\)"):
         kgeo.pairwise_kernels(X, Y, kernel="hyperbolic")
+
+
+def test_compiled_kernel_evaluates_the_table_it_is_given(monkeypatch):
+    """The compiled kernel is evaluate_table's twin on any table: every
+    coefficient of the piece holding r counts (up to the last degree), the
+    last piece is continued up to the extent and 0 is returned from it on,
+    and g(r) - r^2 / (4 tau) > 0 is clipped to k(x, x) = 1. A synthetic
+    table (coefficients of 0.1, unlike the real ones, which fall below 1e-13)
+    makes each of these visible."""
+    rng = np.random.default_rng(11)
+    table = rng.uniform(-0.05, 0.05, size=(3, H.TABLE_DEGREE + 1))
+    table[0, 0] = 1.0  # g >= 0.2 on [0, 0.5): above r^2 / 4 tau, clipped
+    table[1:, 0] = -2.0  # g < -1.2: below
+    table[2, 1:] = 0.1 * 0.3 ** np.arange(1, H.TABLE_DEGREE + 1)  # tame beyond x = 1
+    extent = 1.6  # past the 3 pieces' 1.5
+    monkeypatch.setattr(H, "heat_table", lambda tau, n, log_scale=0.0: (table, extent, 0.0))
+    n, t = 2, 2.0
+    tau = t / (2.0 * (n - 1))
+    # Rows (0, e^s): Fisher-Rao distances |s_i - s_j|, none within 0.02 of a
+    # piece's end or of the extent.
+    s = np.array([0.0, 0.13, 0.37, 0.81, 1.19, 1.55, 1.77])
+    X = np.column_stack([np.zeros(s.size), np.exp(s)])
+    K = kgeo.pairwise_kernels(X, kernel="hyperbolic", t=t)
+    r = np.abs(s[:, None] - s[None, :])
+    ends = np.concatenate([np.arange(4) * H.TABLE_PIECE, [extent]])
+    assert np.abs(r[..., None] - ends[1:]).min() > 0.02
+    assert {int(v) for v in (r[r < extent] / H.TABLE_PIECE).ravel()} == {0, 1, 2, 3}
+    assert np.any(r > extent)
+    log_k = np.minimum(H.evaluate_table(table, r.ravel()).reshape(r.shape) - r * r / (4 * tau),
+                       0.0)
+    expected = np.where(r < extent, np.exp(log_k), 0.0)
+    np.testing.assert_allclose(K, expected, rtol=1e-9, atol=0.0)
+    assert np.all(K[r < H.TABLE_PIECE] == 1.0) and np.sum(r > extent) == np.sum(K == 0.0)
+
+
+def test_the_largest_time_is_accepted_and_the_next_float_refused():
+    """t / (2 (n - 1)) <= MAX_TIME: the bound itself is a valid time."""
+    n = 3
+    t = H.MAX_TIME * 2.0 * (n - 1)
+    rng = np.random.default_rng(5)
+    X = spherical_normals(rng, 4, n)
+    K = kgeo.pairwise_kernels(X, kernel="hyperbolic", t=t)
+    np.testing.assert_allclose(K, reference_gram(X, X, t), rtol=1e-12)
+    with pytest.raises(ValueError, match=r"t must be at most 4000 for n_features=3"):
+        kgeo.pairwise_kernels(X, kernel="hyperbolic", t=np.nextafter(t, np.inf))
+
+
+def test_values_are_cut_to_0_only_below_the_smallest_subnormal():
+    """Along the ray of the test above (steps of about 0.2 in log K), the
+    kernel takes float64's smallest subnormal, 5e-324, before its first 0:
+    the table's extent is not shorter than where exp() gives 0."""
+    s = np.geomspace(3000.0, 6000.0, 600)
+    X = np.column_stack([np.zeros_like(s), np.zeros_like(s), s])
+    K = kgeo.pairwise_kernels(np.array([[0.0, 0.0, 1.0]]), X, kernel="hyperbolic", t=0.1)[0]
+    first_zero = np.argmax(K == 0.0)
+    assert K[-1] == 0.0 and np.all(K[first_zero:] == 0.0)
+    assert K[first_zero - 1] == np.nextafter(0.0, 1.0)

@@ -590,6 +590,46 @@ def test_degree_must_be_integer_at_least_one(degree):
         kgeo.pairwise_kernels(np.ones((2, 3)), kernel="poly", degree=degree)
 
 
+def test_degree_must_be_a_float64():
+    """An integer degree beyond 2**53 that float64 cannot hold is refused,
+    not rounded (an odd one would round to an even one)."""
+    with pytest.raises(ValueError, match=r"degree 9007199254740993 is not a float64 \(it "
+                                         r"would round to 9007199254740992\)"):
+        kgeo.pairwise_kernels(np.ones((2, 3)), kernel="poly", degree=2**53 + 1)
+
+
+@pytest.mark.parametrize("name, kw", [("rbf", {"gamma": True}), ("sigmoid", {"coef0": False}),
+                                      ("diffusion", {"t": True}), ("linear", {"shift": True})])
+def test_real_parameters_refuse_booleans(name, kw):
+    """bool is an int subclass, but True is not a number of the kernel's."""
+    (param, value), = kw.items()
+    with pytest.raises(ValueError, match=rf"kernel '{name}': {param} must be a finite real "
+                                         rf"number, got {value!r}"):
+        kgeo.pairwise_kernels(np.ones((2, 3)), kernel=name, **kw)
+
+
+def test_kernel_params_returns_a_copy_of_the_defaults():
+    from kgeo._kernels import kernel_params
+
+    params = kernel_params("poly")
+    assert params == {"gamma": None, "coef0": 0.0, "degree": 3}
+    params["degree"] = 7
+    assert kernel_params("poly")["degree"] == 3
+
+
+def test_unhashable_kernel_name_is_an_unknown_kernel():
+    with pytest.raises(ValueError, match=r"Unknown kernel \['ngd'\]; known kernels: "):
+        kgeo.pairwise_kernels(np.ones((2, 3)), kernel=["ngd"])
+
+
+def test_integer_parameter_beyond_float64_is_not_a_finite_real():
+    """float(10**400) raises OverflowError: the parameter is refused as any
+    other value beyond float64."""
+    with pytest.raises(ValueError, match=r"kernel 'rbf': gamma must be a finite real number, "
+                                         r"got 1000"):
+        kgeo.pairwise_kernels(np.ones((2, 3)), kernel="rbf", gamma=10**400)
+
+
 @pytest.mark.parametrize("gamma", [0, 0.0, -0.5])
 @pytest.mark.parametrize("kernel", ["poly", "rbf", "sigmoid"])
 def test_gamma_must_be_positive(kernel, gamma):
@@ -956,6 +996,21 @@ def test_simplex_rows_are_numpys_square_roots_bit_for_bit(n_threads):
     assert np.array_equal(np.asarray(rows.arrays[2]), X.indptr)
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_divide_rows_by_max_divides_by_each_rows_largest_value(n_threads):
+    """Whatever the scale of a row (below 1, subnormal), its values come out
+    divided by its own largest value: the largest becomes 1 exactly."""
+    from kgeo._kernels import divide_rows_by_max
+
+    X = sp.csr_matrix(np.array([[0.25, 0.5, 0.0, 0.1], [0.0, 3.0, 1.5, 0.0],
+                                [1e-310, 0.0, 4e-310, 0.0], [0.0, 0.0, 0.0, 7e-3]]))
+    got = divide_rows_by_max(X.data, X.indptr.astype(np.int64), n_threads)
+    expected = np.concatenate([X.data[a:b] / X.data[a:b].max()
+                               for a, b in zip(X.indptr[:-1], X.indptr[1:])])
+    assert np.array_equal(got, expected)
+    assert np.array_equal(np.maximum.reduceat(got, X.indptr[:-1]), np.ones(4))
+
+
 def test_posting_index_is_the_same_built_by_any_number_of_threads():
     """Each block's lists are built by one thread: the index is the same for
     1, 2 or 3 threads, and holds exactly the block's nonzeros (a NumPy
@@ -1079,6 +1134,19 @@ def test_weighted_sums_refuse_mismatched_segments_and_weights():
         kernel_weighted_sums(k, X_rows, Y, np.array([0, 12]), weights[:11])
 
 
+def test_weighted_sums_refuse_segments_that_do_not_start_at_0():
+    """Segments must cover every row of Y: one starting past row 0 (or no
+    offsets at all) is refused, for kernel rows computed or given."""
+    from kgeo._kernels import kernel_weighted_sums, weighted_sums_of_values
+
+    k, X_rows, Y, weights = _weighted_sums_case("ngd", 10, 12, 2, seed=4)
+    for bad in (np.array([3, 12]), np.array([1, 5, 12]), np.array([], dtype=np.int64)):
+        with pytest.raises(ValueError, match=r"segment_start must increase from 0 to 12"):
+            kernel_weighted_sums(k, X_rows, Y, bad, weights)
+        with pytest.raises(ValueError, match=r"segment_start must increase from 0 to 12"):
+            weighted_sums_of_values(np.ones((4, 12)), bad, weights)
+
+
 @pytest.mark.parametrize("kernel", sorted(PARAMS))
 def test_dense_rows_in_blocks_give_the_bits_of_one_row_at_a_time(kernel):
     """Dense rows of Y are indexed in blocks of about 256 KB, which groups of
@@ -1191,6 +1259,15 @@ def test_pairwise_ned_refuses_rows_whose_squares_underflow():
         kgeo.pairwise_kernels(np.array([[1e-160, 0.0], [0.0, 1e-160]]), kernel="ned")
     np.testing.assert_array_equal(kgeo.pairwise_kernels(np.zeros((2, 2)), kernel="ned"),
                                   np.zeros((2, 2)))
+
+
+def test_poly_overflow_anywhere_in_a_kernel_row_is_an_error():
+    """A row's overflow is flagged wherever it is in the row, not only in
+    its last value: k(x0, x0) = (1e220)^3 is beyond float64, k(x0, x1) = 0."""
+    X = np.array([[1e110, 0.0], [0.0, 1.0]])
+    with pytest.raises(ValueError, match=r"kernel 'poly' overflows float64 on some pair of "
+                                         r"rows of X"):
+        kgeo.pairwise_kernels(X, kernel="poly", gamma=1.0, coef0=0.0, degree=3)
 
 
 def test_pairwise_shift_that_overflows_is_an_error_not_inf():

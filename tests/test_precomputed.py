@@ -294,6 +294,41 @@ def test_matrix_summary_matches_numpy(n, n_threads, rng):
         assert kernel_matrix_summary(rect, False, n_threads) == summary_reference(rect, False)
 
 
+def test_matrix_summary_counts_the_largest_float64_as_finite():
+    """Only NaN and +-inf are not finite: +-1.7976931348623157e308 is the
+    largest magnitude, not a bad entry."""
+    from kgeo._kernels import kernel_matrix_summary
+
+    top = np.finfo(np.float64).max
+    K = np.array([[top, 1.0], [1.0, -top]])
+    assert kernel_matrix_summary(K, True) == summary_reference(K, True) == (
+        0, None, top, 0.0, (0, 0))
+    K[0, 1] = np.inf
+    assert kernel_matrix_summary(K, False) == summary_reference(K, False) == (
+        1, (0, 1), top, 0.0, (0, 0))
+
+
+def test_matrix_summary_square_needs_a_square_matrix():
+    from kgeo._kernels import kernel_matrix_summary
+
+    with pytest.raises(ValueError, match=r"square=True needs a square matrix, got shape \(2, 3\)"):
+        kernel_matrix_summary(np.zeros((2, 3)), True)
+
+
+def test_precomputed_kernel_refuses_positions_outside_the_matrix():
+    """Each position must index a sample of the square matrix: [0, n)."""
+    from kgeo._kernels import PrecomputedKernel
+
+    K = np.arange(9.0).reshape(3, 3)
+    PrecomputedKernel(K, np.array([2, 0, 1, 2], dtype=np.int64))  # every sample, repeated
+    for bad in (3, -1):
+        with pytest.raises(ValueError, match=rf"position\[1\] = {bad} is not a sample of "
+                                             rf"the 3 x 3 kernel matrix"):
+            PrecomputedKernel(K, np.array([0, bad, 1], dtype=np.int64))
+    with pytest.raises(ValueError, match=r"the kernel matrix must be square, got shape \(2, 3\)"):
+        PrecomputedKernel(np.zeros((2, 3)), np.array([0], dtype=np.int64))
+
+
 # ==========================================================================
 # Bad input
 # ==========================================================================
