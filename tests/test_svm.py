@@ -2242,6 +2242,40 @@ def test_a_converged_pair_is_never_called_stuck(shrinking):
     ck.check_svm(model, X, y)
 
 
+@pytest.mark.parametrize("shrinking", [True, False])
+def test_a_step_whose_other_change_rounds_away_is_no_stall(shrinking):
+    """An SMO step moves alpha_i and alpha_j by the same amount, but in
+    float64 the change of the larger one can round away while its smaller
+    partner's does not: the step still makes progress and
+    must not end the pair as stalled. Only a step that changes neither
+    variable is one (found by mutation testing: ``dai == 0 or daj == 0``
+    ended this fit with the tol-below-resolution warning, gap > tol).
+    The case hangs on the rounding of one step at this exact C (436.35
+    makes the original warn too); it is the same on every machine, since
+    every scan copy gives the same bits."""
+    X = np.array([
+        [-0.017, 0.085, 0.014], [-0.071, 0.048, 0.173], [0.125, -0.093, -0.167],
+        [-0.082, 0.005, -0.308], [-0.029, -0.165, -0.097], [-0.072, -0.042, 0.054],
+        [0.138, -0.017, 0.181], [-0.088, 0.047, 0.12], [0.012, -0.098, -0.122],
+        [-0.061, 0.029, -0.134], [-0.028, -0.021, 0.072], [0.028, 0.047, -0.086],
+        [-0.017, 0.104, 0.198], [-0.167, 0.2, 0.178], [0.103, 0.035, -0.042],
+        [0.193, 0.259, 0.238], [0.174, 0.047, -0.16], [-0.001, 0.087, -0.17],
+        [0.052, 0.057, 0.092], [-0.157, -0.088, -0.058], [-0.155, 0.23, -0.066],
+        [0.044, -0.034, 0.209], [0.175, 0.084, -0.292], [0.007, 0.09, 0.133],
+        [-0.082, 0.241, -0.175], [-0.088, 0.124, 0.006], [0.265, 0.025, -0.084],
+        [-0.05, -0.144, -0.169], [0.083, 0.077, 0.171], [-0.1, 0.223, -0.038],
+        [0.208, -0.057, -0.097], [0.033, 0.136, 0.021], [-0.077, -0.177, -0.185],
+        [0.067, 0.131, -0.022], [-0.142, 0.115, -0.169]])
+    y = np.array([1, 0, 1, 0, 0, 0, 1, 0, 0, 1, 1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0,
+                  0, 0, 1, 0, 1, 1, 1, 0, 1, 1, 0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kgeo.ConvergenceWarning)
+        model = kgeo.SVM(kernel="linear", C=436.3508704477379, tol=1e-15,
+                         shrinking=shrinking).fit(X, y)
+    assert model.fit_status_ == 0
+    ck.check_svm(model, X, y, tol=1e-15)
+
+
 def test_bytes_and_object_labels_reach_the_warnings_and_messages():
     # The warnings named the classes with .item(), which plain bytes and str
     # (an object array) do not have; a list of bytes stays bytes.
