@@ -392,3 +392,133 @@ def test_mcnemar_threshold_is_25_discordant_documents():
         else:
             assert r.pvalue == pytest.approx(
                 stats.binomtest(b, b + c, 0.5, alternative="two-sided").pvalue)
+
+
+# Found by mutation testing (second round): the n == 0 method under forcing,
+# bool labels, and non-finite scores held as Python objects.
+
+def test_no_disagreement_reports_the_forced_method():
+    # S14/S25: with b + c == 0 the result still names the method asked for.
+    y = np.array([0, 1, 2, 0])
+    assert micro_sign_test(y, y, y).method == "binomial"
+    assert micro_sign_test(y, y, y, exact=True).method == "binomial"
+    assert micro_sign_test(y, y, y, exact=False).method == "normal"
+    assert mcnemar_test(y, y, y).method == "binomial"  # 0 < 25
+    assert mcnemar_test(y, y, y, exact=True).method == "binomial"
+    r = mcnemar_test(y, y, y, exact=False)
+    assert (r.statistic, r.pvalue, r.b, r.c, r.method) == (0.0, 1.0, 0, 0, "chi2")
+
+
+@pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
+def test_bool_labels_are_numbers_like_ints(test):
+    # S4: a bool dtype is one label kind with ints (True == 1), as in sklearn.
+    y = np.array([True, False, True, True, False])
+    a = np.array([1, 0, 1, 0, 0])
+    b = np.array([0, 0, 1, 1, 1])
+    assert discordant_counts(y, a, b) == (2, 1)
+    assert test(y, a, b) == test(y.astype(int), a, b)
+
+
+@pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
+def test_infinite_scores_in_object_arrays_are_refused(test):
+    # S27/S29: infinite Decimals and floats held as objects are no whole
+    # numbers (Decimal('Infinity') equals its to_integral_value(), and
+    # np.floor(inf) == inf), so they are scores like the typed np.inf.
+    y = np.array([0, 1] * 30)
+    for inf in (decimal.Decimal("Infinity"), float("inf"), np.float32("-inf")):
+        with pytest.raises(ValueError, match=r"pred_a holds 60 values of 60 that are not "
+                                             r"labels of y_true, such as "
+                                             r"(-?inf|Infinity), "):
+            test(y, np.array([inf] * 60, dtype=object), y)
+
+
+@pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
+def test_no_precision_hint_for_objects_of_several_float_types(test):
+    # S33: floats of two precisions held as objects are not "labels of
+    # another precision" (float_dtype is None): no hint about precision.
+    labels = np.array([0.1, 0.2, 0.3] * 20)
+    mixed = np.array([np.float32(v) for v in labels[:30]]
+                     + [np.float16(v) for v in labels[30:]], dtype=object)
+    with pytest.raises(ValueError, match=r"pred_a holds 60 values of 60 .*pass the predicted "
+                                         r"labels \(predict's output\)$"):
+        test(labels, mixed, labels)
+
+
+@pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
+def test_nat_labels_in_datetime_arrays_refused(test):
+    # S36: NaT never equals itself; as a label it would count as wrong.
+    days = np.array(["2005-01-01", "2005-01-02", "NaT"], dtype="datetime64[D]")
+    good = np.array(["2005-01-01", "2005-01-02", "2005-01-03"], dtype="datetime64[D]")
+    with pytest.raises(ValueError, match=r"^y_true contains 1 NaT label\(s\); every document "
+                                         r"needs a label$"):
+        test(days, good, good)
+    assert test(good, good, good).pvalue == 1.0
+
+
+@pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
+def test_score_message_shows_four_significant_digits_and_no_precision_hint_for_ints(test):
+    # S40/S41: examples are printed with .4g; integer y_true gets no hint
+    # about float precision (only float labels can differ in the last digits).
+    y = np.array([0, 1] * 30)
+    scores = np.full(60, 0.123456789)
+    with pytest.raises(ValueError, match=r"such as 0\.1235, 0\.1235, 0\.1235: they look .*"
+                                         r"pass the predicted labels \(predict's output\)$"):
+        test(y, scores.astype(np.float32), y)
+    with pytest.raises(ValueError, match=r"pass the predicted labels \(predict's output\)$"):
+        test(y, y, np.array(list(scores), dtype=object))
+
+
+@pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
+def test_nan_labels_are_counted_in_the_message(test):
+    # S47: the message gives the number of NaN labels.
+    with pytest.raises(ValueError, match=r"^pred_b contains 2 NaN label\(s\); every document "
+                                         r"needs a label$"):
+        test([0.0, 1.0, 0.0], [0.0, 1.0, 0.0], [np.nan, 1.0, np.nan])
+
+
+def test_mcnemar_exact_statistic_is_the_smaller_count():
+    # S49: the binomial version's statistic is min(b, c), whichever system wins.
+    for n_only_a, n_only_b in ((7, 2), (2, 7)):
+        y, a, b = _predictions(n_both=3, n_only_a=n_only_a, n_only_b=n_only_b, n_neither=1)
+        r = mcnemar_test(y, a, b)
+        assert (r.b, r.c, r.method, r.statistic) == (n_only_a, n_only_b, "binomial", 2.0)
+        assert r.pvalue == pytest.approx(2 * stats.binom.cdf(2, 9, 0.5), rel=1e-12)
+
+
+@pytest.mark.parametrize("test", PUBLIC_TESTS)
+def test_sets_are_refused_and_array_protocol_objects_accepted(test):
+    # S50: a set has no order (no document matches a label); S51: an object
+    # with __array__ but no __len__ is an array-like all the same.
+    with pytest.raises(TypeError, match=r"^pred_a must be an array-like of labels, one per "
+                                        r"document, got set$"):
+        test([0, 1], {0, 1}, [0, 1])
+
+    class Labels:
+        def __init__(self, values):
+            self.values = values
+
+        def __array__(self, dtype=None, copy=None):
+            return np.asarray(self.values, dtype=dtype)
+
+    y, a, b = [0, 1, 2, 0, 1], [0, 1, 2, 1, 1], [0, 0, 2, 0, 2]
+    assert test(Labels(y), Labels(a), Labels(b)) == test(y, a, b)
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant <= 52, reason="long double is float64")
+@pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
+def test_wide_float_scores_shown_with_four_significant_digits(test):
+    # S53: a long double is shown in its own precision, 4 significant digits.
+    y = np.array([0, 1] * 30)
+    third = np.longdouble(1) / np.longdouble(3)
+    with pytest.raises(ValueError, match=r"such as 3\.333e-01, 3\.333e-01, 3\.333e-01: they"):
+        test(y, np.array([third] * 60, dtype=object), y)
+
+
+@pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
+def test_complex_labels_are_never_taken_for_scores(test):
+    # S55: only real predictions can be decision values or probabilities;
+    # complex labels y_true mostly lacks are a bad system's predictions.
+    y = np.array([1j, 2j] * 10)
+    wrong = np.full(20, 0.5 + 0.5j)
+    assert discordant_counts(y, y, wrong) == (20, 0)
+    assert test(y, wrong, y) == test(y, np.full(20, 3j), y)

@@ -192,6 +192,12 @@ def test_pruning_semantics(doc_count, occur_count, expected):
             "durian": [0, 0, 0, 1]}
     np.testing.assert_array_equal(X.toarray(), np.array([full[w] for w in expected]).T)
     _assert_canonical_csr(X, (4, len(expected)))
+    # The statistics of the kept words only, in column order.
+    df = {"apple": 2, "banana": 2, "cherry": 1, "durian": 1}
+    total = {"apple": 3, "banana": 4, "cherry": 1, "durian": 1}
+    np.testing.assert_array_equal(vec.document_frequency_, [df[w] for w in expected])
+    np.testing.assert_array_equal(vec.occurrence_count_, [total[w] for w in expected])
+    assert vec.document_frequency_.dtype == np.int64 and vec.occurrence_count_.dtype == np.int64
 
 
 def test_pruning_everything_is_an_error():
@@ -396,3 +402,86 @@ def test_min_word_length_applies_to_non_ascii_texts():
     assert vec.tokenize("a bc x def \u00e9") == ["bc", "def"]
     assert RainbowVectorizer(stoplist=None, min_word_length=3).tokenize(
         "ab abc \u00e9 xy") == ["abc"]
+
+
+# Found by mutation testing (second round): equal word-length limits, the
+# float32 exactness limit, and statistics in sorted column order.
+
+def test_min_word_length_may_equal_max_word_length():
+    # T8: only min > max is refused; min == max keeps one length.
+    vec = RainbowVectorizer(stoplist=None, min_word_length=3, max_word_length=3)
+    assert vec.tokenize("ab abc abcd xyz") == ["abc", "xyz"]
+    assert vec.fit_transform(["ab abc abcd xyz abc"]).toarray().tolist() == [[2, 1]]
+
+
+def test_float32_holds_counts_up_to_2_to_the_24(monkeypatch):
+    # T19: float32 has a 24-bit significand (nmant 23 + the implicit bit):
+    # 2**24 is exact, 2**24 + 1 is not. A real document would need 16 M
+    # tokens, so the lexer's count matrix is stood in for.
+    vec = RainbowVectorizer(stoplist=None, dtype=np.float32)
+    for count in (2**24, 2**24 + 1):
+        def scan(docs, column_of, count=count):
+            return sp.csr_matrix((np.array([count], dtype=np.int64),
+                                  np.array([column_of("cat")]), np.array([0, 1])),
+                                 shape=(1, 1))
+        monkeypatch.setattr(vec, "_scan", scan)
+        if count == 2**24:
+            X = vec.fit_transform(["cat"])
+            assert X.dtype == np.float32 and X.toarray().tolist() == [[2**24]]
+        else:
+            with pytest.raises(ValueError, match=r"dtype float32 cannot hold a count of "
+                                                 r"16777217 exactly \(it holds up to "
+                                                 r"16777216\)"):
+                vec.fit_transform(["cat"])
+
+
+def test_statistics_follow_sorted_columns_not_first_appearance():
+    # T23: words first seen out of sorted order (zebra before apple).
+    vec = RainbowVectorizer(stoplist=None)
+    vec.fit(["zebra zebra zebra mango", "apple mango", "mango"])
+    assert vec.vocabulary_ == {"apple": 0, "mango": 1, "zebra": 2}
+    np.testing.assert_array_equal(vec.document_frequency_, [1, 3, 1])
+    np.testing.assert_array_equal(vec.occurrence_count_, [1, 3, 3])
+    # T39: documents, not words (five documents, two of them without words).
+    vec.fit(["zebra mango", "", "apple", "a", "mango"])
+    assert vec.n_documents_fit_ == 5 and len(vec.vocabulary_) == 3
+
+
+def test_single_bytes_document_is_refused_as_a_whole():
+    # T35: a bytes object is one document, not an iterable of ints.
+    with pytest.raises(TypeError, match=r"^raw_documents must be an iterable of str documents, "
+                                        r"got a single bytes; wrap it in a list$"):
+        RainbowVectorizer().fit(b"bytes words")
+
+
+def test_numeric_character_references_take_up_to_five_digits():
+    # T36: "&#0065;" and "&#00104;" are A and h with leading zeros.
+    vec = RainbowVectorizer(stoplist=None, skip_html=True)
+    assert vec.tokenize("&#0065;pple &#00104;ello &#65;b") == ["apple", "hello", "ab"]
+    # Six digits are not a reference: its characters separate words.
+    assert vec.tokenize("x&#000065;pple") == ["pple"]
+
+
+def test_largest_count_not_the_first_decides_the_dtype_check():
+    # T38: the refused count is the largest in the matrix, not any other.
+    with pytest.raises(ValueError, match=r"dtype int8 cannot hold a count of 128 exactly"):
+        RainbowVectorizer(dtype=np.int8).fit_transform(["dog", "cat " * 128 + "dog"])
+
+
+def test_entities_decoded_after_tags_are_removed():
+    # T44: tags go first, so an escaped "&#60;" is text, not a tag opener.
+    vec = RainbowVectorizer(stoplist=None, skip_html=True)
+    assert vec.tokenize("&#60;abc&#62; <b>word</b>") == ["abc", "word"]
+
+
+def test_repr_shows_parameters_that_only_compare_equal_to_the_default():
+    # T62: like scikit-learn, a parameter is shown when its repr differs
+    # from the default's: 0 is not False and 2.0 is not 2 (fit refuses both).
+    vec = RainbowVectorizer(skip_header=0, min_word_length=2.0)
+    assert repr(vec) == "RainbowVectorizer(skip_header=0, min_word_length=2.0)"
+
+
+def test_stoplist_type_error_names_the_first_non_string():
+    # T56
+    with pytest.raises(TypeError, match=r"^stoplist words must be str, got 1$"):
+        RainbowVectorizer(stoplist=["ok", 1, 2.5]).tokenize("text")
