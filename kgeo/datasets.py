@@ -335,9 +335,19 @@ def _require_exists(path, what):
 _INT64 = np.iinfo(np.int64)
 
 
+_DECIMAL = re.compile(r"[0-9]+\Z")
+_SIGNED_DECIMAL = re.compile(r"-?[0-9]+\Z")
+
+
 def _document_id(text):
     """A document or query number as an int in int64's range (the id arrays'
-    type); ValueError otherwise."""
+    type); ValueError otherwise.
+
+    Only the digits 0-9: int() alone also reads '1_2' as 12, '+3' as 3 and
+    other scripts' digits, so a damaged id would load under another number.
+    """
+    if not isinstance(text, str) or not _DECIMAL.match(text):
+        raise ValueError(f"id {text!r} is not a number written in the digits 0-9")
     value = int(text)
     if not _INT64.min <= value <= _INT64.max:
         raise ValueError(f"id {value} does not fit in int64")
@@ -1241,11 +1251,14 @@ def _parse_qrels(text, fmt, what):
             continue
         try:
             if fmt == "trec":
-                q, doc, grade = int(parts[0]), int(parts[2]), int(parts[3])
+                q, doc, grade = parts[0], parts[2], parts[3]
             elif fmt == "graded":
-                q, doc, grade = int(parts[0]), int(parts[1]), int(parts[2])
+                q, doc, grade = parts[0], parts[1], parts[2]
             else:
-                q, doc, grade = int(parts[0]), int(parts[1]), 1
+                q, doc, grade = parts[0], parts[1], "1"
+            if not _SIGNED_DECIMAL.match(grade):
+                raise ValueError(grade)
+            q, doc, grade = _document_id(q), _document_id(doc), int(grade)
         except (IndexError, ValueError):
             raise ValueError(f"{what} line {lineno}: cannot read {line.strip()!r} "
                              f"as a {fmt} relevance judgement") from None

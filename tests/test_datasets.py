@@ -14,6 +14,7 @@ import lzma
 import os
 import tarfile
 import threading
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -340,6 +341,11 @@ def test_paths_empty_or_of_an_unknown_user_are_refused(tmp_path):
         load_20newsgroups("~no_such_user_kgeo/x")
 
 
+def test_bytes_paths_are_refused_by_name(tmp_path):
+    with pytest.raises(TypeError, match="path must be a str or os.PathLike, got bytes"):
+        load_20newsgroups(os.fsencode(tmp_path))
+
+
 def test_20newsgroups_folder_missing_split(tmp_path):
     _write_tree(tmp_path, {k: v for k, v in NG_FILES.items() if "-train/" in k})
     assert len(load_20newsgroups(tmp_path, subset="train")) == 3
@@ -350,6 +356,37 @@ def test_20newsgroups_folder_missing_split(tmp_path):
 # ---------------------------------------------------------------------------
 # WebKB
 # ---------------------------------------------------------------------------
+
+def test_20newsgroups_archive_skips_members_outside_the_bydate_layout(tmp_path, ng_tar):
+    # A folder skips these names (not all digits, or not under 20news-bydate-*/):
+    # the archive must too, not read "12.orig" as message 12.
+    files = dict(NG_FILES, **{
+        "20news-bydate-train/sci.space/12.orig": b"From: x@y\n\nbackup copy\n",
+        "old-20news-bydate-train/sci.space/13": b"From: x@y\n\nold copy\n",
+    })
+    archive = _write_tar(tmp_path / "extra.tar.gz", files)
+    for subset in ("train", "all"):
+        got = load_20newsgroups(archive, subset=subset)
+        expected = load_20newsgroups(ng_tar, subset=subset)
+        assert got.filenames == expected.filenames
+        assert got.data == expected.data
+
+
+def test_20newsgroups_folder_skips_files_beside_the_group_folders(ng_dir):
+    expected = load_20newsgroups(ng_dir, subset="all")
+    (ng_dir / "20news-bydate-train" / "README").write_bytes(b"not a group")
+    got = load_20newsgroups(ng_dir, subset="all")
+    assert got.filenames == expected.filenames
+    assert got.target_names == expected.target_names
+
+
+@pytest.mark.parametrize("name", ["20news-bydate.tgz", "20news-bydate.tar"])
+def test_20newsgroups_folder_holding_an_archive_of_another_name(tmp_path, ng_tar, name):
+    holder = tmp_path / "holder"
+    holder.mkdir()
+    (holder / name).write_bytes(ng_tar.read_bytes())
+    assert load_20newsgroups(holder).filenames == load_20newsgroups(ng_tar).filenames
+
 
 def _page(title):
     return (b"MIME-Version: 1.0\r\nServer: CERN/3.0\r\nContent-Type: text/html\r\n\r\n"
@@ -452,6 +489,39 @@ def test_webkb_archive_reports_unknown_universities_like_a_folder(tmp_path):
                                          r"among the universities"):
         corpus = load_webkb(archive)
     assert len(corpus) == 7
+
+
+def test_webkb_unknown_universities_reported_only_for_selected_class_folders(tmp_path):
+    # "department" is not loaded, and a file (not a folder) beside the
+    # university folders is no university: neither is reported.
+    files = dict(WEBKB_FILES, **{
+        "webkb/department/mit/http:^^www.mit.edu^": _page(b"MIT"),
+        "webkb/student/README": b"notes",
+    })
+    archive = _write_tar(tmp_path / "webkb-data.gtar.gz", files)
+    _write_tree(tmp_path / "tree", files)
+    for path in (archive, tmp_path / "tree"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            corpus = load_webkb(path)
+        assert len(corpus) == 7
+
+
+def test_webkb_archive_skips_pages_in_subfolders_like_a_folder(tmp_path, webkb_tar):
+    files = dict(WEBKB_FILES, **{"webkb/student/cornell/sub/http:^^deeper^": _page(b"Deep")})
+    archive = _write_tar(tmp_path / "deep.gtar.gz", files)
+    _write_tree(tmp_path / "tree", files)
+    expected = load_webkb(webkb_tar).filenames
+    assert load_webkb(archive).filenames == expected
+    assert load_webkb(tmp_path / "tree").filenames == expected
+
+
+@pytest.mark.parametrize("name", ["webkb-data.tar.gz", "webkb-data.tgz"])
+def test_webkb_folder_holding_an_archive_of_another_name(tmp_path, webkb_tar, name):
+    holder = tmp_path / "holder"
+    holder.mkdir()
+    (holder / name).write_bytes(webkb_tar.read_bytes())
+    assert load_webkb(holder).filenames == load_webkb(webkb_tar).filenames
 
 
 def test_20newsgroups_empty_group_folder_is_no_class(tmp_path, ng_dir):
@@ -641,14 +711,86 @@ def test_reuters_bad_input(reuters_tar, tmp_path):
         10**20, "TEST", ["earn"], "HUGE", "x").encode()},
      r"reut2-001.sgm: <REUTERS> element without an integer NEWID attribute in int64's range "
      r"\(attributes .*'NEWID': '100000000000000000000'"),
+    (lambda f: {**f, "reut2-001.sgm": f["reut2-001.sgm"].replace(b' NEWID="12"', b"")},
+     r"reut2-001.sgm: <REUTERS> element without an integer NEWID attribute in int64's range"),
+    (lambda f: {**f, "reut2-000.sgm": f["reut2-000.sgm"].replace(b"</TITLE>", b"", 1)},
+     r"reut2-000.sgm: .*'NEWID': '1'.* has <TITLE> elements not closed by </TITLE>"),
+    # int() alone read these as 12 and 3: a damaged id loaded as another story's.
+    (lambda f: {**f, "reut2-001.sgm": f["reut2-001.sgm"].replace(b' NEWID="12"',
+                                                                 b' NEWID="1_2"')},
+     r"reut2-001.sgm: <REUTERS> element without an integer NEWID .*'NEWID': '1_2'"),
+    (lambda f: {**f, "reut2-001.sgm": f["reut2-001.sgm"].replace(b' NEWID="12"',
+                                                                 b' NEWID="+3"')},
+     r"reut2-001.sgm: <REUTERS> element without an integer NEWID .*'NEWID': '\+3'"),
 ], ids=["no-story", "unclosed", "duplicate-newid", "last-unclosed", "unclosed-topics",
-        "unclosed-body", "unclosed-text", "newid-beyond-int64"])
+        "unclosed-body", "unclosed-text", "newid-beyond-int64", "newid-missing",
+        "unclosed-title", "newid-underscore", "newid-sign"])
 def test_reuters_damaged_files_are_refused(tmp_path, damage, match):
     # Each used to load: an empty file list entry, two stories merged into one,
     # a story counted twice.
     _write_tree(tmp_path / "folder", damage(_reuters_files()))
     with pytest.raises(ValueError, match=match):
         load_reuters21578(tmp_path / "folder")
+
+
+def test_reuters_titles_and_topics_are_stripped_and_quot_decoded(tmp_path):
+    _write_tree(tmp_path / "folder", {"reut2-000.sgm": "".join([
+        _story(1, "TRAIN", [" earn "], "  SAYS &quot;NO&quot;  ", "Body"),
+        _story(2, "TEST", ["earn"], "T", "B")]).encode("latin-1")})
+    corpus = load_reuters21578(tmp_path / "folder", subset="all")
+    assert corpus.data == ['SAYS "NO"\nBody', "T\nB"]
+    assert corpus.topics == [["earn"], ["earn"]]
+    assert corpus.category_names == ["earn"]
+
+
+def test_reuters_topics_keep_file_order_and_attributes_may_have_blanks(tmp_path):
+    story = _story(1, "TRAIN", ["earn", "acq", "earn"], "T", "B")
+    # SGML allows blanks around "=" in attributes.
+    story = story.replace('LEWISSPLIT="TRAIN"', 'LEWISSPLIT = "TRAIN"').replace(
+        'NEWID="1"', 'NEWID= "1"')
+    _write_tree(tmp_path / "folder", {"reut2-000.sgm": story.encode("latin-1")})
+    corpus = load_reuters21578(tmp_path / "folder")
+    assert corpus.newids.tolist() == [1]
+    assert corpus.topics == [["earn", "acq"]]
+    assert corpus.category_names == ["acq", "earn"]
+
+
+def test_reuters_skips_files_not_named_reut2_nnn(tmp_path, reuters_dir):
+    # Only reut2-NNN.sgm (three digits), in a folder as in an archive.
+    expected = load_reuters21578(reuters_dir, subset="all").newids.tolist()
+    stray = {"reut2-21.sgm": _story(50, "TRAIN", ["earn"], "STRAY", "x").encode()}
+    _write_tree(reuters_dir, stray)
+    archive = _write_tar(tmp_path / "r.tar.gz", dict(_reuters_files(), **stray))
+    for path in (reuters_dir, archive):
+        assert load_reuters21578(path, subset="all").newids.tolist() == expected
+
+
+def _r8_stories(spec):
+    """Single-label stories: {category: (n_train, n_test)}, in the order given."""
+    stories, newid = [], 0
+    for category, (n_train, n_test) in spec.items():
+        for split, n in (("TRAIN", n_train), ("TEST", n_test)):
+            for _ in range(n):
+                newid += 1
+                stories.append(_story(newid, split, [category], category.upper(), "x"))
+    return {"reut2-000.sgm": "".join(stories).encode("latin-1")}
+
+
+def test_reuters_r8_ranks_r10_by_training_stories_then_name(tmp_path):
+    names = [f"c{i:02d}" for i in range(11)]
+    # Eleven categories tied on training stories: R10 is the first ten by
+    # name, whatever the file order (c10 comes first in the file).
+    tied = {"c10": (1, 1), **{c: (1, 1) for c in names[:10]}}
+    _write_tree(tmp_path / "tied", _r8_stories(tied))
+    corpus = load_reuters21578(tmp_path / "tied", subset="all", view="r8")
+    assert corpus.category_names == names[:10]
+    # Only training stories count: c10's five test stories do not lift it
+    # above c09 (two training stories each for c00..c09, one for c10).
+    skewed = {**{c: (2, 1) for c in names[:10]}, "c10": (1, 5)}
+    _write_tree(tmp_path / "skewed", _r8_stories(skewed))
+    corpus = load_reuters21578(tmp_path / "skewed", subset="all", view="r8")
+    assert corpus.category_names == names[:10]
+    assert len(corpus) == 30
 
 
 def test_reuters_references_beyond_unicode_are_dropped(tmp_path):
@@ -737,6 +879,12 @@ def test_topics_to_indicator_bad_category_names(names, match):
 def test_topics_to_indicator_bad_options(kwargs, match):
     with pytest.raises(TypeError, match=match):
         topics_to_indicator([["earn"], []], **kwargs)
+
+
+def test_topics_to_indicator_plain_str_is_one_label():
+    Y, names = topics_to_indicator(["earn", ["acq", "earn"]], sparse=False)
+    assert names == ["acq", "earn"]
+    np.testing.assert_array_equal(Y, [[0, 1], [1, 1]])
 
 
 def test_topics_to_indicator():
@@ -832,6 +980,69 @@ def test_smart_med_trec_qrels(tmp_path):
     assert col.qrels == {1: frozenset({2})}
 
 
+def test_smart_med_trec_grade_zero_is_not_relevant(tmp_path):
+    _write_tree(tmp_path, dict(MED_FILES, **{"MED.REL": b"1 0 1 0\n1 0 2 1\n"}))
+    col = load_smart(tmp_path, "med")
+    assert col.relevance == {1: {1: 0, 2: 1}}
+    assert col.qrels == {1: frozenset({2})}
+
+
+def test_smart_med_rel_is_preferred_to_med_rel_old(tmp_path):
+    # The Glasgow archive holds both; MED.REL.OLD is only a fallback.
+    _write_tree(tmp_path, dict(MED_FILES, **{"MED.REL.OLD": _crlf("1   1     0   0.000000\n")}))
+    assert load_smart(tmp_path, "med").qrels == {1: frozenset({2})}
+    (tmp_path / "MED.REL").unlink()
+    assert load_smart(tmp_path, "med").qrels == {1: frozenset({1})}
+
+
+def test_smart_query_fields_after_the_text_stay_apart(tmp_path):
+    # CISI queries have .B (and .A) fields after .W: not part of the query text.
+    qry = _crlf(".I 1\n.W\nwhat about titles?\n.B\nsome source\n"
+                ".I 2\n.W\nand abstracts?\n.A\nan author\n")
+    _write_tree(tmp_path, dict(ADI_FILES, **{"ADI.QRY": qry}))
+    col = load_smart(tmp_path, "adi")
+    assert col.queries == ["what about titles?", "and abstracts?"]
+    assert col.query_fields[0]["B"] == "some source"
+    assert col.query_fields[1]["A"] == "an author"
+
+
+def test_smart_dotted_line_with_words_is_text(tmp_path):
+    # Only a lone tag (".B") opens a field; ".B 12" is a line of the abstract.
+    # Tags are upper-case letters: ".b" is text too.
+    docs = _crlf(".I 1\n.W\nsee\n.B 12\nabove\n.b\nend\n.I 2\n.W\ntwo\n.I 3\n.W\nthree\n")
+    _write_tree(tmp_path, dict(ADI_FILES, **{"ADI.ALL": docs}))
+    assert load_smart(tmp_path, "adi").doc_fields[0] == {"W": "see\n.B 12\nabove\n.b\nend"}
+
+
+def test_smart_lone_carriage_returns_end_lines(tmp_path):
+    _write_tree(tmp_path / "crlf", ADI_FILES)
+    _write_tree(tmp_path / "cr", {k: v.replace(b"\r\n", b"\r") for k, v in ADI_FILES.items()})
+    crlf = load_smart(tmp_path / "crlf", "adi")
+    col = load_smart(tmp_path / "cr", "adi")
+    assert col.documents == crlf.documents
+    assert col.queries == crlf.queries
+    assert col.qrels == crlf.qrels
+
+
+@pytest.mark.parametrize("archive", ["adi.tgz", "ADI.tar.gz"])
+def test_smart_folder_holding_an_archive_of_another_name(tmp_path, archive):
+    _write_tar(tmp_path / archive, ADI_FILES)
+    assert load_smart(tmp_path, "adi").doc_ids.tolist() == [1, 2, 3]
+
+
+def test_smart_blank_lines_in_relevance_files_are_skipped(tmp_path):
+    rel = ADI_FILES["ADI.REL"] + b"\r\n   \r\n"
+    _write_tree(tmp_path, dict(ADI_FILES, **{"ADI.REL": b"\r\n" + rel}))
+    assert load_smart(tmp_path, "adi").qrels == {1: frozenset({1, 3}), 2: frozenset({2})}
+
+
+def test_smart_archive_with_a_top_folder(tmp_path):
+    archive = _write_tar(tmp_path / "adi.tar.gz", {f"adi/{k}": v for k, v in ADI_FILES.items()})
+    col = load_smart(archive, "adi")
+    assert col.doc_ids.tolist() == [1, 2, 3]
+    assert col.qrels == {1: frozenset({1, 3}), 2: frozenset({2})}
+
+
 def test_smart_bad_input(tmp_path):
     with pytest.raises(ValueError,
                        match=r"name must be one of \['adi', 'cisi', 'cran', 'med'\], got 'trec'"):
@@ -857,6 +1068,11 @@ def test_smart_bad_input(tmp_path):
         load_smart(tmp_path / "conflict", "cran")
     _write_tree(tmp_path / "repeated", dict(CRAN_FILES, cranqrel=b"1 1 2\n1 1 2\n"))
     assert load_smart(tmp_path / "repeated", "cran").relevance == {1: {1: 2}}
+    # A grade of digits with an optional minus: int() alone read '1_0' as 10.
+    _write_tree(tmp_path / "grade", dict(CRAN_FILES, cranqrel=b"1 1 1_0\n"))
+    with pytest.raises(ValueError, match=r"cranqrel line 1: cannot read '1 1 1_0' as a graded "
+                                         r"relevance judgement"):
+        load_smart(tmp_path / "grade", "cran")
     bad_rel = dict(ADI_FILES, **{"ADI.REL": b"1 one 0 0.0\n"})
     _write_tree(tmp_path / "badrel", bad_rel)
     with pytest.raises(ValueError, match=r"ADI.REL line 1: cannot read '1 one 0 0.0'"):
@@ -889,8 +1105,24 @@ def test_smart_bad_input(tmp_path):
     ({"ADI.ALL": b""}, r"ADI.ALL holds no '.I' record"),
     ({"ADI.QRY": b"\r\n"}, r"ADI.QRY holds no '.I' record"),
     ({"ADI.REL": b""}, r"ADI.REL holds no relevance judgement"),
+    ({"ADI.ALL": _crlf(".I 1\n.W\none\n.I 9223372036854775808\n.W\ntwo\n")},
+     r"ADI.ALL: malformed record start '.I 9223372036854775808'; expected '.I <number>' "
+     r"with the number in int64's range"),
+    ({"ADI.ALL": _crlf(".I 1\nstray text\n.W\none\n")},
+     r"ADI.ALL: text 'stray text' outside any field of record 1"),
+    # int() alone read these as 12 and 3: each loaded under another number.
+    ({"ADI.ALL": _crlf(".I 1\n.W\none\n.I 1_2\n.W\ntwo\n")},
+     r"ADI.ALL: malformed record start '.I 1_2'; expected '.I <number>'"),
+    ({"ADI.ALL": _crlf(".I 1\n.W\none\n.I +3\n.W\ntwo\n")},
+     r"ADI.ALL: malformed record start '.I \+3'; expected '.I <number>'"),
+    ({"ADI.REL": _crlf("1 1 0 0.0\n1 1_2 0 0.0\n")},
+     r"ADI.REL line 2: cannot read '1 1_2 0 0.0' as a pairs relevance judgement"),
+    ({"ADI.REL": _crlf("+1 1 0 0.0\n")},
+     r"ADI.REL line 1: cannot read '\+1 1 0 0.0' as a pairs relevance judgement"),
 ], ids=["malformed-I", "I-without-blank", "I-beyond-int64", "duplicate-I", "unknown-document",
-        "empty-documents", "empty-queries", "empty-judgements"])
+        "empty-documents", "empty-queries", "empty-judgements", "I-just-beyond-int64",
+        "text-outside-fields", "I-underscore", "I-sign", "judged-document-underscore",
+        "judging-query-sign"])
 def test_smart_damaged_files_are_refused(tmp_path, replace, match):
     _write_tree(tmp_path / "adi", dict(ADI_FILES, **replace))
     with pytest.raises(ValueError, match=match):
@@ -1124,6 +1356,16 @@ def test_fetch_url_without_a_file_name_uses_the_default(local_server, tmp_path):
     _write_tar(www / "dir" / "index.html", NG_FILES)  # what the server sends for dir/
     cache = tmp_path / "cache"
     assert len(fetch_20newsgroups(data_home=cache, url=f"{base}/dir/", sha256=None)) == 3
+    assert sorted(p.name for p in (cache / "20news-bydate").iterdir()) == ["20news-bydate.tar.gz"]
+
+
+def test_fetch_url_ending_in_dot_dot_uses_the_default_name(local_server, tmp_path):
+    # ".." must not name the cache file (it would be the cache folder's parent).
+    www, base = local_server
+    (www / "dir").mkdir()
+    _write_tar(www / "index.html", NG_FILES)  # what the server sends for /dir/../
+    cache = tmp_path / "cache"
+    assert len(fetch_20newsgroups(data_home=cache, url=f"{base}/dir/..", sha256=None)) == 3
     assert sorted(p.name for p in (cache / "20news-bydate").iterdir()) == ["20news-bydate.tar.gz"]
 
 
