@@ -1169,6 +1169,48 @@ def test_fits_in_two_threads_overlap_and_equal_serial_fits(same_data, thread_dat
     assert_bit_identical(b, serial[1])
 
 
+@pytest.mark.parametrize("kernel, dense", [("ngd", False), ("linear", False), ("rbf", True)],
+                         ids=["ngd-sparse", "linear-sparse", "rbf-dense-centred"])
+def test_predictions_in_many_threads_on_one_model_equal_serial_ones(kernel, dense):
+    """A served model is called from many threads at once. Its prediction
+    cache (the support vectors' prepared rows and index, and for a centred
+    model also the unmoved ones' index) is filled by whichever call comes
+    first: calls that race to fill it must still give the serial bits."""
+    rng = np.random.default_rng(7)
+    if dense:  # far from the origin: moved by the fitted centre
+        X = rng.random((300, 20)) + 5.0
+        y = rng.integers(0, 4, 300)
+        T = rng.random((120, 20)) + 5.0
+        T[:40, :18] = 0.0  # mostly zero: predicted by the unmoved support vectors
+    else:
+        X, y = make_topic_corpus(600, 800, 4, random_state=3)
+        T, _ = make_topic_corpus(120, 800, 4, random_state=4)
+    serial = kgeo.SVM(kernel=kernel).fit(X, y)
+    expected = serial.decision_function(T)
+    assert dense == (serial._centre is not None)
+    model = kgeo.SVM(kernel=kernel).fit(X, y)  # its prediction cache still empty
+    n_threads, out = 8, {}
+    barrier = threading.Barrier(n_threads)
+
+    def call(k):
+        barrier.wait()
+        start = k % 3  # overlapping batches of different lengths
+        out[k] = (start, model.decision_function(T[start:]), model.predict(T[start:]))
+
+    threads = [threading.Thread(target=call, args=(k,)) for k in range(n_threads)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert sorted(out) == list(range(n_threads)), "a thread did not finish"
+    for start, decision, labels in out.values():
+        assert decision.tobytes() == expected[start:].tobytes()
+        np.testing.assert_array_equal(labels, serial.predict(T[start:]))
+    # the routes the docstring names were taken
+    assert ("centred_support_vectors" in model._prediction_cache) == dense
+    assert ("unmoved_support_vectors" in model._prediction_cache) == dense
+
+
 def test_fit_releases_the_gil(thread_data):
     """While a one-pair fit runs in a thread, the main thread keeps running.
 
