@@ -67,9 +67,10 @@ def _words(rng, topic_words, n=25, topic_share=0.6):
     return " ".join(pool.tolist())
 
 
-def make_20ng_tar(path, n_train=10, n_test=6, seed=0, extra_train=()):
+def make_20ng_tar(path, n_train=10, n_test=6, seed=0, extra_train=(), extra_test=()):
     """A gzip tar with 20news-bydate-{train,test}/<group>/<id> members;
-    ``extra_train`` adds training messages (group, body) without a header."""
+    ``extra_train`` and ``extra_test`` add training and test messages
+    (group, body) without a header."""
     rng = np.random.default_rng(seed)
     ident = 1000
     with tarfile.open(path, "w:gz") as tar:
@@ -88,6 +89,8 @@ def make_20ng_tar(path, n_train=10, n_test=6, seed=0, extra_train=()):
                                       f"{_words(rng, topic)}\n")
         for group, body in extra_train:
             add("train", group, body)
+        for group, body in extra_test:
+            add("test", group, body)
     return path
 
 
@@ -415,6 +418,9 @@ def test_progress_bar_with_tqdm(ng_data, tmp_path, capsys):
     run_zhang2005("20ng", ng_data, tmp_path / "out", progress=True, figure=False)
     captured = capsys.readouterr()
     assert "10/10" in captured.err  # the bar, on stderr
+    # One step per cell: the bar ends at 10/10 (a bar advanced two steps a
+    # cell showed "10/10" on its way to "20cell").
+    assert "| 10/10 [" in captured.err.rstrip("\n").split("\r")[-1]
     assert captured.out.count(" C=1: ") == 10  # one line per cell, above the bar
 
 
@@ -496,7 +502,8 @@ def test_bad_arguments(ng_data, tmp_path):
 
 @pytest.mark.parametrize("problem", ["second corpus missing", "out_dir unwritable",
                                      "output name taken by a folder", "bad n_jobs",
-                                     "earlier output not replaceable"])
+                                     "earlier output not replaceable",
+                                     "manifest name taken by a folder"])
 def test_nothing_is_trained_when_the_run_cannot_finish(ng_data, tmp_path, monkeypatch, problem):
     # These used to surface only after every cell had trained, losing the work.
     trained = []
@@ -512,6 +519,10 @@ def test_nothing_is_trained_when_the_run_cannot_finish(ng_data, tmp_path, monkey
     elif problem == "output name taken by a folder":
         (out / "results.csv").mkdir(parents=True)
         error, match = IsADirectoryError, r"holds a folder named 'results.csv'"
+    elif problem == "manifest name taken by a folder":
+        # Found only when the list of outputs was written, after the training.
+        (out / ".kgeo-outputs.json").mkdir(parents=True)
+        error, match = IsADirectoryError, r"holds a folder named '.kgeo-outputs.json'"
     elif problem == "earlier output not replaceable":
         # Read-only or immutable (chattr +i): used to fail the run after all
         # its training, with this run's CSV files beside the old table.md. The
@@ -1061,7 +1072,7 @@ def test_paper_values_of_cells_only_at_c_1(ng_data, tmp_path):
 # Significance
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("ngd_wins, ngd_loses", [(30, 5), (5, 30), (10, 2)])
+@pytest.mark.parametrize("ngd_wins, ngd_loses", [(30, 5), (5, 30), (10, 2), (10, 5)])
 def test_significance_rows_count_ngd_as_system_a(ngd_wins, ngd_loses):
     """k and McNemar's b count the documents NGD alone gets right, Z is
     positive when NGD is better and negative when worse, and the chi-square is
@@ -1084,6 +1095,11 @@ def test_significance_rows_count_ngd_as_system_a(ngd_wins, ngd_loses):
     for row in rows:
         assert (row["n"], row["k"]) == (ngd_wins + ngd_loses, ngd_wins)
         assert (row["mcnemar_b"], row["mcnemar_c"]) == (ngd_wins, ngd_loses)
+        # Each test's own method (table.md: exact when n <= 12 for the sign
+        # test, n < 25 for McNemar's); n = 15 sets the two apart.
+        discordant = ngd_wins + ngd_loses
+        assert row["sign_method"] == ("binomial" if discordant <= 12 else "normal")
+        assert row["mcnemar_method"] == ("binomial" if discordant < 25 else "chi2")
         assert np.sign(row["sign_z"]) == np.sign(ngd_wins - ngd_loses)
         chi2 = (abs(ngd_wins - ngd_loses) - 1) ** 2 / (ngd_wins + ngd_loses)
         assert row["mcnemar_chi2"] == pytest.approx(chi2)
@@ -1377,3 +1393,309 @@ def test_table_names_the_vocabulary(ng_data):
     results = run_zhang2005("20ng", ng_data, None, progress=False)
     assert ("vocabulary learnt from the training documents of each split;"
             in markdown_report(results))
+
+
+# ---------------------------------------------------------------------------
+# From a second mutation run on experiments.py: output files and the report
+# checked on results written by hand, so that every number has a known place
+# and a known rounding (the fixtures' systems tie, near 100 %, at every C)
+# ---------------------------------------------------------------------------
+
+# One-sided sign test and two-sided exact McNemar for b = 9, c = 3 (n = 12):
+# Z = (9 - 6) / (0.5 sqrt(12)) = sqrt(3); P(K >= 9) = (220 + 66 + 12 + 1) / 2^12;
+# 2 P(K <= 3) = 2 (1 + 12 + 66 + 220) / 2^12; chi2 = (|9 - 3| - 1)^2 / 12.
+_HAND_SIGNIFICANCE = {"n": 12, "k": 9, "sign_z": 3 ** 0.5, "sign_p": 299 / 4096,
+                      "sign_method": "binomial", "mcnemar_b": 9, "mcnemar_c": 3,
+                      "mcnemar_chi2": 25 / 12, "mcnemar_p": 598 / 4096, "mcnemar_method": "chi2"}
+# Sweep accuracies: NGD-L1 first with TF, last with TF-IDF, at every C.
+_HAND_SWEEP = {"tf": {"ngd-l1": 90.0, "lin-l2": 80.0, "ned-l2": 70.0},
+               "tfidf": {"ngd-l1": 60.0, "lin-l2": 80.0, "ned-l2": 70.0}}
+
+
+def _hand_results(datasets=("webkb",), C=1.0, sweep=False):
+    """A Zhang2005Results filled by hand, no training: two splits per dataset,
+    each cell's split accuracies its own (40 + j and 60 + j for the j-th cell,
+    plus 10 for the second dataset), split times 0.25 s and 1.5 s."""
+    from kgeo.experiments import Zhang2005Results, _sweep_summary
+    cells, significance, info = [], [], {}
+    sweep_cells, summary = ([], []) if sweep else (None, None)
+    names = ["cornell", "texas"]
+    for d, dataset in enumerate(datasets):
+        info[dataset] = {"rainbow": f"options of {dataset}", "splits": [
+            {"name": n, "n_train": 50 - i, "n_test": 12 + i, "n_words": 300}
+            for i, n in enumerate(names)]}
+        for j, (rep, norm, kernel) in enumerate(CELLS):
+            split_accuracy = [40.0 + j + 10 * d, 60.0 + j + 10 * d]
+            cells.append(CellResult(
+                dataset=dataset, representation=rep, normalization=norm, kernel=kernel, C=C,
+                accuracy=float(np.mean(split_accuracy)), split_names=names,
+                split_accuracy=split_accuracy, split_seconds=[0.25, 1.5], n_train=[50, 49],
+                n_test=[12, 13], n_empty_train=[2, 1], n_empty_test=[0, 1],
+                predictions=np.zeros(25),
+                paper=PAPER_ACCURACY[dataset][rep, norm, kernel] if C == 1 else None))
+        for rep in ("tf", "tfidf"):
+            for other in ("lin-l2", "ned-l2"):
+                significance.append(dict(_HAND_SIGNIFICANCE, dataset=dataset, representation=rep,
+                                         system_a="ngd-l1", system_b=other, paper_sign_z=None,
+                                         C=C))
+        if sweep:
+            swept = []
+            for rep in ("tf", "tfidf"):
+                for value in sorted(set(C_SWEEP_VALUES) | {C}):
+                    for system, acc in _HAND_SWEEP[rep].items():
+                        kernel, norm = system.split("-")
+                        swept.append(CellResult(
+                            dataset=dataset, representation=rep, normalization=norm,
+                            kernel=kernel, C=value, accuracy=acc - d, split_names=names,
+                            split_accuracy=[acc - d] * 2, split_seconds=[0.25, 1.5],
+                            n_train=[50, 49], n_test=[12, 13], n_empty_train=[0, 0],
+                            n_empty_test=[0, 0], predictions=np.zeros(25)))
+            sweep_cells += swept
+            summary += _sweep_summary(dataset, swept, C)
+    return Zhang2005Results(datasets=list(datasets), C=C, vocabulary="train", cells=cells,
+                            significance=significance, c_sweep=sweep_cells,
+                            c_sweep_summary=summary, y_true={}, info=info, files={},
+                            seconds=12.0)
+
+
+def test_output_files_round_and_place_each_value(tmp_path):
+    """Each CSV column holds its own value at its own precision: seconds with
+    2 decimals and summed over the splits, per-split accuracy and time (not the
+    cell's mean and total), n before k, Z and chi2 with 3 decimals, C as
+    "1" not "1.0", and each representation's own rank in c_sweep.csv."""
+    from kgeo.experiments import write_outputs
+    write_outputs(_hand_results(sweep=True), tmp_path, figure=False)
+    _, rows = _read_csv(tmp_path / "results.csv")
+    assert {(r["seconds"], r["n_test"], r["n_empty_test"]) for r in rows} == {("1.75", "25", "1")}
+    _, rows = _read_csv(tmp_path / "results_by_split.csv")
+    table = [r for r in rows if r["C"] == "1"]
+    assert len(table) == 20 and len(rows) == 20 + 2 * 3 * 2 * (len(C_SWEEP_VALUES) - 1)
+    for j, (r1, r2) in enumerate(zip(table[::2], table[1::2])):
+        assert (r1["split"], r1["accuracy"], r1["seconds"]) == ("cornell", f"{40 + j}.00", "0.25")
+        assert (r2["split"], r2["accuracy"], r2["seconds"]) == ("texas", f"{60 + j}.00", "1.50")
+    _, rows = _read_csv(tmp_path / "significance.csv")
+    assert len(rows) == 4
+    for r in rows:
+        assert (r["n"], r["k"], r["mcnemar_b"], r["mcnemar_c"]) == ("12", "9", "9", "3")
+        assert (r["sign_z"], r["sign_p"], r["mcnemar_chi2"], r["mcnemar_p"]) == (
+            "1.732", "0.073", "2.083", "0.146")  # :.4g drops trailing zeros
+        assert (r["sign_method"], r["mcnemar_method"], r["C"]) == ("binomial", "chi2", "1")
+    _, rows = _read_csv(tmp_path / "c_sweep.csv")
+    assert {r["C"] for r in rows} == {"0.001", "0.01", "0.1", "1", "10", "100", "1000"}
+    expected_rank = {("tf", "ngd"): "1", ("tf", "lin"): "2", ("tf", "ned"): "3",
+                     ("tfidf", "ngd"): "3", ("tfidf", "lin"): "1", ("tfidf", "ned"): "2"}
+    for r in rows:
+        assert r["rank"] == expected_rank[r["representation"], r["kernel"]], r
+
+
+def test_report_per_split_accuracy_and_empty_training_documents():
+    """table.md's per-university table gives each split's accuracy, and the
+    NGD cells' documents without a word are reported when only training ones
+    are empty (no empty test document)."""
+    results = _hand_results()
+    table = markdown_report(results)
+    assert "| cell | cornell | texas |" in table
+    assert "| TF L1 NGD | 42.00 | 62.00 |" in table
+    assert "| TF-IDF L2 NED | 49.00 | 69.00 |" in table
+    for c in results.cells:
+        c.n_empty_test = [0, 0]
+    assert ("Documents without a word in the NGD cells, summed over the 2 splits: TF 3 "
+            "training and 0 test; TF-IDF 3 training and 0 test.") in markdown_report(results)
+
+
+def test_report_p_values_exact_marks_and_the_0_005_threshold():
+    """P-values with 3 significant digits (e-notation below 0.001, not at
+    it); "(exact)" beside each P-value whose own method is binomial; P equal
+    to 0.005 is not below 0.005."""
+    from kgeo.experiments import _fmt_p
+    assert [_fmt_p(p) for p in (0.001, 0.012345, 0.5, 0.00099)] == [
+        "0.001", "0.0123", "0.5", "9.90e-04"]
+    results = _hand_results()
+    line = next(line for line in markdown_report(results).splitlines() if " vs LIN-L2 |" in line)
+    # sign test binomial, McNemar chi-square
+    assert line == ("| TF | NGD-L1 vs LIN-L2 | 12 | 9 | 1.73 |  | 0.073 (exact) | 2.08 | "
+                    "0.146 | no |")
+    row = results.significance[0]
+    row["sign_method"], row["mcnemar_method"] = "normal", "binomial"
+    row["sign_p"], row["mcnemar_p"] = 0.005, 0.001
+    line = next(line for line in markdown_report(results).splitlines() if " vs LIN-L2 |" in line)
+    assert line.endswith("| 0.005 | 2.08 | 0.001 (exact) | no |")
+    row["sign_p"] = 0.0049
+    line = next(line for line in markdown_report(results).splitlines() if " vs LIN-L2 |" in line)
+    assert line.endswith("| 0.0049 | 2.08 | 0.001 (exact) | yes |")
+
+
+def test_report_below_c_1_says_the_paper_is_not_shown():
+    """C < 1 as well as C > 1: the paper's values (C = 1) are left out, and
+    the report says so."""
+    table = markdown_report(_hand_results(C=0.5))
+    assert "C = 0.5;" in table
+    assert "The paper's values are for C = 1 and are not shown." in table
+    assert "91.88" not in table
+
+
+def test_report_and_summary_keep_each_dataset_to_its_section():
+    """With two datasets, each section of table.md and of the printed summary
+    holds its own dataset's significance rows, sweep rows (C ascending) and
+    cells only."""
+    from kgeo.experiments import _summary_text
+    results = _hand_results(datasets=("20ng", "webkb"), sweep=True)
+    table = markdown_report(results)
+    sections = table.split("\n## ")[1:]
+    assert [s.splitlines()[0] for s in sections] == ["20 Newsgroups (Table 2)", "WebKB (Table 1)"]
+    ascending = ["0.001", "0.01", "0.1", "1", "10", "100", "1000"]
+    for d, section in enumerate(sections):
+        lines = section.splitlines()
+        assert sum(" vs " in line for line in lines) == 4
+        sweep_rows = [line.split(" | ")[:2] for line in lines
+                      if re.match(r"\| [0-9.]+ \| ", line)]
+        assert [C.lstrip("| ") for C, _ in sweep_rows] == ascending * 2
+        assert {ngd for _, ngd in sweep_rows} == {f"{90.0 - d:.2f}", f"{60.0 - d:.2f}"}
+    summary = _summary_text(results).splitlines()
+    assert summary[0] == "20 Newsgroups (Table 2): ours / paper (difference)"
+    assert summary[17] == "WebKB (Table 1): ours / paper (difference)"
+    for d, block in enumerate((summary[1:17], summary[18:34])):
+        cells, rest = block[:10], block[10:]
+        assert [float(re.match(r"  TF(-IDF)? L\d \w+ +(\d+\.\d+)", line)[2])
+                for line in cells] == [50.0 + j + 10 * d for j in range(10)]
+        assert sum(" vs " in line for line in rest) == 4
+        assert sum("C sweep" in line for line in rest) == 2
+
+
+def test_results_lookup_and_properties():
+    """cell() refuses a cell the run does not hold; seconds sums the splits;
+    ranking_changed is None without a sweep and true when any dataset's
+    ranking changed."""
+    results = _hand_results(sweep=True)
+    assert results.cell("webkb", "tf", "l2", "lin").accuracy == 53.0
+    with pytest.raises(KeyError, match=r"no cell \('webkb', 'tf', 'l2', 'ngd'\)"):
+        results.cell("webkb", "tf", "l2", "ngd")
+    assert results.cells[0].seconds == 1.75
+    assert results.ranking_changed is False
+    results.c_sweep_summary[1]["ranking_changed"] = True
+    assert results.ranking_changed is True
+    assert _hand_results().ranking_changed is None
+
+
+def test_20ng_test_documents_take_the_training_vocabulary(tmp_path):
+    """vocabulary="train": test messages are counted in the training messages'
+    vocabulary; "nebula", in three test messages only (enough to pass the
+    pruning over the whole corpus), gets no column."""
+    data = tmp_path / "data"
+    (data / "20news-bydate").mkdir(parents=True)
+    make_20ng_tar(data / "20news-bydate" / "20news-bydate.tar.gz",
+                  extra_test=[("sci.space", "nebula nebula orbit\n")] * 3)
+    split = load_zhang2005_splits("20ng", data)[0][0]
+    docs, which = _20ng_docs(data)
+    train = [d for d, s in zip(docs, which) if s == "train"]
+    test = [d for d, s in zip(docs, which) if s == "test"]
+    paper = RainbowVectorizer(stoplist="smart", prune_by_doc_count=2).fit(train)
+    assert "nebula" not in paper.vocabulary_
+    assert split.X_test.shape == (len(test), len(paper.vocabulary_))
+    assert (split.X_test != paper.transform(test)).nnz == 0
+
+
+def test_predict_from_intercepts_breaks_a_tie_to_the_first_class():
+    """Three classes that beat each other in a circle (0 over 1, 2 over 0,
+    1 over 2) get one vote each: the first class wins, as in LIBSVM and in
+    SVM.predict on a zero row."""
+    X = sp.csr_matrix(np.array([[3, 1], [1, 3], [2, 2], [3, 0], [0, 3], [2, 1]], dtype=float))
+    model = SVM(kernel="linear").fit(X, [5, 7, 9, 5, 7, 9])
+    model.intercept_ = np.array([1.0, -1.0, 1.0])  # pairs (5, 7), (5, 9), (7, 9)
+    np.testing.assert_array_equal(predict_from_intercepts(model, 2), [5, 5])
+    np.testing.assert_array_equal(model.predict(sp.csr_matrix((2, 2))), [5, 5])
+
+
+def test_ngd_trains_without_the_documents_that_have_no_word():
+    """NGD's training set leaves out the rows without a word (they have no
+    point on the simplex): the model is the one fitted on the other rows.
+    LIN keeps them. A row of one word is not empty, in the counts either."""
+    from kgeo.experiments import _fit_predict, _fit_without_empty_documents
+    X = sp.csr_matrix(np.array([[2, 1, 0], [0, 0, 0], [1, 3, 1], [0, 0, 5], [0, 0, 0],
+                                [3, 0, 1], [1, 0, 3], [2, 2, 0]], dtype=float))
+    y = np.array([0, 1, 0, 1, 0, 0, 1, 1])
+    keep = [0, 2, 3, 5, 6, 7]
+    model = SVM(kernel="ngd")
+    assert _fit_without_empty_documents(model, X, list(y)) == 2
+    reference = SVM(kernel="ngd").fit(X[keep], y[keep])
+    assert model.shape_fit_ == reference.shape_fit_ == (6, 3)
+    np.testing.assert_array_equal(model.intercept_, reference.intercept_)
+    linear = SVM(kernel="linear")
+    assert _fit_without_empty_documents(linear, X, y) == 0 and linear.shape_fit_ == (8, 3)
+    X_test = sp.csr_matrix(np.array([[0, 0, 0], [4, 0, 0], [1, 1, 1]], dtype=float))
+    outcome = _fit_predict("ngd", 1.0, X, y, X_test, None)
+    assert (outcome.n_empty_train, outcome.n_empty_test) == (2, 1)
+
+
+def test_progress_lines_give_each_splits_accuracy_and_ngds_empty_documents(
+        webkb_data, monkeypatch, capsys):
+    """One printed line per cell and split, with that split's accuracy to 2
+    decimals; the empty texas test page is "predicted from b*" in the NGD
+    lines only (LIN and NED take it as a zero row)."""
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    results = run_zhang2005("webkb", webkb_data, None, progress=True)
+    lines = [line for line in capsys.readouterr().out.splitlines() if " C=1: " in line]
+    assert len(lines) == 40
+    for c in results.cells:
+        for name, accuracy in zip(c.split_names, c.split_accuracy):
+            head = (f"webkb {name} {c.representation.upper()} {c.normalization.upper()} "
+                    f"{c.kernel.upper()} C=1: {accuracy:.2f}% (")
+            line = next(line for line in lines if line.startswith(head))
+            assert line.endswith(" s, 1 empty test document(s) predicted from b*)") == (
+                name == "texas" and c.kernel == "ngd"), line
+
+
+def test_progress_bar_counts_the_c_sweep(ng_data, capsys):
+    """20NG with the sweep: 10 cells, then 3 systems x 2 representations at
+    the 6 other values of C: 46 steps."""
+    pytest.importorskip("tqdm")
+    run_zhang2005("20ng", ng_data, None, progress=True, c_sweep=True)
+    counters = re.findall(r"(\d+)/(\d+) \[", capsys.readouterr().err)
+    assert ("46", "46") in counters and {total for _, total in counters} == {"46"}
+
+
+def test_symlinks_named_as_outputs_are_replaced_or_left_never_followed(ng_data, tmp_path,
+                                                                        monkeypatch):
+    """A link named table.md is replaced like a file, whatever the file it
+    points to allows (os.replace never writes through it). A link named
+    c_sweep.csv that this run does not write is left, with the warning,
+    whether it dangles or points at a copy of the earlier run's own file
+    that the list of outputs vouches for."""
+    out, theirs = tmp_path / "out", tmp_path / "theirs.md"
+    out.mkdir()
+    theirs.write_text("their table\n")
+    (out / "table.md").symlink_to(theirs)
+    real_access = os.access  # the tests run as root: a mode of 0o444 would not show
+    monkeypatch.setattr("kgeo.experiments.os.access", lambda path, mode, **kw: (
+        Path(path).name != "table.md" and real_access(path, mode, **kw)))
+    run_zhang2005("20ng", ng_data, out, progress=False, figure=False)
+    assert not (out / "table.md").is_symlink() and theirs.read_text() == "their table\n"
+    monkeypatch.undo()
+    (out / "c_sweep.csv").symlink_to(tmp_path / "nowhere.csv")
+    with pytest.warns(UserWarning, match=r"holds 'c_sweep.csv', which this run does not write"):
+        run_zhang2005("20ng", ng_data, out, progress=False, figure=False)
+    assert (out / "c_sweep.csv").is_symlink()
+    (out / "c_sweep.csv").unlink()
+    run_zhang2005("20ng", ng_data, out, progress=False, figure=False, c_sweep=True)
+    kept = tmp_path / "kept.csv"
+    os.replace(out / "c_sweep.csv", kept)
+    (out / "c_sweep.csv").symlink_to(kept)  # the same bytes as listed
+    with pytest.warns(UserWarning, match=r"holds 'c_sweep.csv', which this run does not write"):
+        run_zhang2005("20ng", ng_data, out, progress=False, figure=False)
+    assert (out / "c_sweep.csv").is_symlink() and kept.is_file()
+
+
+def test_progress_bar_of_each_dataset_is_closed_before_the_next(tmp_path, capsys):
+    """Two datasets: the first bar is closed before the second starts, so the
+    second is drawn on its own line, not one line down with cursor movements
+    (what tqdm does for a bar started while another is still open)."""
+    pytest.importorskip("tqdm")
+    data = tmp_path / "data"
+    (data / "20news-bydate").mkdir(parents=True)
+    make_20ng_tar(data / "20news-bydate" / "20news-bydate.tar.gz")
+    make_webkb_tree(data)
+    run_zhang2005(["20ng", "webkb"], data, None, progress=True)
+    err = capsys.readouterr().err
+    assert "10/10" in err and "40/40" in err
+    assert "\x1b[A" not in err and err.count("\n") == 2  # one finished line per bar
