@@ -29,8 +29,26 @@ def sklearn_compatible(cls):
 
 @functools.cache
 def _with_sklearn_base(cls, sklearn_cls):
+    def __reduce__(self):
+        # pickle finds a class by its module and name, which lead to ``cls``,
+        # not to this class made on the fly: pickling an instance raised
+        # PicklingError ("not the same object as
+        # kgeo.exceptions.NotFittedError"), so a multiprocessing worker's
+        # NotFittedError came back as a MaybeEncodingError. It is pickled as
+        # ``cls``, and made scikit-learn's again where the receiving process
+        # has scikit-learn loaded.
+        return _rebuild, (cls, self.args, self.__dict__ or None)
+
     return type(cls.__name__, (cls, sklearn_cls),
-                {"__module__": __name__, "__doc__": cls.__doc__})
+                {"__module__": __name__, "__doc__": cls.__doc__, "__reduce__": __reduce__})
+
+
+def _rebuild(cls, args, state):
+    """Unpickle what ``_with_sklearn_base``'s ``__reduce__`` pickled."""
+    instance = sklearn_compatible(cls)(*args)
+    if state:
+        instance.__dict__.update(state)
+    return instance
 
 
 def not_fitted_error(message):

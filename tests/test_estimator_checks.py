@@ -179,3 +179,107 @@ def test_transformers_name_their_output_columns(transformer, name):
     from sklearn.utils import estimator_checks
 
     getattr(estimator_checks, name)(type(transformer).__name__, transformer)
+
+
+# ---------------------------------------------------------------------------
+# kgeo's errors and warnings are scikit-learn's where it is loaded (from
+# mutation testing of exceptions.py and _base.py: each test fails on a small
+# change to the code that the suite let through)
+# ---------------------------------------------------------------------------
+
+def _unfitted_error():
+    import numpy as np
+
+    with pytest.raises(kgeo.NotFittedError) as excinfo:
+        kgeo.SVM().predict(np.ones((1, 2)))
+    return excinfo.value
+
+
+def test_not_fitted_error_is_caught_as_scikit_learns():
+    """Code written against scikit-learn catches kgeo's error with its own
+    class, as ValueError and as AttributeError (hasattr-style probing); the
+    class keeps its name and docstring, and is one class, not a new one per
+    error (``except type(first)`` catches the next)."""
+    import sklearn.exceptions
+
+    with pytest.raises(sklearn.exceptions.NotFittedError, match=r"^This SVM instance is not "
+                                                                r"fitted yet\. Call 'fit'"):
+        kgeo.SVM().decision_function([[1.0, 2.0]])
+    error = _unfitted_error()
+    assert isinstance(error, (ValueError)) and isinstance(error, AttributeError)
+    assert type(error).__name__ == "NotFittedError"
+    assert type(error).__doc__ == kgeo.NotFittedError.__doc__
+    assert type(_unfitted_error()) is type(error)
+
+
+def test_convergence_warning_is_scikit_learns():
+    """A fit stopped by max_iter warns with a UserWarning that scikit-learn's
+    ConvergenceWarning filters catch."""
+    import numpy as np
+    import sklearn.exceptions
+
+    assert issubclass(kgeo.ConvergenceWarning, UserWarning)
+    assert issubclass(kgeo.exceptions.DataConversionWarning, UserWarning)
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [0.2, 0.9], [0.9, 0.1]] * 5)
+    y = np.array([0, 1, 0, 1] * 5)
+    with pytest.warns(sklearn.exceptions.ConvergenceWarning, match="max_iter=1"):
+        kgeo.SVM(kernel="linear", max_iter=1).fit(X, y)
+
+
+def test_a_partly_imported_sklearn_exceptions_is_left_alone(monkeypatch):
+    """sklearn.exceptions sits in sys.modules before its classes exist (while
+    it is being imported): kgeo's class is used as it is then."""
+    import sys
+    import types
+
+    from kgeo.exceptions import NotFittedError, sklearn_compatible
+
+    monkeypatch.setitem(sys.modules, "sklearn.exceptions", types.ModuleType("sklearn.exceptions"))
+    assert sklearn_compatible(NotFittedError) is NotFittedError
+    assert type(_unfitted_error()) is NotFittedError
+
+
+def test_kgeo_raises_its_own_not_fitted_error_without_importing_sklearn():
+    """In a process that never imported scikit-learn, kgeo does not import it
+    to raise: the error is kgeo's own class, a ValueError and an
+    AttributeError. The child imports this kgeo."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np, kgeo\n"
+            "try:\n"
+            "    kgeo.SVM().predict(np.ones((1, 2)))\n"
+            "except kgeo.NotFittedError as error:\n"
+            "    assert type(error) is kgeo.NotFittedError, type(error).__mro__\n"
+            "    assert isinstance(error, ValueError) and isinstance(error, AttributeError)\n"
+            "assert 'sklearn' not in sys.modules, 'kgeo imported scikit-learn'\n"
+            "print('ok')\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (os.path.dirname(os.path.dirname(kgeo.__file__)), env.get("PYTHONPATH")) if p)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr[-2000:]
+
+
+def test_errors_and_warnings_pickle_where_sklearn_is_loaded():
+    """BUG FIX: the class made to be both kgeo's and scikit-learn's could not
+    be pickled (PicklingError: "not the same object as
+    kgeo.exceptions.NotFittedError"), so a NotFittedError raised in a
+    multiprocessing worker reached the parent as a MaybeEncodingError. It
+    round-trips now, as the same class, with its message and attributes."""
+    import pickle
+
+    import sklearn.exceptions
+
+    error = _unfitted_error()
+    error.note = "kept"
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is type(error) and copy.args == error.args and copy.note == "kept"
+    assert isinstance(copy, sklearn.exceptions.NotFittedError)
+    from kgeo.exceptions import ConvergenceWarning, sklearn_compatible
+
+    warning = sklearn_compatible(ConvergenceWarning)("max_iter=1 reached")
+    copy = pickle.loads(pickle.dumps(warning))
+    assert type(copy) is type(warning) and copy.args == ("max_iter=1 reached",)

@@ -1330,6 +1330,17 @@ def test_cli_memory_error_exits_2_with_a_message(monkeypatch, capsys):
                                        "(Unable to allocate 8.00 GiB)\n")
 
 
+def test_cli_type_error_exits_2_with_a_message(monkeypatch, capsys):
+    """A TypeError (a value of the wrong kind reaching kgeo) ends as a
+    ValueError does: exit code 2 and one line, not a traceback."""
+    def wrong_kind(*args, **kwargs):
+        raise TypeError("stoplist must hold strings, got 3")
+
+    monkeypatch.setattr("kgeo._synthetic.make_topic_corpus", wrong_kind)
+    assert main(["demo"]) == 2
+    assert capsys.readouterr().err == "kgeo demo: error: stoplist must hold strings, got 3\n"
+
+
 def test_cli_without_a_command_is_a_usage_error(capsys):
     """`kgeo` alone: argparse's usage error (exit 2), not an AttributeError."""
     with pytest.raises(SystemExit) as excinfo:
@@ -1372,6 +1383,39 @@ def test_check_demo_args_boundary():
     from kgeo.__main__ import _check_demo_args
     _check_demo_args(argparse.Namespace(C=1.0, seed=0, data=None, n_classes=10,
                                         n_features=50, n_documents=100))
+
+
+def test_check_demo_args_smallest_sizes_and_one_document_too_few():
+    """Two classes and two words are enough (the generator's own minimum);
+    one document fewer than 10 per class is refused."""
+    from kgeo.__main__ import _check_demo_args
+    _check_demo_args(argparse.Namespace(C=1.0, seed=0, data=None, n_classes=2,
+                                        n_features=2, n_documents=20))
+    with pytest.raises(ValueError, match=r"--n-documents must be at least 10 per class \(100 "
+                                         r"for --n-classes 10\).* got 99"):
+        _check_demo_args(argparse.Namespace(C=1.0, seed=0, data=None, n_classes=10,
+                                            n_features=50, n_documents=99))
+
+
+@pytest.mark.parametrize("C_option, C", [([], 1.0), (["--C", "0.05"], 0.05)])
+def test_cli_demo_rows_are_the_two_documented_pipelines(C_option, C, capsys):
+    """Each row of the synthetic demo is the README's pipeline, rebuilt here
+    from its parts: NGD on L1 TF and a linear SVM on L2 TF-IDF (IDF from the
+    60 % training documents), both at --C (1 by default), scored on the other
+    40 %; the SVs column is that model's number of support vectors. (A small
+    C makes most training documents support vectors, so a C not passed on
+    shows in that column.)"""
+    assert main(["demo", "--n-documents", "200", "--n-features", "300", "--n-classes", "4",
+                 "--seed", "5", *C_option]) == 0
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[2:]}
+    from kgeo._synthetic import make_topic_corpus
+    X, y = make_topic_corpus(200, 300, 4, random_state=5)
+    for kernel, weighting, norm in (("ngd", "tf", "l1"), ("linear", "tfidf", "l2")):
+        embedding = MultinomialEmbedding(weighting=weighting, norm=norm).fit(X[:120])
+        model = SVM(kernel=kernel, C=C).fit(embedding.transform(X[:120]), y[:120])
+        accuracy = np.mean(model.predict(embedding.transform(X[120:])) == y[120:])
+        assert rows[kernel][1:4] == [weighting.upper(), norm.upper(), f"{100 * accuracy:.2f}%"]
+        assert rows[kernel][6] == str(model.support_.shape[0]), (rows[kernel], C)
 
 
 def test_cli_reproduce_os_errors_exit_2(ng_data, tmp_path, capsys):

@@ -307,6 +307,9 @@ def test_input_features_are_checked_against_the_fit(counts):
     X, y = counts
     plain = kgeo.MultinomialEmbedding().fit(X)
     assert plain.get_feature_names_out().tolist() == [f"x{i}" for i in range(8)]
+    # an array of Python strings (dtype object), as scikit-learn's own
+    # get_feature_names_out returns (from mutation testing of _base.py)
+    assert plain.get_feature_names_out().dtype == object
     assert plain.get_feature_names_out(WORDS).tolist() == WORDS
     with pytest.raises(ValueError, match=r"input_features should have length equal to number "
                                          r"of features \(8, the columns of the fit's X\), got 3"):
@@ -314,6 +317,10 @@ def test_input_features_are_checked_against_the_fit(counts):
     named = kgeo.MultinomialEmbedding().fit(Frame(X, WORDS))
     with pytest.raises(ValueError, match=r"input_features is not equal to feature_names_in_"):
         named.get_feature_names_out(WORDS[::-1])
+    # every name is compared, not only the first (from mutation testing of _base.py)
+    with pytest.raises(ValueError, match=r"input_features is not equal to feature_names_in_"):
+        named.get_feature_names_out(WORDS[:-1] + ["another"])
+    assert named.get_feature_names_out(list(WORDS)).tolist() == WORDS
     with pytest.raises(kgeo.NotFittedError):
         kgeo.PLSA().get_feature_names_out()
 

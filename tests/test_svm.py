@@ -2110,6 +2110,41 @@ def test_repr_shows_only_parameters_that_differ_from_the_defaults():
     assert repr(kgeo.SVM(C=2.0, kernel="rbf")) == "SVM(C=2.0, kernel='rbf')"
 
 
+def test_repr_shows_an_array_parameter_it_cannot_compare():
+    """A parameter whose == with the default gives an array (no single truth
+    value) is shown, not hidden as if it were the default (from mutation
+    testing of _base.py)."""
+    assert (repr(kgeo.PLSAFisherEmbedding(n_components=np.array([5, 10])))
+            == "PLSAFisherEmbedding(n_components=array([ 5, 10]))")
+
+
+def test_set_params_names_the_valid_parameters():
+    """An unknown name is refused with the estimator's __init__ parameters,
+    sorted and comma-separated, as scikit-learn lists them."""
+    with pytest.raises(ValueError, match=r"^Invalid parameter 'smooth_idf' for estimator "
+                                         r"MultinomialEmbedding; valid parameters are: norm, "
+                                         r"weighting$"):
+        kgeo.MultinomialEmbedding().set_params(smooth_idf=True)
+
+
+def test_fitted_means_the_attribute_asked_for():
+    """check_is_fitted looks for the attribute each method needs (dual_coef_
+    for an SVM, idf_ for an embedding), not for n_features_in_ alone, which a
+    half-set-up estimator can carry."""
+    from kgeo._base import check_is_fitted
+
+    model = kgeo.SVM(kernel="linear")
+    model.n_features_in_ = 2
+    with pytest.raises(kgeo.NotFittedError, match=r"^This SVM instance is not fitted yet"):
+        model.predict(np.ones((1, 2)))
+    embedding = kgeo.MultinomialEmbedding()
+    embedding.n_features_in_ = 2
+    with pytest.raises(kgeo.NotFittedError, match=r"^This MultinomialEmbedding instance"):
+        embedding.transform(np.ones((1, 2)))
+    embedding.idf_ = None
+    check_is_fitted(embedding, "idf_")  # present, even as None: fitted
+
+
 @pytest.mark.parametrize("params,match", [
     ({"C": 0.0}, r"C must be finite and > 0, got 0.0"),
     ({"kernel": "cosine"}, r"Unknown kernel 'cosine'"),

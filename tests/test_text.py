@@ -1,6 +1,7 @@
 """Tests for kgeo.text.RainbowVectorizer and the SMART stop list."""
 
 import doctest
+import hashlib
 import os
 from collections import Counter
 from pathlib import Path
@@ -50,6 +51,12 @@ def test_smart_stoplist_is_rainbows_list():
         assert word in SMART_STOPLIST
     for word in ("computer", "god", "space", "aren", "don"):
         assert word not in SMART_STOPLIST
+    # The words themselves, not only their number: the SHA-256 of libbow's
+    # 524 entries (brendano/bow stopwords.c at 364983a, the same list as
+    # mjansche/bow), deduplicated, sorted and joined by spaces. A word
+    # replaced by another (the count unchanged) fails here.
+    digest = hashlib.sha256(" ".join(sorted(SMART_STOPLIST)).encode()).hexdigest()
+    assert digest == "26f0650985775e7178ddf8efd2de4def8bac8c23f8c2d384d4eeed91bc87a99b"
 
 
 # ---------------------------------------------------------------------------
