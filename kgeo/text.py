@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._stoplist import SMART_STOPLIST
-from .exceptions import NotFittedError
+from .exceptions import not_fitted_error
 
 __all__ = ["RainbowVectorizer"]
 
@@ -489,6 +489,6 @@ class RainbowVectorizer:
 
     def _check_fitted(self):
         if not hasattr(self, "vocabulary_"):
-            raise NotFittedError(
+            raise not_fitted_error(
                 "This RainbowVectorizer instance is not fitted yet; call 'fit' with "
                 "training documents first")

@@ -239,10 +239,11 @@ def test_a_partly_imported_sklearn_exceptions_is_left_alone(monkeypatch):
     assert type(_unfitted_error()) is NotFittedError
 
 
-def test_kgeo_raises_its_own_not_fitted_error_without_importing_sklearn():
+def test_kgeo_raises_its_own_not_fitted_error_without_importing_sklearn(tmp_path):
     """In a process that never imported scikit-learn, kgeo does not import it
     to raise: the error is kgeo's own class, a ValueError and an
-    AttributeError. The child imports this kgeo."""
+    AttributeError. The child imports this kgeo (run outside the repository,
+    whose uncompiled source folder ``-c`` would find first)."""
     import os
     import subprocess
     import sys
@@ -259,7 +260,7 @@ def test_kgeo_raises_its_own_not_fitted_error_without_importing_sklearn():
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (os.path.dirname(os.path.dirname(kgeo.__file__)), env.get("PYTHONPATH")) if p)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, env=env)
+                          timeout=120, env=env, cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr[-2000:]
 
 

@@ -336,6 +336,18 @@ def test_not_fitted():
         vec.get_feature_names_out()
 
 
+def test_not_fitted_is_caught_as_scikit_learns_like_the_other_estimators():
+    # The vectorizer raised kgeo's plain class, which code written against
+    # scikit-learn (``except sklearn.exceptions.NotFittedError``, as in a
+    # Pipeline probing whether it is fitted) did not catch; kgeo's other
+    # estimators raise scikit-learn's class too where it is loaded.
+    sklearn_exceptions = pytest.importorskip("sklearn.exceptions")
+    with pytest.raises(sklearn_exceptions.NotFittedError, match="RainbowVectorizer"):
+        RainbowVectorizer().transform(["words"])
+    with pytest.raises(kgeo.NotFittedError):
+        RainbowVectorizer().get_feature_names_out()
+
+
 def test_docstring_examples():
     result = doctest.testmod(kgeo.text, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
