@@ -116,11 +116,17 @@ def main(argv=None):
     demo.add_argument("--data", metavar="DIR", default=None,
                       help="use 20 Newsgroups: DIR holds 20news-bydate/20news-bydate.tar.gz "
                            "(default: a synthetic corpus generated on the spot)")
-    demo.add_argument("--n-documents", type=int, default=3000)
-    demo.add_argument("--n-features", type=int, default=5000)
-    demo.add_argument("--n-classes", type=int, default=10)
-    demo.add_argument("--C", type=float, default=1.0)
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--n-documents", type=int, default=3000, metavar="N",
+                      help="synthetic corpus: documents, the first 60 %% for training "
+                           "(default: %(default)s)")
+    demo.add_argument("--n-features", type=int, default=5000, metavar="N",
+                      help="synthetic corpus: words in the vocabulary (default: %(default)s)")
+    demo.add_argument("--n-classes", type=int, default=10, metavar="N",
+                      help="synthetic corpus: topics, one per class (default: %(default)s)")
+    demo.add_argument("--C", type=float, default=1.0,
+                      help="box constraint of both SVMs (default: %(default)s)")
+    demo.add_argument("--seed", type=int, default=0,
+                      help="synthetic corpus: random seed (default: %(default)s)")
     demo.set_defaults(run=_demo)
 
     reproduce = commands.add_parser(

@@ -1276,6 +1276,36 @@ def test_cli_reproduce_passes_every_option(ng_data, tmp_path, monkeypatch):
     ]
 
 
+def test_cli_demo_options_reach_the_corpus_with_the_defaults_its_help_states(monkeypatch,
+                                                                             capsys):
+    """`kgeo demo --help` states each synthetic-corpus option's default, and
+    the demo run without options generates exactly that corpus (the
+    defaults were neither documented nor checked)."""
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    # argparse wraps lines; the options' descriptions follow "options:"
+    text = " ".join(capsys.readouterr().out.split()).split(" options: ")[1]
+    stated = {option: re.search(rf"--{option} \w+ [^(]*\(default: (\d+)\)", text)
+              for option in ("n-documents", "n-features", "n-classes", "seed")}
+    assert all(stated.values()), text
+    stated = {option: int(found.group(1)) for option, found in stated.items()}
+    calls = []
+
+    def record(*args, **kwargs):  # stops the demo before it trains
+        calls.append((args, kwargs))
+        raise ValueError("recorded")
+
+    monkeypatch.setattr("kgeo._synthetic.make_topic_corpus", record)
+    assert main(["demo"]) == 2
+    assert main(["demo", "--n-documents", "201", "--n-features", "301", "--n-classes", "5",
+                 "--seed", "7"]) == 2
+    assert calls == [
+        ((stated["n-documents"], stated["n-features"], stated["n-classes"]),
+         dict(random_state=stated["seed"])),
+        ((201, 301, 5), dict(random_state=7)),
+    ]
+
+
 def test_cli_demo_splits_60_40_and_scores_every_test_document(monkeypatch, capsys):
     """The synthetic demo trains on the first 60 % and tests on the other
     40 %, and its accuracy counts every test document with NGD on TF L1."""
