@@ -320,10 +320,13 @@ class SVM(EstimatorMixin):
         Stop when the maximal violating pair's gap is at most ``tol``.
     cache_size : float, default=200
         Memory for cached kernel values, in MB. Raised (with a warning) to
-        the minimum of two kernel rows of the largest class pair. With
-        several threads the budget may be exceeded by the rows the solvers
-        are reading at that moment (at most two per thread), which are
-        never evicted. The blocks a solved class pair leaves behind are
+        the minimum of two kernel rows of the largest class pair. The rows
+        the solvers are reading at that moment (at most two per thread) are
+        never evicted, so the budget may be exceeded by them: with several
+        threads, or with one below four rows of the largest pair (where a
+        solver may also hold up to half the budget of rows it reuses; at the
+        two-row minimum the peak reaches 1.5 times the budget). The blocks a
+        solved class pair leaves behind are
         freed at once, so the cache often stays far below the budget
         (``cache_stats_["peak_values"]``).
     cache_dtype : {"float64", "float32"}, default="float64"
