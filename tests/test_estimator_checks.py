@@ -206,7 +206,7 @@ def test_not_fitted_error_is_caught_as_scikit_learns():
                                                                 r"fitted yet\. Call 'fit'"):
         kgeo.SVM().decision_function([[1.0, 2.0]])
     error = _unfitted_error()
-    assert isinstance(error, (ValueError)) and isinstance(error, AttributeError)
+    assert isinstance(error, ValueError) and isinstance(error, AttributeError)
     assert type(error).__name__ == "NotFittedError"
     assert type(error).__doc__ == kgeo.NotFittedError.__doc__
     assert type(_unfitted_error()) is type(error)
@@ -254,6 +254,8 @@ def test_kgeo_raises_its_own_not_fitted_error_without_importing_sklearn(tmp_path
             "except kgeo.NotFittedError as error:\n"
             "    assert type(error) is kgeo.NotFittedError, type(error).__mro__\n"
             "    assert isinstance(error, ValueError) and isinstance(error, AttributeError)\n"
+            "else:\n"
+            "    raise AssertionError('predict before fit did not raise')\n"
             "assert 'sklearn' not in sys.modules, 'kgeo imported scikit-learn'\n"
             "print('ok')\n")
     env = dict(os.environ)
