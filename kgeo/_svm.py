@@ -64,6 +64,9 @@ _CALLABLE_CHUNK_VALUES = 1 << 25
 # set_fit_request(sample_weight=...) left out: the request stays as it was.
 _UNCHANGED = object()
 
+# The methods whose sample_weight scikit-learn's metadata routing can pass.
+_ROUTED_METHODS = ("fit", "score")
+
 
 class _Requests(dict):
     """The sample_weight request of each method ("fit", "score") for
@@ -73,6 +76,28 @@ class _Requests(dict):
 
     def __sklearn_clone__(self):
         return _Requests(self)
+
+    def __getattr__(self, method):
+        # scikit-learn 1.6 and 1.7 score with ``estimator.score`` (scoring=None)
+        # by reading ``estimator._metadata_request.score`` itself, a
+        # MethodMetadataRequest; where that attribute was missing they routed
+        # no weights to score, silently.
+        if method not in _ROUTED_METHODS:
+            raise AttributeError(method)
+        return getattr(_metadata_request(self), method)
+
+
+def _metadata_request(requested, owner="SVM"):
+    """``requested`` ({method: alias}) as scikit-learn's MetadataRequest, each
+    routed method asking for sample_weight under its alias (None until set)."""
+    from sklearn.utils.metadata_routing import MetadataRequest
+
+    routing = MetadataRequest(owner=owner)
+    for method in _ROUTED_METHODS:
+        getattr(routing, method).add_request(param="sample_weight",
+                                             alias=requested.get(method))
+    return routing
+
 
 # kernel="precomputed": X is the kernel matrix itself (scikit-learn's SVC's name).
 PRECOMPUTED = "precomputed"
@@ -1425,14 +1450,8 @@ class SVM(EstimatorMixin):
         """The ``sample_weight`` requests of ``fit`` and ``score``, as a
         ``sklearn.utils.metadata_routing.MetadataRequest`` (None for each
         until set: an error if routing passes one)."""
-        from sklearn.utils.metadata_routing import MetadataRequest
-
-        requested = getattr(self, "_metadata_request", {})
-        routing = MetadataRequest(owner=type(self).__name__)
-        for method in ("fit", "score"):
-            getattr(routing, method).add_request(param="sample_weight",
-                                                 alias=requested.get(method))
-        return routing
+        return _metadata_request(getattr(self, "_metadata_request", {}),
+                                 owner=type(self).__name__)
 
     @property
     def coef_(self):

@@ -387,7 +387,7 @@ def sparse_as_float64_csr(X, name):
                          f"and value list differ in length")
     # Cast before converting: a conversion sums duplicate entries (COO's
     # does), which in a narrow dtype would wrap (uint8: 200 + 100 = 44).
-    X = sp.csr_matrix(X.astype(np.float64))
+    X = sp.csr_matrix(_with_float64_data(X))
     if fmt not in _CHECKED_FORMATS:
         # LIL, DOK, DIA: checked once they are index arrays (LIL's rows are
         # lists anyone can edit; an index out of range would reach loops
@@ -398,6 +398,27 @@ def sparse_as_float64_csr(X, name):
 
 # Formats whose index arrays _check_sparse_structure reads as they are.
 _CHECKED_FORMATS = ("csr", "csc", "coo", "bsr")
+
+
+def _with_float64_data(X):
+    """A new sparse matrix holding X's entries as float64, duplicates still
+    apart (X's format; LIL as CSR). SciPy before 1.11 sums the duplicates of
+    ``astype``'s input first, in its own dtype and in place: a uint8 matrix
+    holding 200 and 100 at one place was left holding 44, and gave 44."""
+    if X.format == "lil":
+        X = X.tocsr()  # its rows as they are: a row edited by hand keeps its duplicates
+    # Every array copied: the caller's matrix must not see the in-place
+    # summing, sorting and pruning that follow.
+    if X.format == "coo":
+        row, col = X.coords if hasattr(X, "coords") else (X.row, X.col)
+        return sp.coo_matrix((X.data.astype(np.float64), (row.copy(), col.copy())),
+                             shape=X.shape)
+    if X.format in ("csr", "csc", "bsr"):
+        matrix_type = {"csr": sp.csr_matrix, "csc": sp.csc_matrix, "bsr": sp.bsr_matrix}
+        return matrix_type[X.format](
+            (X.data.astype(np.float64), X.indices.copy(), X.indptr.copy()), shape=X.shape)
+    # DOK and DIA hold no duplicates.
+    return X.astype(np.float64)
 
 
 def _check_sparse_structure(X, name, given_format=None):

@@ -24,6 +24,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy
 import scipy.sparse as sp
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -2065,6 +2066,10 @@ def test_sample_weight_through_sklearns_metadata_routing(rng):
             routing = copy.get_metadata_routing()
             assert routing.fit.requests == {"sample_weight": True}
             assert routing.score.requests == {"sample_weight": True}
+            # scikit-learn 1.6 and 1.7 score with estimator.score by reading
+            # this attribute's score request; without it they scored unweighted.
+            assert copy._metadata_request.score.requests == {"sample_weight": True}
+            assert copy._metadata_request.fit.requests == {"sample_weight": True}
         with pytest.raises(ValueError, match="True, False, None or a name"):
             kgeo.SVM().set_fit_request(sample_weight="not a name")
     assert kgeo.SVM().get_metadata_routing().fit.requests == {"sample_weight": None}
@@ -2680,6 +2685,68 @@ def test_sparse_inputs_are_checked_and_summed_in_float64():
                       shape=(2, 2))
     assert kgeo.is_positive_definite(K)
 
+
+
+def _uint8_duplicates(fmt):
+    """A 2 x 2 uint8 matrix of format ``fmt`` holding 200 and 100 apart at (0, 0)."""
+    values, indices, indptr = np.array([200, 100, 1], dtype=np.uint8), [0, 0, 1], [0, 2, 3]
+    if fmt == "lil":  # rows edited by hand: LIL's own setters make no duplicates
+        L = sp.lil_matrix((2, 2), dtype=np.uint8)
+        L[1, 1] = 1
+        L.rows[0], L.data[0] = [0, 0], [200, 100]
+        return L
+    if fmt == "bsr":
+        return sp.bsr_matrix((values.reshape(3, 1, 1), indices, indptr), shape=(2, 2))
+    if fmt.startswith("coo"):
+        return getattr(sp, fmt)((values, ([0, 0, 1], [0, 0, 1])), shape=(2, 2))
+    return getattr(sp, fmt)((values, indices, indptr), shape=(2, 2))
+
+
+@pytest.mark.parametrize("fmt", ["coo_matrix", "csr_matrix", "csc_matrix", "bsr", "lil",
+                                 "coo_array", "csr_array"])
+def test_duplicates_in_a_narrow_dtype_are_summed_in_float64_and_left_in_the_input(fmt):
+    """SciPy before 1.11 summed an input's duplicates in its own dtype and in
+    place when asked for a float64 copy: a uint8 matrix was left holding 44
+    for 200 + 100, and its kernel was 44^2."""
+    if not hasattr(sp, fmt) and fmt not in ("bsr", "lil"):
+        pytest.skip(f"SciPy {scipy.__version__} has no {fmt}")
+    X = _uint8_duplicates(fmt)
+    arrays = ("data", "indices", "indptr", "row", "col", "rows")
+
+    def stored():
+        return {name: [np.asarray(part).tolist() for part in getattr(X, name)]
+                for name in arrays if hasattr(X, name)}
+
+    before = stored()
+    np.testing.assert_array_equal(kgeo.pairwise_kernels(X, kernel="linear"),
+                                  [[9e4, 0], [0, 1]])
+    model = kgeo.SVM(kernel="linear").fit(X, [0, 1])
+    np.testing.assert_array_equal(model.support_vectors_.toarray(), [[300, 0], [0, 1]])
+    np.testing.assert_array_equal(model.predict(X), [0, 1])
+    assert stored() == before  # values and index arrays alike
+
+
+@pytest.mark.parametrize("fmt", ["coo", "csr", "csc", "bsr"])
+def test_a_float64_copy_of_sparse_input_is_made_without_scipys_astype(fmt):
+    """The mechanism of the test above, on any SciPy: kgeo casts the values
+    itself and never asks the caller's matrix to cast or sum itself."""
+    base = {"coo": sp.coo_matrix, "csr": sp.csr_matrix, "csc": sp.csc_matrix,
+            "bsr": sp.bsr_matrix}[fmt]
+
+    class Untouchable(base):
+        def astype(self, *args, **kwargs):
+            raise AssertionError("astype of the caller's matrix")
+
+        def sum_duplicates(self):
+            raise AssertionError("sum_duplicates of the caller's matrix")
+
+    X = _uint8_duplicates(f"{fmt}_matrix" if fmt != "bsr" else fmt)
+    if fmt == "coo":
+        X = Untouchable((X.data, (X.row, X.col)), shape=X.shape)
+    else:
+        X = Untouchable((X.data, X.indices, X.indptr), shape=X.shape)
+    np.testing.assert_array_equal(kgeo.pairwise_kernels(X, kernel="linear"),
+                                  [[9e4, 0], [0, 1]])
 
 def test_scale_gamma_is_the_variance_of_data_far_from_zero():
     # E[x^2] - E[x]^2 cancels for data at 1e8: it gave gamma 0.03 here, the
