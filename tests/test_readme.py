@@ -36,6 +36,29 @@ def test_ci_runs_the_readme_test_command_verbatim():
     assert install_and_test in ci.read_text().splitlines()
 
 
+def test_readme_tests_the_declared_minimum_versions():
+    """The README's command for the oldest versions pins every lower bound
+    pyproject.toml declares for the package and its test extra, to that
+    version's series: raising a bound without testing at it shows here."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11
+    pyproject = ROOT / "pyproject.toml"
+    readme = ROOT / "README.md"
+    if not pyproject.exists() or not readme.exists():
+        pytest.skip(f"no pyproject.toml or README.md beside the tests ({ROOT})")
+    project = tomllib.loads(pyproject.read_text())["project"]
+    declared = dict(re.fullmatch(r"([\w-]+)>=([\d.]+)", requirement).groups()
+                    for requirement in project["dependencies"]
+                    + project["optional-dependencies"]["test"] if ">=" in requirement)
+    assert {"numpy", "scipy", "scikit-learn", "pytest"} <= set(declared)
+    lines = [line for line in readme.read_text().splitlines()
+             if line.startswith('pip install ".[test]" "numpy==')]
+    assert len(lines) == 1, "README.md must hold one command for the oldest versions"
+    pinned = dict(re.findall(r'"([\w-]+)==([\d.]+)\.\*"', lines[0]))
+    # ">=7" is the 7.0 series.
+    assert pinned == {name: ".".join((version.split(".") + ["0"])[:2])
+                      for name, version in declared.items()}
+    assert lines[0].endswith("&& pytest")
+
 def test_demo_prints_both_kernels(capsys):
     assert kgeo.__main__.main(["demo", "--n-documents", "600", "--n-features", "800",
                                "--n-classes", "4"]) == 0
