@@ -215,6 +215,12 @@ def _sparse_float64(X, name):
     return sparse_as_float64_csr(X, name)
 
 
+def _count_missing(objects):
+    """How many entries of an array of objects are pandas.NA (known by its
+    type's name: kgeo does not import pandas). NumPy reads None as NaN."""
+    return sum(1 for value in objects.flat if type(value).__name__ == "NAType")
+
+
 def _dense_float64(X, name):
     """A dense array-like of numbers as a 2-D float64 ndarray (maybe X itself)."""
     if isinstance(X, (str, bytes, dict, set)) or not hasattr(X, "__len__") and not hasattr(X, "__array__"):
@@ -234,6 +240,13 @@ def _dense_float64(X, name):
                 f"{name} holds a number beyond float64's range (about 1.8e308): "
                 f"{error}") from error
         except (TypeError, ValueError) as error:
+            missing = _count_missing(arr)
+            if missing:
+                # A frame of pandas' nullable dtypes (Int64, Float64, boolean)
+                # holds pd.NA: a value missing, not one of the wrong type.
+                raise ValueError(
+                    f"{name} contains {missing} missing value(s) (pandas.NA); every "
+                    f"entry must be a number") from error
             raise TypeError(
                 f"{name} must hold numbers (bool, int or float): {error}") from error
     elif arr.dtype.kind not in "biuf":

@@ -2662,6 +2662,40 @@ def test_pairwise_kernel_refusals_found_by_an_audit():
     assert kgeo.pairwise_kernels([[1.0]], kernel="ngd_exp", t=1e308, normalize=True) == 1.0
 
 
+class NAType:
+    """A stand-in for pandas.NA (of pandas' class name), which float() refuses."""
+
+    def __float__(self):
+        raise TypeError("float() argument must be a string or a real number, not 'NAType'")
+
+
+def test_a_missing_entry_is_a_value_error_counting_them():
+    """A frame of pandas' nullable dtypes holds pd.NA where a value is
+    missing; it was refused as a TypeError quoting float() ('not NAType')."""
+    X = np.array([[1, 2], [3, 4], [5, 6], [7, 8]], dtype=object)
+    X[0, 0] = X[3, 1] = NAType()
+    with pytest.raises(ValueError, match=r"^X contains 2 missing value\(s\) \(pandas.NA\); "
+                                         r"every entry must be a number$"):
+        kgeo.SVM().fit(X, [0, 0, 1, 1])
+    X[0, 0] = X[3, 1] = None  # NumPy reads None as NaN
+    with pytest.raises(ValueError, match=r"X contains 2 NaN or infinity value\(s\)"):
+        kgeo.SVM().fit(X, [0, 0, 1, 1])
+    X[0, 0] = "1"  # a string that float() reads is a number, as before
+    X[3, 1] = "two"
+    with pytest.raises(TypeError, match=r"X must hold numbers \(bool, int or float\): "
+                                        r"could not convert string to float: 'two'"):
+        kgeo.SVM().fit(X, [0, 0, 1, 1])
+
+
+def test_a_frame_of_nullable_integers_with_pd_na_is_a_value_error():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"a": [1, 2, 3, 4], "b": [5, 6, 7, 8]}, dtype="Int64")
+    model = kgeo.SVM().fit(frame, [0, 0, 1, 1])  # no NA: the counts as numbers
+    frame.loc[2, "b"] = pd.NA
+    with pytest.raises(ValueError, match=r"X contains 1 missing value\(s\)"):
+        model.predict(frame)
+
+
 def test_sparse_inputs_are_checked_and_summed_in_float64():
     # LIL rows anyone can edit: an index out of range reached the kernels' loops (a crash).
     L = sp.lil_matrix((2, 3))
