@@ -60,7 +60,9 @@ def _demo(args):
     print(source)
     print(f"{'kernel':<8} {'embedding':<12} {'accuracy':>9} {'fit (s)':>8} {'predict (s)':>12} {'SVs':>7}")
     for kernel, weighting, norm in (("ngd", "tf", "l1"), ("linear", "tfidf", "l2")):
-        embedding = MultinomialEmbedding(weighting=weighting, norm=norm).fit(X_train)
+        # Sparse rows, whatever scikit-learn's transform_output says.
+        embedding = MultinomialEmbedding(weighting=weighting, norm=norm).set_output(
+            transform="default").fit(X_train)
         A, B = embedding.transform(X_train), embedding.transform(X_test)
         # A document whose words were all pruned has no point on the simplex:
         # NGD trains without it and predicts it by the intercepts' vote, as

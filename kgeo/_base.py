@@ -1,8 +1,11 @@
 """The parts of scikit-learn's estimator contract kgeo needs, without importing it."""
 
+import functools
 import inspect
+import sys
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._validation import check_feature_names, feature_names
 from .exceptions import not_fitted_error
@@ -101,6 +104,91 @@ class EstimatorMixin:
             if not same:
                 changed.append(f"{name}={value!r}")
         return f"{type(self).__name__}({', '.join(changed)})"
+
+
+# What set_output(transform=...) takes, as scikit-learn's transformers do.
+OUTPUT_CONTAINERS = ("default", "pandas", "polars")
+
+
+class TransformerMixin:
+    """scikit-learn's ``set_output`` for kgeo's transformers: ``transform``
+    (and ``fit_transform``) return a pandas or polars frame when asked, by
+    ``set_output`` or by scikit-learn's ``transform_output`` setting, as
+    scikit-learn's transformers do. Without it, ``Pipeline.set_output``
+    refused a pipeline holding one."""
+
+    def set_output(self, *, transform=None):
+        """Set the container ``transform`` and ``fit_transform`` return.
+
+        Parameters
+        ----------
+        transform : {"default", "pandas", "polars"} or None, default=None
+            "default": the transformer's own (an ndarray or a CSR matrix);
+            "pandas" or "polars": a data frame whose columns are
+            ``get_feature_names_out()`` (pandas keeps a data frame input's
+            index). A sparse output cannot be one, and raises ``ValueError``.
+            None leaves the setting as it is; until set, scikit-learn's
+            global ``transform_output`` applies, where scikit-learn is loaded.
+
+        Returns
+        -------
+        self
+        """
+        if transform is None:
+            return self
+        if not isinstance(transform, str) or transform not in OUTPUT_CONTAINERS:
+            raise ValueError(
+                f"set_output's transform must be one of {', '.join(OUTPUT_CONTAINERS)} or "
+                f"None, got {transform!r}")
+        # scikit-learn's own attribute: its clone copies it.
+        self._sklearn_output_config = {"transform": transform}
+        return self
+
+    def _output_container(self):
+        configured = getattr(self, "_sklearn_output_config", {}).get("transform")
+        if configured is not None:
+            return configured
+        sklearn = sys.modules.get("sklearn")  # not imported: its setting is the default
+        if sklearn is None:
+            return "default"
+        return sklearn.get_config().get("transform_output", "default")
+
+    def _as_configured_output(self, result, X):
+        """``result`` (the transform of X) in the configured container."""
+        container = self._output_container()
+        if container == "default":
+            return result
+        if sp.issparse(result):
+            # scikit-learn's words, which its estimator checks look for.
+            raise ValueError(
+                f"{container.capitalize()} output does not support sparse data. "
+                f"{type(self).__name__} returns a sparse matrix: call "
+                f"set_output(transform='default') on it")
+        columns = [str(name) for name in self.get_feature_names_out()]
+        if container == "pandas":
+            import pandas
+
+            index = X.index if isinstance(X, pandas.DataFrame) else None
+            return pandas.DataFrame(result, columns=columns, index=index, copy=False)
+        if container == "polars":
+            import polars
+
+            return polars.DataFrame(result, schema=columns, orient="row")
+        # A container scikit-learn's transform_output names that kgeo does not know.
+        raise ValueError(
+            f"{type(self).__name__} returns {', '.join(OUTPUT_CONTAINERS)} containers, "
+            f"not {container!r} (scikit-learn's transform_output): call "
+            f"set_output(transform='default') on it")
+
+
+def wraps_output(transform):
+    """Decorate a transformer's ``transform(self, X)`` to return its result
+    in the container ``set_output`` configured."""
+    @functools.wraps(transform)
+    def wrapped(self, X, *args, **kwargs):
+        return self._as_configured_output(transform(self, X, *args, **kwargs), X)
+
+    return wrapped
 
 
 def count_transformer_tags():

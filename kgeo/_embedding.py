@@ -5,13 +5,14 @@ maximum-likelihood spherical normals (the hyperbolic kernel's rows)."""
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import EstimatorMixin, check_is_fitted, count_transformer_tags
+from ._base import (EstimatorMixin, TransformerMixin, check_is_fitted,
+                    count_transformer_tags, wraps_output)
 from ._validation import check_counts, check_n_features, feature_names, is_one_of
 
 __all__ = ["MultinomialEmbedding", "spherical_normal_mle"]
 
 
-class MultinomialEmbedding(EstimatorMixin):
+class MultinomialEmbedding(TransformerMixin, EstimatorMixin):
     """Map term counts to TF or TF-IDF weights, normalised per document.
 
     With ``norm="l1"`` each document becomes a point of the multinomial
@@ -79,6 +80,7 @@ class MultinomialEmbedding(EstimatorMixin):
         self._set_feature_names(names)
         return self
 
+    @wraps_output
     def transform(self, X):
         """Weight and normalise documents.
 

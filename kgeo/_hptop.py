@@ -28,7 +28,7 @@ them is the HP-TOP kernel, exactly.
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import EstimatorMixin, check_is_fitted
+from ._base import EstimatorMixin, TransformerMixin, check_is_fitted, wraps_output
 from ._svm import SVM
 from ._validation import (check_labels, check_matrix, check_n_features, check_positive,
                           feature_names)
@@ -119,7 +119,7 @@ def _scores(X, decision, mean, variance, target, prior_scores):
     return sp.hstack(blocks, format="csr")
 
 
-class HPTOPEmbedding(EstimatorMixin):
+class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
     """Takamura et al.'s HP-TOP kernel, as vectors whose inner product it is.
 
     ``fit`` trains one linear SVM per category (that category against the
@@ -280,6 +280,7 @@ class HPTOPEmbedding(EstimatorMixin):
         # SVM's decision_function is positive on classes_[1], here True.
         return np.column_stack([h.decision_function(X) for h in hyperplanes])
 
+    @wraps_output
     def transform(self, X):
         """The HP-TOP scores of each document for ``target``.
 

@@ -33,10 +33,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _plsa_em
-from ._base import EstimatorMixin, check_is_fitted, count_transformer_tags
+from ._base import (EstimatorMixin, TransformerMixin, check_is_fitted,
+                    count_transformer_tags, wraps_output)
 from ._pairwise import resolve_n_jobs
-from ._validation import (check_counts, check_n_features, check_positive, feature_names,
-                          is_one_of)
+from ._validation import (_callers_stacklevel, check_counts, check_n_features, check_positive,
+                          feature_names, is_one_of)
 from .exceptions import ConvergenceWarning, sklearn_compatible
 
 __all__ = ["PLSA", "PLSAFisherEmbedding"]
@@ -91,8 +92,8 @@ def fold_in(X, word_topic, params):
     """``P(z | d)`` of each row of ``X`` under the fixed ``word_topic``
     (word-major ``P(w | z)``), with the fold-in settings of ``params`` (a
     PLSA or PLSAFisherEmbedding: ``doc_topic_smoothing``, ``fold_in_tol``,
-    ``fold_in_max_iter``, ``n_jobs``). Called by a ``transform``, whose
-    caller a warning names."""
+    ``fold_in_max_iter``, ``n_jobs``). A warning names the first caller
+    outside kgeo (a ``transform``'s)."""
     doc_topic = np.empty((X.shape[0], word_topic.shape[1]))
     settled = np.empty(X.shape[0], dtype=np.uint8)
     _plsa_em.fold_in(*_csr_arrays(X), word_topic, float(params.doc_topic_smoothing),
@@ -104,7 +105,7 @@ def fold_in(X, word_topic, params):
             f"{unsettled} of {X.shape[0]} documents took all fold_in_max_iter="
             f"{params.fold_in_max_iter} EM steps without P(z|d) settling within "
             f"fold_in_tol={params.fold_in_tol}; raise fold_in_max_iter",
-            sklearn_compatible(ConvergenceWarning), stacklevel=3)
+            sklearn_compatible(ConvergenceWarning), stacklevel=_callers_stacklevel())
     return doc_topic
 
 
@@ -113,7 +114,7 @@ def _csr_arrays(X):
     return X.data, X.indices, X.indptr.astype(np.int64)
 
 
-class PLSA(EstimatorMixin):
+class PLSA(TransformerMixin, EstimatorMixin):
     """Probabilistic latent semantic analysis (the aspect model), fitted by EM.
 
     Each document ``d`` is a mixture of ``n_components`` topics,
@@ -338,6 +339,7 @@ class PLSA(EstimatorMixin):
         check_n_features(X, estimator="PLSA", n_features=self.n_features_in_)
         return X
 
+    @wraps_output
     def transform(self, X):
         """``P(z | d)`` of each document, folded into the fitted topics.
 
@@ -381,7 +383,7 @@ class PLSA(EstimatorMixin):
         return count_transformer_tags()
 
 
-class PLSAFisherEmbedding(EstimatorMixin):
+class PLSAFisherEmbedding(TransformerMixin, EstimatorMixin):
     """Hofmann's Fisher kernel of PLSA, as vectors whose inner product it is.
 
     For each number of topics K in ``n_components`` a :class:`PLSA` model is
@@ -522,6 +524,7 @@ class PLSAFisherEmbedding(EstimatorMixin):
         self._set_feature_names(names)
         return self
 
+    @wraps_output
     def transform(self, X):
         """The Fisher scores of each document.
 

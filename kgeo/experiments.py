@@ -435,7 +435,9 @@ class _Embeddings:
     def __call__(self, representation, normalization):
         key = representation, normalization
         if key not in self._cache:
-            embedding = MultinomialEmbedding(weighting=representation, norm=normalization)
+            # Sparse rows, whatever scikit-learn's transform_output says.
+            embedding = MultinomialEmbedding(weighting=representation, norm=normalization
+                                             ).set_output(transform="default")
             embedding.fit(self.split.X_train)
             self._cache[key] = (embedding.transform(self.split.X_train),
                                 embedding.transform(self.split.X_test))
