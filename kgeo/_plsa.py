@@ -355,6 +355,8 @@ class PLSA(TransformerMixin, EstimatorMixin):
         Returns
         -------
         doc_topic : ndarray of shape (n_documents, n_components)
+            A pandas or polars frame instead where ``set_output`` (or
+            scikit-learn's ``transform_output``) asks for one.
         """
         X = self._checked_counts(X)
         return fold_in(X, _word_major(self), self)
