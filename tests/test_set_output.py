@@ -7,9 +7,9 @@ scikit-learn's do: a dense output becomes a frame named by
 ``get_feature_names_out()``; a sparse one is refused in scikit-learn's words.
 
 pandas and polars are no test extras: the wiring is tested against stand-in
-modules put in their place, and against the real libraries where installed
-(where scikit-learn's own set_output checks run too, in
-test_estimator_checks.py).
+modules put in their place, and against the real libraries where installed,
+where scikit-learn's own set_output checks (which check_estimator leaves out)
+run on them too.
 """
 
 import pickle
@@ -185,6 +185,24 @@ def test_kgeos_own_embeddings_ignore_the_global_setting(capsys):
         assert kgeo.__main__.main(["demo", "--n-documents", "300", "--n-features", "400",
                                    "--n-classes", "3"]) == 0
     assert "ngd" in capsys.readouterr().out
+
+
+SKLEARN_SET_OUTPUT_CHECKS = ["check_set_output_transform", "check_set_output_transform_pandas",
+                             "check_global_output_transform_pandas",
+                             "check_set_output_transform_polars",
+                             "check_global_set_output_transform_polars"]
+
+
+@pytest.mark.parametrize("check", SKLEARN_SET_OUTPUT_CHECKS)
+@pytest.mark.parametrize("transformer", transformers(), ids=lambda t: type(t).__name__)
+def test_sklearns_set_output_checks(transformer, check):
+    """scikit-learn runs these in its own suite, not in check_estimator; the
+    pandas and polars ones skip where the library is missing."""
+    from sklearn.utils import estimator_checks
+
+    if not hasattr(estimator_checks, check):
+        pytest.skip(f"scikit-learn {sklearn.__version__} has no {check}")
+    getattr(estimator_checks, check)(type(transformer).__name__, transformer)
 
 
 @pytest.mark.parametrize("container", ["pandas", "polars"])
