@@ -59,6 +59,7 @@ def test_readme_tests_the_declared_minimum_versions():
                       for name, version in declared.items()}
     assert lines[0].endswith("&& pytest")
 
+
 def test_demo_prints_both_kernels(capsys):
     assert kgeo.__main__.main(["demo", "--n-documents", "600", "--n-features", "800",
                                "--n-classes", "4"]) == 0

@@ -58,7 +58,7 @@ def stand_in_frames(monkeypatch):
     modules = {}
     for name in ("pandas", "polars"):
         module = types.ModuleType(name)
-        module.DataFrame = type("DataFrame", (StandInFrame,), {"module": name})
+        module.DataFrame = type("DataFrame", (StandInFrame,), {})
         monkeypatch.setitem(sys.modules, name, module)
         modules[name] = module
     return modules

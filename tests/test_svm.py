@@ -2720,7 +2720,6 @@ def test_sparse_inputs_are_checked_and_summed_in_float64():
     assert kgeo.is_positive_definite(K)
 
 
-
 def _uint8_duplicates(fmt):
     """A 2 x 2 uint8 matrix of format ``fmt`` holding 200 and 100 apart at (0, 0)."""
     values, indices, indptr = np.array([200, 100, 1], dtype=np.uint8), [0, 0, 1], [0, 2, 3]
@@ -2781,6 +2780,7 @@ def test_a_float64_copy_of_sparse_input_is_made_without_scipys_astype(fmt):
         X = Untouchable((X.data, X.indices, X.indptr), shape=X.shape)
     np.testing.assert_array_equal(kgeo.pairwise_kernels(X, kernel="linear"),
                                   [[9e4, 0], [0, 1]])
+
 
 def test_scale_gamma_is_the_variance_of_data_far_from_zero():
     # E[x^2] - E[x]^2 cancels for data at 1e8: it gave gamma 0.03 here, the
