@@ -36,11 +36,18 @@ class EstimatorMixin:
         return {name: getattr(self, name) for name in self._param_names()}
 
     def set_params(self, **params):
-        """Set parameters; unknown names raise ``ValueError``.
+        """Set parameters of this estimator, as ``__init__`` names them.
+
+        Parameters
+        ----------
+        **params : dict
+            New values by parameter name; an unknown name raises
+            ``ValueError`` listing the valid ones. Values are checked by the
+            next ``fit``, as ``__init__``'s are.
 
         Returns
         -------
-        self
+        self : estimator
         """
         valid = self._param_names()
         for name, value in params.items():

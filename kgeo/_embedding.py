@@ -39,6 +39,16 @@ class MultinomialEmbedding(TransformerMixin, EstimatorMixin):
         The column names of X at ``fit`` when it was a data frame with string
         names (words); ``transform`` then checks X has the same, in the same
         order. Absent otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np, kgeo
+    >>> counts = np.array([[2, 0, 1], [1, 1, 0], [0, 3, 1]])
+    >>> emb = kgeo.MultinomialEmbedding(weighting="tf", norm="l1").fit(counts)
+    >>> emb.transform(counts).toarray()  # points of the simplex
+    array([[0.66666667, 0.        , 0.33333333],
+           [0.5       , 0.5       , 0.        ],
+           [0.        , 0.75      , 0.25      ]])
     """
 
     def __init__(self, weighting="tf", norm="l1"):
@@ -154,7 +164,20 @@ class MultinomialEmbedding(TransformerMixin, EstimatorMixin):
         return ~((sums >= np.finfo(np.float64).tiny) & np.isfinite(sums))
 
     def fit_transform(self, X, y=None):
-        """``fit(X).transform(X)``."""
+        """Learn the document frequencies of X, then weigh X by them.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_documents, n_features)
+            Term counts (or any non-negative weights).
+        y : ignored
+
+        Returns
+        -------
+        X_new : scipy.sparse.csr_matrix of shape (n_documents, n_features)
+            ``fit(X).transform(X)``; a data frame where ``set_output`` asks
+            for one (a sparse result cannot be: that raises ``ValueError``).
+        """
         return self.fit(X).transform(X)
 
     def get_feature_names_out(self, input_features=None):

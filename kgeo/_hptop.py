@@ -304,7 +304,20 @@ class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
                              bool(self.prior_scores))
 
     def fit_transform(self, X, y):
-        """``fit(X, y).transform(X)``."""
+        """Fit each category's hyperplane and Gaussian, then score X.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_documents, n_features)
+            Document vectors, as for :meth:`fit`.
+        y : array-like of shape (n_documents,) or (n_documents, n_categories)
+            One label per document, or a 0/1 indicator matrix.
+
+        Returns
+        -------
+        scores : scipy.sparse.csr_matrix of shape (n_documents, n_scores)
+            ``fit(X, y).transform(X)``: the HP-TOP scores for ``target``.
+        """
         return self.fit(X, y).transform(X)
 
     def get_feature_names_out(self, input_features=None):

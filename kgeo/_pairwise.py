@@ -424,7 +424,7 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
         available CPU (the affinity mask, within a cgroup CPU quota); -1
         every available CPU. More than 4 per available CPU are not
         started. The result does not depend on it.
-    **params
+    **params : dict
         Kernel parameters: ``gamma``, ``coef0``, ``degree`` (``poly``,
         ``rbf``, ``sigmoid``; ``gamma=None`` means ``1 / n_features``),
         ``t`` and ``normalize`` (``ngd_exp``, ``diffusion``, ``hyperbolic``).
@@ -458,6 +458,20 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
     centred by the caller. A
     distance below about 1.5e-154 (the square root of float64's smallest
     normal number) comes out 0: its square underflows.
+
+    Examples
+    --------
+    >>> import numpy as np, kgeo
+    >>> counts = np.array([[2, 0, 1], [1, 1, 0], [0, 3, 1]])
+    >>> K = kgeo.pairwise_kernels(counts, kernel="ngd")  # -2 arccos(sum sqrt(p q))
+    >>> K.round(4)
+    array([[ 0.    , -1.9106, -2.5559],
+           [-1.9106,  0.    , -1.8235],
+           [-2.5559, -1.8235,  0.    ]])
+    >>> kgeo.is_positive_definite(K), kgeo.is_conditionally_positive_definite(K)
+    (False, True)
+    >>> kgeo.is_positive_definite(kgeo.pairwise_kernels(counts, kernel="ngd+pi"))
+    True
     """
     n_threads = resolve_n_jobs(n_jobs)
     X = check_matrix(X, name="X")

@@ -188,6 +188,18 @@ class PLSA(TransformerMixin, EstimatorMixin):
     T. Hofmann, "Probabilistic latent semantic indexing", SIGIR 1999; and
     "Learning the similarity of documents: an information-geometric approach
     to document retrieval and categorization", NIPS 12, 2000.
+
+    Examples
+    --------
+    Two topics in four documents, the first two about words 0 and 1, the
+    others about words 2 and 3:
+
+    >>> import numpy as np, kgeo
+    >>> counts = np.array([[5, 4, 0, 0], [4, 5, 0, 0], [0, 0, 5, 4], [0, 1, 4, 5]])
+    >>> plsa = kgeo.PLSA(2, random_state=0).fit(counts)
+    >>> plsa.transform([[3, 3, 0, 0], [0, 0, 2, 2]]).round(2)  # P(z | d)
+    array([[1., 0.],
+           [0., 1.]])
     """
 
     def __init__(self, n_components=10, *, topic_word_smoothing=0.01,
@@ -362,7 +374,22 @@ class PLSA(TransformerMixin, EstimatorMixin):
         return fold_in(X, _word_major(self), self)
 
     def fit_transform(self, X, y=None):
-        """``fit(X).transform(X)``: the documents of the fit folded in."""
+        """Fit the topics to X, then fold X's documents in.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_documents, n_features)
+            Term counts.
+        y : ignored
+
+        Returns
+        -------
+        doc_topic : ndarray of shape (n_documents, n_components)
+            ``fit(X).transform(X)``: ``P(z | d)`` of each document folded in
+            with the fitted topics (not the fit's own ``doc_topic_``, which
+            EM learnt along with them); a data frame where ``set_output``
+            asks for one.
+        """
         return self.fit(X).transform(X)
 
     def get_feature_names_out(self, input_features=None):
@@ -411,13 +438,25 @@ class PLSAFisherEmbedding(TransformerMixin, EstimatorMixin):
         words the model all knows (``P^`` counts every word of the
         document, so words unknown to the model scale the exact scores by
         the known words' share).
-    topic_word_smoothing, max_iter, tol, verbose
+    topic_word_smoothing : float, default=0.01
         Passed to each :class:`PLSA`.
-    doc_topic_smoothing, fold_in_max_iter, fold_in_tol, n_jobs
+    doc_topic_smoothing : float, default=0.01
         Passed to each :class:`PLSA`, and read again by :meth:`transform`,
         which folds documents in with the embedding's current values.
+    max_iter : int, default=1000
+        Passed to each :class:`PLSA`.
+    tol : float, default=1e-6
+        Passed to each :class:`PLSA`.
+    fold_in_max_iter : int, default=10000
+        Passed to each :class:`PLSA`, and read again by :meth:`transform`.
+    fold_in_tol : float, default=1e-8
+        Passed to each :class:`PLSA`, and read again by :meth:`transform`.
     random_state : None, int or numpy.random.Generator, default=None
         One generator, drawn from by the models in turn.
+    n_jobs : int, default=None
+        Passed to each :class:`PLSA`, and read again by :meth:`transform`.
+    verbose : int, default=0
+        Passed to each :class:`PLSA`.
 
     Attributes
     ----------
@@ -584,7 +623,19 @@ class PLSAFisherEmbedding(TransformerMixin, EstimatorMixin):
         return scores
 
     def fit_transform(self, X, y=None):
-        """``fit(X).transform(X)``."""
+        """Fit one PLSA model per number of topics, then score X.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_documents, n_features)
+            Term counts.
+        y : ignored
+
+        Returns
+        -------
+        scores : scipy.sparse.csr_matrix of shape (n_documents, n_features_out_)
+            ``fit(X).transform(X)``: each document's Fisher scores.
+        """
         return self.fit(X).transform(X)
 
     def get_feature_names_out(self, input_features=None):

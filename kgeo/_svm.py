@@ -1417,14 +1417,40 @@ class SVM(EstimatorMixin):
     # ------------------------------------------------------------------
 
     def set_fit_request(self, *, sample_weight=_UNCHANGED):
-        """Whether ``fit`` asks scikit-learn's metadata routing for
-        ``sample_weight`` (True, False, None: an error if one is passed, or
-        the name it is passed under); as ``set_fit_request`` of scikit-learn's
-        estimators. Returns self."""
+        """Ask scikit-learn's metadata routing for ``fit``'s ``sample_weight``.
+
+        As ``set_fit_request`` of scikit-learn's estimators; only available
+        while routing is enabled (``RuntimeError`` otherwise).
+
+        Parameters
+        ----------
+        sample_weight : bool, None or str, default=unchanged
+            True: ``fit`` receives the weights routed to it; False: it does
+            not; None (the initial state): passing weights raises an error;
+            a name: ``fit`` receives the weights passed under that name.
+            Unchanged when not given.
+
+        Returns
+        -------
+        self : SVM
+        """
         return self._set_request("fit", sample_weight)
 
     def set_score_request(self, *, sample_weight=_UNCHANGED):
-        """As ``set_fit_request``, for ``score``. Returns self."""
+        """Ask scikit-learn's metadata routing for ``score``'s ``sample_weight``.
+
+        As ``set_score_request`` of scikit-learn's estimators; only
+        available while routing is enabled (``RuntimeError`` otherwise).
+
+        Parameters
+        ----------
+        sample_weight : bool, None or str, default=unchanged
+            As in :meth:`set_fit_request`, for ``score``.
+
+        Returns
+        -------
+        self : SVM
+        """
         return self._set_request("score", sample_weight)
 
     def _set_request(self, method, alias):
@@ -1447,9 +1473,18 @@ class SVM(EstimatorMixin):
         return self
 
     def get_metadata_routing(self):
-        """The ``sample_weight`` requests of ``fit`` and ``score``, as a
-        ``sklearn.utils.metadata_routing.MetadataRequest`` (None for each
-        until set: an error if routing passes one)."""
+        """Return the ``sample_weight`` requests of ``fit`` and ``score``.
+
+        Read by scikit-learn's metadata routing (which imports
+        scikit-learn, where this is called).
+
+        Returns
+        -------
+        routing : sklearn.utils.metadata_routing.MetadataRequest
+            Each method's request as :meth:`set_fit_request` and
+            :meth:`set_score_request` left it: None until set (an error if
+            routing passes weights).
+        """
         return _metadata_request(getattr(self, "_metadata_request", {}),
                                  owner=type(self).__name__)
 

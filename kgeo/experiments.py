@@ -550,7 +550,25 @@ class Zhang2005Results:
     seconds: float
 
     def cell(self, dataset, representation, normalization, kernel):
-        """Return the CellResult of one table cell."""
+        """Return the CellResult of one table cell.
+
+        Parameters
+        ----------
+        dataset : {"20ng", "webkb"}
+        representation : {"tf", "tfidf"}
+        normalization : {"l1", "l2"}
+        kernel : {"lin", "ned", "ngd"}
+            As the paper's tables name the kernels (``"lin"`` is linear).
+
+        Returns
+        -------
+        cell : CellResult
+
+        Raises
+        ------
+        KeyError
+            When these results hold no such cell.
+        """
         for cell in self.cells:
             if (cell.dataset, cell.representation, cell.normalization, cell.kernel) == (
                     dataset, representation, normalization, kernel):

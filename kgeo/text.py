@@ -196,11 +196,32 @@ class RainbowVectorizer:
                "prune_by_occur_count", "min_word_length", "max_word_length", "dtype")
 
     def get_params(self, deep=True):
-        """Return the constructor parameters as a dict."""
+        """Parameters of this vectorizer, as passed to ``__init__``.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Unused (a vectorizer holds no sub-estimators); kept for the API.
+
+        Returns
+        -------
+        params : dict
+        """
         return {name: getattr(self, name) for name in self._PARAMS}
 
     def set_params(self, **params):
-        """Set constructor parameters; returns self."""
+        """Set parameters of this vectorizer, as ``__init__`` names them.
+
+        Parameters
+        ----------
+        **params : dict
+            New values by parameter name; an unknown name raises
+            ``ValueError`` listing the valid ones.
+
+        Returns
+        -------
+        self : RainbowVectorizer
+        """
         for name, value in params.items():
             if name not in self._PARAMS:
                 raise ValueError(
@@ -477,9 +498,16 @@ class RainbowVectorizer:
     def get_feature_names_out(self, input_features=None):
         """Return the vocabulary in column order.
 
+        Parameters
+        ----------
+        input_features : None
+            Unused: a vectorizer's columns are its vocabulary, whatever its
+            input (as scikit-learn's ``CountVectorizer``).
+
         Returns
         -------
         names : ndarray of shape (n_features,), dtype object
+            ``names[j]`` is the word counted in column j.
         """
         self._check_fitted()
         names = np.empty(len(self.vocabulary_), dtype=object)

@@ -1,6 +1,5 @@
 """Tests for kgeo.text.RainbowVectorizer and the SMART stop list."""
 
-import doctest
 import hashlib
 import os
 from collections import Counter
@@ -348,11 +347,6 @@ def test_not_fitted_is_caught_as_scikit_learns_like_the_other_estimators():
         RainbowVectorizer().get_feature_names_out()
 
 
-def test_docstring_examples():
-    result = doctest.testmod(kgeo.text, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0 and result.failed == 0
-
-
 # ---------------------------------------------------------------------------
 # Real corpus
 # ---------------------------------------------------------------------------
@@ -409,8 +403,6 @@ def test_skip_header_blank_line_with_several_carriage_returns():
     vec = RainbowVectorizer(skip_header=True)
     assert vec.tokenize("Header: one\n\r\r\nbody words") == ["body", "words"]
     assert vec.tokenize("\r\r\nbody first") == ["body"]
-
-
 
 
 def test_min_word_length_applies_to_non_ascii_texts():
