@@ -478,6 +478,10 @@ class SVM(EstimatorMixin):
         names); ``predict``, ``decision_function`` and ``score`` then check
         that X has the same, in the same order, as scikit-learn's estimators
         do. Absent otherwise, and for a callable kernel, which reads X itself.
+    shape_fit_ : tuple of int
+        The shape of the training X, as scikit-learn's SVC records it:
+        ``(n_samples,)`` for a callable kernel's samples that are not rows
+        of numbers.
     cache_stats_ : dict
         Kernel blocks requested and computed; values computed (of them
         ``values_raced`` by two threads at once, the second copy dropped),

@@ -169,3 +169,43 @@ def test_the_public_entry_points_have_examples():
                 kgeo.text.RainbowVectorizer):
         assert "Examples" in _sections(obj.__doc__), obj.__name__
         assert doctest.DocTestFinder().find(obj)[0].examples, obj.__name__
+
+
+def _documented_attributes(cls):
+    return {name for names, _ in _sections(cls.__doc__).get("Attributes", [])
+            for name in names}
+
+
+def _fitted_attributes(estimator):
+    names = {name for name in vars(estimator)
+             if name.endswith("_") and not name.startswith("_")}
+    names |= {name for name, value in inspect.getmembers(type(estimator))
+              if isinstance(value, property) and name.endswith("_")
+              and not name.startswith("_")}
+    return names
+
+
+def _small_fits():
+    import numpy as np
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.poisson(1.0, (30, 8)).astype(float) + np.eye(30, 8))
+    y = np.repeat([0, 1, 2], 10)
+    return [kgeo.SVM(kernel="ngd").fit(X, y), kgeo.SVM(kernel="linear").fit(X, y),
+            kgeo.MultinomialEmbedding().fit(X), kgeo.PLSA(2, random_state=0).fit(X),
+            kgeo.PLSAFisherEmbedding((2, 3), random_state=0).fit(X),
+            kgeo.HPTOPEmbedding().fit(X, y),
+            kgeo.text.RainbowVectorizer().fit(["a cat sat on the mat", "dogs bark"])]
+
+
+def test_every_fitted_attribute_is_documented():
+    # scikit-learn's contract: what fit sets ends in "_", and a user finds it
+    # under Attributes. The documented ones a fit may leave out are those
+    # that depend on the input (feature_names_in_ without a data frame).
+    for estimator in _small_fits():
+        cls = type(estimator)
+        fitted, documented = _fitted_attributes(estimator), _documented_attributes(cls)
+        assert fitted <= documented, (cls.__name__, sorted(fitted - documented))
+        assert documented - fitted <= {"feature_names_in_"}, (
+            cls.__name__, sorted(documented - fitted))
