@@ -111,12 +111,15 @@ class MultinomialEmbedding(TransformerMixin, EstimatorMixin):
         # makes no zero, so it is skipped (a third of the transform's time).
         if np.any(self.idf_ != 1.0):
             largest = float(X.data.max()) if X.nnz else 0.0
-            with np.errstate(over="ignore"):
-                X.data *= self.idf_[X.indices]
-            if not np.all(np.isfinite(X.data)):
+            idf = self.idf_[X.indices]
+            with np.errstate(over="ignore", under="ignore"):
+                weighted = X.data * idf
+            if not np.all(np.isfinite(weighted)):
                 raise ValueError(
                     f"X has counts up to {largest:.3g}, whose TF-IDF weights (idf up to "
                     f"{self.idf_.max():.3g}) overflow float64; scale X down")
+            self._rescue_underflow(X, idf, weighted)
+            X.data[:] = weighted
             X.eliminate_zeros()  # the words of every training document (idf 0)
         if self.norm is not None:
             lengths = np.diff(X.indptr)
@@ -137,6 +140,41 @@ class MultinomialEmbedding(TransformerMixin, EstimatorMixin):
             norms[~nonempty] = 1.0
             X.data /= np.repeat(norms, lengths)
         return sp.csr_matrix(X)
+
+    def _rescue_underflow(self, X, idf, weighted):
+        """Redo, in ``weighted``, the TF-IDF weights that underflowed.
+
+        A count below about 2e-308 / idf (subnormal counts) times its idf
+        comes out subnormal, with fewer bits, or 0, and then the word would
+        silently leave the document. When the rows are normalised
+        afterwards, their scale is free: such rows are weighted again after
+        dividing by their largest count, the same point in exact arithmetic.
+        Without normalisation the weights are the output, and a weight lost
+        to 0 is an error.
+        """
+        counted = (idf > 0) & (X.data > 0)
+        if self.norm is None:
+            lost = counted & (weighted == 0)
+            if np.any(lost):
+                raise ValueError(
+                    f"X has counts as small as {X.data[lost].min():.3g}, whose TF-IDF "
+                    f"weights underflow float64 to 0 (with norm=None the weights are "
+                    f"the output); scale X up, or normalise the rows (norm='l1' or "
+                    f"'l2')")
+            return
+        imprecise = counted & (weighted < np.finfo(np.float64).tiny)
+        if not np.any(imprecise):
+            return
+        lengths = np.diff(X.indptr)
+        row_of = np.repeat(np.arange(X.shape[0]), lengths)
+        rows = np.zeros(X.shape[0], dtype=bool)
+        rows[row_of[imprecise]] = True
+        nonempty = lengths > 0
+        row_max = np.ones(X.shape[0])
+        row_max[nonempty] = np.maximum.reduceat(X.data, X.indptr[:-1][nonempty])
+        redo = rows[row_of]
+        with np.errstate(under="ignore"):
+            weighted[redo] = X.data[redo] / row_max[row_of[redo]] * idf[redo]
 
     def _row_sums(self, data, indptr, nonempty):
         """Per row, the sum of the values (``l1``) or of their squares (``l2``)."""

@@ -304,6 +304,34 @@ def test_tfidf_weights_overflowing_are_refused():
         kgeo.MultinomialEmbedding(weighting="tfidf").fit_transform(X)
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+@pytest.mark.parametrize("norm", ["l1", "l2"])
+def test_tfidf_weights_of_subnormal_counts_keep_their_words(norm):
+    # A count of 5e-324 times an idf below 1 rounded to 0, and
+    # eliminate_zeros() then emptied the document. Normalised, a row's scale
+    # is free: the result must be that of the same counts times 1e300.
+    X = np.array([[5e-324, 0.0, 0.0], [0.0, 5e-324, 1e-323], [0.0, 2.0, 0.0],
+                  [1.0, 0.0, 3.0]])
+    expected = kgeo.MultinomialEmbedding("tfidf", norm).fit_transform(X * 1e300)
+    embedding = kgeo.MultinomialEmbedding("tfidf", norm).fit(X)
+    got = embedding.transform(X)
+    np.testing.assert_allclose(got.toarray(), expected.toarray(), rtol=4 * EPS, atol=0)
+    assert np.array_equal(got.indptr, expected.indptr)
+    # The other rows keep the bits of the plain product, as alone.
+    assert np.array_equal(got[2:].toarray(), embedding.transform(X[2:]).toarray())
+
+
+def test_tfidf_weights_underflowing_without_normalisation_are_refused():
+    # idf log(4/3) = 0.29: 5e-324 (the smallest subnormal) times it rounds to 0.
+    X = np.array([[5e-324, 0.0], [1.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
+    with pytest.raises(ValueError, match=r"X has counts as small as 4.94e-324, whose TF-IDF "
+                                         r"weights underflow float64 to 0"):
+        kgeo.MultinomialEmbedding("tfidf", None).fit_transform(X)
+    # Subnormal weights that do not round to 0 are kept as computed.
+    Z = kgeo.MultinomialEmbedding("tfidf", None).fit_transform(X * 16)
+    assert Z[0, 0] == (16 * 5e-324) * np.log(4 / 3) > 0
+
+
 # --------------------------------------------------------------------------
 # Rows at the ends of the float64 range
 # --------------------------------------------------------------------------
