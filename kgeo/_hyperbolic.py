@@ -79,7 +79,11 @@ _SERIES_DEGREE = 160
 # The table the compiled kernel reads: g(r) = log(K(r) / K(0)) + r^2 / (4 tau)
 # as Chebyshev polynomials of degree TABLE_DEGREE on pieces of TABLE_PIECE;
 # g is analytic within pi of the real axis, so 16 coefficients on pieces of
-# 1/2 reproduce it to rounding.
+# 1/2 reproduce it to rounding. A kernel that vanishes closer than that
+# (tau below about 1e-4) gets one piece, as wide as its extent: g is the
+# difference of log K(r) / K(0) and -r^2 / (4 tau), which at the end of a
+# piece of 1/2 are each about 1 / (16 tau), and their cancellation cost the
+# values inside the extent digits (a relative error of 1e-3 at tau = 2.5e-16).
 TABLE_PIECE = 0.5
 TABLE_DEGREE = 15
 
@@ -308,8 +312,13 @@ def _even_shape(r, tau, n, log_odd=None):
             out[needed] = log_odd(s[needed])
             return out + _log_cosh(x)
 
-        # The integrand decreases in x: its end is where it has fallen by 46.
-        probe = np.geomspace(1e-9, 1e3, 601)[None, :]
+        # The integrand decreases in x: its end is where it has fallen by 46,
+        # at x of order sqrt(tau) for r near 0, so the probes reach below
+        # that (at 50 per decade): at tau = 1e-30 they had all lain past the
+        # end, and the integral came out 0 at every r.
+        lowest = min(1e-9, 1e-6 * math.sqrt(tau))
+        probe = np.geomspace(lowest, 1e3, 1 + int(round(50.0 * math.log10(1e3 / lowest))))
+        probe = probe[None, :]
         fallen = log_integrand(probe) < (log_odd(rc.ravel())[:, None] - 46.0)
         end = probe[0, np.where(fallen.any(axis=1), np.argmax(fallen, axis=1),
                                 probe.shape[1] - 1)]
@@ -385,22 +394,27 @@ def _chebyshev_coefficients(values):
     return c
 
 
-def _table_of(log_ratio, tau, extent):
+def table_piece(extent):
+    """The width of a table's pieces for a kernel that is 0 beyond ``extent``."""
+    return TABLE_PIECE if not 0.0 < extent < TABLE_PIECE else extent
+
+
+def _table_of(log_ratio, tau, extent, piece):
     """Chebyshev pieces of g(r) = log_ratio(r) + r^2 / (4 tau) on [0, extent]."""
-    n_pieces = max(1, int(math.ceil(extent / TABLE_PIECE)))
+    n_pieces = max(1, int(math.ceil(extent / piece)))
     x = _chebyshev_points()
-    left = np.arange(n_pieces)[:, None] * TABLE_PIECE
-    r = left + (x[None, :] + 1.0) * (0.5 * TABLE_PIECE)
+    left = np.arange(n_pieces)[:, None] * piece
+    r = left + (x[None, :] + 1.0) * (0.5 * piece)
     g = log_ratio(r.ravel()).reshape(r.shape) + r * r / (4.0 * tau)
     return _chebyshev_coefficients(g)
 
 
-def evaluate_table(table, r):
+def evaluate_table(table, r, piece=TABLE_PIECE):
     """The table's g at distances r within it (NumPy; the compiled kernel's twin)."""
     r = np.asarray(r, dtype=np.float64)
-    piece = np.minimum((r / TABLE_PIECE).astype(np.int64), table.shape[0] - 1)
-    x = (r - piece * TABLE_PIECE) * (2.0 / TABLE_PIECE) - 1.0
-    return np.polynomial.chebyshev.chebval(x, table[piece].T, tensor=False)
+    index = np.minimum((r * (1.0 / piece)).astype(np.int64), table.shape[0] - 1)
+    x = 2.0 * (r * (1.0 / piece) - index) - 1.0
+    return np.polynomial.chebyshev.chebval(x, table[index].T, tensor=False)
 
 
 def _extent(log_ratio, tau, log_scale):
@@ -420,7 +434,7 @@ def heat_table(tau, n, log_scale=0.0):
     -------
     table : ndarray of shape (n_pieces, TABLE_DEGREE + 1)
         Chebyshev coefficients of g(r) = log(K(r) / K(0)) + r^2 / (4 tau),
-        piece i covering [i, i + 1] * TABLE_PIECE.
+        piece i covering [i, i + 1] * ``table_piece(extent)``.
     extent : float
         The distance from which the kernel is taken as 0 (below float64's
         smallest value, after ``log_scale``).
@@ -449,16 +463,17 @@ def heat_table(tau, n, log_scale=0.0):
         # s^2 / 4 tau is in the tens of thousands, at small tau).
         odd_extent = (math.sqrt(4.0 * tau * (-_LOG_ZERO + max(0.0, log_scale)))
                       + math.sqrt(200.0 * tau))
-        odd_table = _table_of(odd_ratio, tau, odd_extent)
+        odd_piece = table_piece(odd_extent)
+        odd_table = _table_of(odd_ratio, tau, odd_extent, odd_piece)
         if not (np.all(np.isfinite(odd_table)) and math.isfinite(odd_shape0)):
             raise ValueError(f"the heat kernel of H^{n + 1} at time {tau!r} could not be "
                              f"tabulated in float64")
-        odd_end = odd_table.shape[0] * TABLE_PIECE
+        odd_end = odd_table.shape[0] * odd_piece
 
         def odd_from_table(s):
             inside = s < odd_end
             out = np.full(s.shape, -np.inf)
-            out[inside] = (odd_shape0 + evaluate_table(odd_table, s[inside])
+            out[inside] = (odd_shape0 + evaluate_table(odd_table, s[inside], odd_piece)
                            - s[inside] ** 2 / (4.0 * tau))
             return out
 
@@ -471,7 +486,7 @@ def heat_table(tau, n, log_scale=0.0):
     def log_ratio(r):
         return shape(r) - shape0
     extent = _extent(log_ratio, tau, log_scale)
-    table = _table_of(log_ratio, tau, extent)
+    table = _table_of(log_ratio, tau, extent, table_piece(extent))
     if not (np.all(np.isfinite(table)) and math.isfinite(shape0)):  # never a NaN kernel
         raise ValueError(f"the heat kernel of H^{n} at time {tau!r} could not be tabulated "
                          f"in float64")

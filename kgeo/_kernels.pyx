@@ -1448,8 +1448,8 @@ def _hyperbolic_kernel(t, n_features, normalize):
                 f"float64. The factor only rescales the kernel, and scaling a kernel by c is "
                 f"the same SVM as scaling C by c: use normalize=False and multiply C by it")
     table, extent, _ = _hyperbolic.heat_table(tau, n, log_scale)
-    return HyperbolicHeatKernel(np.ascontiguousarray(table), _hyperbolic.TABLE_PIECE, tau,
-                                extent, log_scale, n)
+    return HyperbolicHeatKernel(np.ascontiguousarray(table), _hyperbolic.table_piece(extent),
+                                tau, extent, log_scale, n)
 
 
 def kernel_params(name):

@@ -176,6 +176,51 @@ def test_high_dimensions_match_high_precision_values(where, value):
     assert abs(H._log_q(np.array([r]), tau, m)[0] - value) < 1e-13
 
 
+@pytest.mark.parametrize("n, tau", [(2, 1e-10), (3, 2.5e-16), (4, 1e-12), (5, 1e-6),
+                                    (11, 1e-8), (20, 1e-14), (21, 1e-18), (3, 3e-5)])
+def test_table_reproduces_the_kernel_at_small_times(n, tau):
+    # Below tau of about 1e-4 the kernel vanishes within the first piece of
+    # 1/2; tabulated on that piece, g = log K(r)/K(0) + r^2/4 tau cancelled
+    # terms of 1/(16 tau) and lost digits inside the extent (a relative
+    # error of 1e-3 at tau = 2.5e-16). The table now spans the extent alone.
+    table, extent, _ = H.heat_table(tau, n)
+    piece = H.table_piece(extent)
+    assert piece == min(H.TABLE_PIECE, extent) and table.shape[0] == 1
+    r = np.concatenate([np.linspace(0.0, extent, 301),
+                        np.random.default_rng(n).uniform(0.0, extent, 300)])
+    direct = H.log_heat_kernel_ratio(r, tau, n)
+    from_table = H.evaluate_table(table, r, piece) - r * r / (4 * tau)
+    assert_logs_close(from_table, direct, 2e-13 * (1 + np.abs(direct)))
+
+
+def _pair_at_distance(n, r):
+    """Two spherical normals (sigma = 1) at Fisher-Rao distance r on H^n."""
+    c = 2.0 * (n - 1)
+    X = np.zeros((2, n))
+    X[:, -1] = 1.0
+    # gap = |mu - mu'|^2 / (2c) = cosh r - 1 = 2 sinh^2(r / 2)
+    X[1, 0] = 2.0 * math.sqrt(c) * math.sinh(0.5 * r)
+    return X
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("n", [2, 3, 4, 7, 21])
+@pytest.mark.parametrize("t", [1e-16, 1e-30, 1e-100, 1e-300])
+def test_small_times_give_the_gaussian_of_the_distance(n, t):
+    # At tau = t / (2 (n - 1)) this small, K(r) / K(0) is exp(-r^2 / 4 tau)
+    # to within O(n r^2 + n^2 tau) = O(n^2 tau), far below rounding. Before,
+    # the values were off by 1e-3 at t = 1e-15 and 17 % at t = 1e-18 (n = 2),
+    # and even n failed to tabulate below about 1e-19 (the descent integral's
+    # probes all lay past its end).
+    tau = t / (2.0 * (n - 1))
+    for exponent in (0.1, 1.0, 10.0):
+        r = math.sqrt(4.0 * tau * exponent)
+        X = _pair_at_distance(n, r)
+        K = kgeo.pairwise_kernels(X, kernel="hyperbolic", t=t)
+        assert K[0, 0] == K[1, 1] == 1.0
+        assert K[0, 1] == pytest.approx(math.exp(-exponent), rel=2e-13 * (1 + exponent))
+
+
 def spherical_normals(rng, n_rows, n, spread=1.0):
     return np.column_stack([spread * rng.normal(size=(n_rows, n - 1)),
                             rng.lognormal(sigma=0.6, size=n_rows)])
