@@ -18,8 +18,8 @@ from ._kernels import (
     kernel_matrix,
     sqrt_of_row_shares,
 )
-from ._validation import (check_matrix, check_on_simplex, check_positive, sparse_as_float64_csr,
-                          spherical_normal_sigmas)
+from ._validation import (as_rectangular, check_matrix, check_on_simplex, check_positive,
+                          sparse_as_float64_csr, spherical_normal_sigmas)
 
 __all__ = [
     "pairwise_kernels",
@@ -591,7 +591,7 @@ def _check_square(K):
         if K.dtype.kind not in "biuf":
             raise TypeError(f"K must hold real numbers, got dtype {K.dtype}")
         K = sparse_as_float64_csr(K, "K").toarray()
-    K = np.asarray(K)
+    K = as_rectangular(K, "K")
     if np.iscomplexobj(K):
         raise ValueError(f"K must be a real matrix, got dtype {K.dtype}")
     if K.dtype.kind not in "biuf":

@@ -26,6 +26,25 @@ def _describe(obj):
     return f"{type(obj).__module__}.{type(obj).__qualname__}"
 
 
+def as_rectangular(values, name, what="rows"):
+    """``np.asarray(values)``, naming ``name`` where its nesting is ragged.
+
+    NumPy's own error ("setting an array element with a sequence. The
+    requested array has an inhomogeneous shape ...") names neither the
+    argument nor the lengths it found.
+    """
+    try:
+        return np.asarray(values)
+    except ValueError as error:
+        if "inhomogeneous" not in str(error) and "sequence" not in str(error):
+            raise
+        lengths = sorted({len(v) for v in values if hasattr(v, "__len__")})
+        found = ", ".join(map(str, lengths[:5])) + (", ..." if len(lengths) > 5 else "")
+        raise ValueError(
+            f"{name} must be a rectangular array-like, but its {what} have different "
+            f"lengths" + (f" ({found})" if len(lengths) > 1 else "")) from None
+
+
 def check_matrix(X, *, name="X", min_samples=1, copy=True):
     """Return X as a canonical CSR float64 matrix with int32 indices.
 
@@ -226,7 +245,7 @@ def _dense_float64(X, name):
     if isinstance(X, (str, bytes, dict, set)) or not hasattr(X, "__len__") and not hasattr(X, "__array__"):
         raise TypeError(
             f"{name} must be an array-like or a sparse matrix, got {_describe(X)}")
-    arr = np.asarray(X)
+    arr = as_rectangular(X, name)
     if np.iscomplexobj(arr):
         raise ValueError(f"Complex data not supported; {name} has dtype {arr.dtype}")
     if arr.dtype.kind == "O":
@@ -709,8 +728,16 @@ def check_labels(y, n_samples):
     """
     if y is None:
         raise ValueError("This classifier requires y to be passed, but the target y is None")
+    if sp.issparse(y):
+        raise TypeError(
+            f"y must be a 1-D array-like of labels, got a sparse matrix ({_describe(y)}) of "
+            f"shape {y.shape}: pass y.toarray().ravel()")
+    if isinstance(y, (str, bytes, dict, set)) or not (
+            hasattr(y, "__len__") or hasattr(y, "__array__")):
+        raise TypeError(
+            f"y must be a 1-D array-like of labels, one per sample, got {_describe(y)}")
     given = y
-    y = np.asarray(given)
+    y = as_rectangular(given, "y", what="entries")
     if y.dtype.kind in "US" and not isinstance(given, np.ndarray):
         # NumPy turns a list mixing strings with other values into strings
         # ([0, 'a', nan] -> ['0', 'a', 'nan']): check the values as given.
@@ -749,13 +776,23 @@ def check_labels(y, n_samples):
         for v in y:
             if is_missing_label(v) or _is_infinite_label(v):
                 raise ValueError(f"y contains a missing label ({v!r}); labels must be set")
-            if isinstance(v, numbers.Real) and not isinstance(v, numbers.Integral) and v != round(v):
+            if (isinstance(v, numbers.Real) and not isinstance(v, numbers.Integral)
+                    and v != round(v)) or (isinstance(v, decimal.Decimal)
+                                           and v != v.to_integral_value()):
                 raise ValueError(
                     "Unknown label type: continuous. kgeo.SVM is a classifier and "
                     "needs discrete labels")
+            if element_kind(v) == "c":
+                raise ValueError(f"Complex data not supported in y, got {v!r}")
         if len(kinds) > 1 and not all(issubclass(k, numbers.Number) for k in kinds):
             raise ValueError(
                 f"Unknown label type: y mixes label types {sorted(k.__name__ for k in kinds)}")
+        try:
+            np.unique(y)  # the classes are y's sorted distinct labels
+        except TypeError as error:
+            raise TypeError(
+                f"y's labels must be sortable, as the classes are ordered, but "
+                f"{sorted(k.__name__ for k in kinds)} labels are not ({error})") from None
     return y
 
 
