@@ -2,12 +2,15 @@
 L1 or L2 normalised (the multinomial simplex); sets of points as their
 maximum-likelihood spherical normals (the hyperbolic kernel's rows)."""
 
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 
 from ._base import (EstimatorMixin, TransformerMixin, check_is_fitted,
                     count_transformer_tags, wraps_output)
-from ._validation import check_counts, check_n_features, feature_names, is_one_of
+from ._validation import (as_rectangular, check_counts, check_n_features, feature_names,
+                          is_one_of)
 
 __all__ = ["MultinomialEmbedding", "spherical_normal_mle"]
 
@@ -279,9 +282,17 @@ def spherical_normal_mle(sets):
         if sp.issparse(points):
             points = points.toarray()
         try:
-            points = np.asarray(points, dtype=np.float64)
+            points = as_rectangular(points, f"set {i}", what="points")
+            complex_values = np.iscomplexobj(points) or points.dtype == object and any(
+                isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real)
+                for v in points.flat)
+            if not complex_values:
+                points = points.astype(np.float64)
         except (TypeError, ValueError, OverflowError) as error:
             raise ValueError(f"set {i} is not an array of numbers: {error}") from None
+        if complex_values:
+            # float64's conversion would drop the imaginary parts, warning only.
+            raise ValueError(f"Complex data not supported; set {i} holds complex numbers")
         if points.ndim != 2 or points.shape[0] < 1 or points.shape[1] < 1:
             raise ValueError(f"set {i} must be a 2-D array of points (m, d), m >= 1, d >= 1; "
                              f"got shape {points.shape}")

@@ -500,6 +500,8 @@ class PLSAFisherEmbedding(TransformerMixin, EstimatorMixin):
 
     def _topic_counts(self):
         value = self.n_components
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value[()]  # a NumPy scalar, checked as PLSA checks one
         if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
             value = [value]
         if isinstance(value, (str, bytes, set, frozenset, dict)) or not hasattr(value, "__iter__"):

@@ -421,6 +421,12 @@ def test_spherical_normal_mle_at_any_scale(monkeypatch):
     ([np.zeros(3)], r"set 0 must be a 2-D array"),
     ([], "sets is empty"),
     ([[["a", "b"]]], "set 0 is not an array of numbers"),
+    ([[[1.0, 2.0], [3.0]]], r"set 0 must be a rectangular array-like, but its points have "
+                            r"different lengths \(1, 2\)"),
+    # NumPy's conversion to float64 dropped the imaginary parts, with a warning.
+    ([np.eye(2), np.eye(2) * (1 + 1j)], "Complex data not supported; set 1 holds complex"),
+    ([sp.csr_matrix(np.eye(2) * 1j)], "Complex data not supported; set 0 holds complex"),
+    ([np.array([[0.0, 1j], [2.0, 3.0]], dtype=object)], "Complex data not supported"),
 ])
 def test_spherical_normal_mle_refuses(sets, match):
     with pytest.raises(ValueError, match=match):

@@ -533,12 +533,21 @@ def test_invalid_plsa_parameters(corpus, params, match):
     (dict(n_components="10"), "n_components must be an integer >= 1 or a sequence"),
     (dict(n_components={10, 20}), "n_components must be an integer >= 1 or a sequence"),
     (dict(n_components=(10, 0)), "each of n_components must be an integer >= 1, got 0"),
+    # a 0-d array is its scalar (NumPy's "iteration over a 0-d array" before)
+    (dict(n_components=np.array(0)), "each of n_components must be an integer >= 1, got "),
+    (dict(n_components=np.array(2.5)), "n_components must be an integer >= 1 or a sequence"),
     (dict(topic_scores="full"), "topic_scores must be 'approximate' or 'exact', got 'full'"),
     (dict(tol=-1.0), "tol must be finite and >= 0"),
 ])
 def test_invalid_embedding_parameters(corpus, params, match):
     with pytest.raises((ValueError, TypeError), match=match):
         PLSAFisherEmbedding(**params).fit(corpus)
+
+
+def test_topic_counts_as_numpy_values(corpus):
+    sizes = [PLSAFisherEmbedding(k, random_state=0).fit(corpus).n_features_out_
+             for k in (2, np.array(2), np.int64(2), [np.int32(2)])]
+    assert len(set(sizes)) == 1
 
 
 @pytest.mark.parametrize("estimator", [PLSA(2), PLSAFisherEmbedding(2)])
