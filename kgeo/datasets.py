@@ -474,29 +474,47 @@ def _scan_tar(archive, select):
     A wanted link (hard or symbolic) gets the bytes of the file it points
     at, as a folder would: from the members kept so far, or, when its
     target was skipped or comes later, from a second pass over the archive
-    that reads only such targets.
+    that reads only such targets. A member name that occurs twice is read
+    as tar extracts it, the later copy replacing the earlier; two members
+    of different names that ``select`` gives the same key (one document
+    under two top folders) are an error, where one would have been lost.
     """
     kept = {}
     kept_names = {}  # member name -> key in kept
+    key_owner = {}   # key -> the member name it was selected from
     names = []
     files = set()    # every regular member's name
     links = {}       # link member name -> the name it points at
     pending = {}     # key of a wanted link -> the link member
+
+    def claim(key, name):
+        owner = key_owner.setdefault(key, name)
+        if owner != name:
+            raise ValueError(
+                f"{str(archive)!r} holds the same document twice, as members {owner!r} and "
+                f"{name!r}: keep one copy of the corpus in the archive")
 
     def on_member(tf, member):
         if member.islnk() or member.issym():
             names.append(member.name)
             links[member.name] = _link_target(member)
             key = select(member.name)
+            if member.name in files:  # a link replacing a file of its name
+                files.discard(member.name)
+                kept.pop(kept_names.pop(member.name, None), None)
             if key is not None:
+                claim(key, member.name)
                 pending[key] = member
             return
         if not member.isfile():
             return
         names.append(member.name)
         files.add(member.name)
+        links.pop(member.name, None)  # a file replacing a link of its name
         key = select(member.name)
         if key is not None:
+            claim(key, member.name)
+            pending.pop(key, None)
             kept[key] = tf.extractfile(member).read()
             kept_names[member.name] = key
 

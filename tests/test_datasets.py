@@ -266,6 +266,43 @@ def test_20newsgroups_archive_links_load_as_in_a_folder(tmp_path):
         load_20newsgroups(dangling)
 
 
+def test_archive_holding_one_document_under_two_folders_is_refused(tmp_path):
+    # The member pattern matches at any depth, so a/20news-bydate-train/... and
+    # b/20news-bydate-train/... were one key: the second silently replaced the
+    # first, and the corpus lost a message.
+    path = _write_tar(tmp_path / "two_roots.tar.gz", {
+        "a/20news-bydate-train/alt.atheism/1": b"From: a\n\nfirst",
+        "b/20news-bydate-train/alt.atheism/1": b"From: b\n\nsecond",
+    })
+    with pytest.raises(ValueError, match=r"holds the same document twice, as members "
+                                         r"'a/20news-bydate-train/alt.atheism/1' and "
+                                         r"'b/20news-bydate-train/alt.atheism/1'"):
+        load_20newsgroups(path)
+
+
+def test_a_member_name_repeated_in_an_archive_reads_as_tar_extracts_it(tmp_path):
+    # tar appends a changed file as a new member of the same name; extracting
+    # keeps the last. A link may replace a file of its name, and a file a link.
+    group = "20news-bydate-train/sci.space"
+    path = tmp_path / "appended.tar"
+    with tarfile.open(path, "w") as tf:
+        for name, content in [(f"{group}/1", b"From: a\n\nold"),
+                              (f"{group}/2", b"From: b\n\ntwo"),
+                              (f"{group}/1", b"From: a\n\nnew")]:
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            tf.addfile(info, io.BytesIO(content))
+        link = tarfile.TarInfo(f"{group}/2")
+        link.type, link.linkname = tarfile.SYMTYPE, "1"
+        tf.addfile(link)
+    corpus = load_20newsgroups(path)
+    assert corpus.filenames == [f"{group}/1", f"{group}/2"]
+    assert corpus.data == ["From: a\n\nnew", "From: a\n\nnew"]
+    with tarfile.open(path) as tf:
+        tf.extractall(tmp_path / "folder", filter="tar")
+    assert load_20newsgroups(tmp_path / "folder").data == corpus.data
+
+
 def test_20newsgroups_archive_links_to_another_subset_or_later_members(tmp_path):
     # A link whose target the subset does not read (or that comes later in
     # the archive) was refused as "not a file of the corpus read before it";
