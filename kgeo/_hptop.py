@@ -261,10 +261,19 @@ class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
             # their mean, a few ulps of them: no Gaussian to speak of.
             rounding = 8 * np.finfo(np.float64).eps * np.abs(values).max()
             if np.ptp(values) == 0 or not variance[x] > rounding ** 2:
+                own = X[member[:, x]]
+                if (own - sp.csr_matrix(np.ones((own.shape[0], 1))) @ own[0]).nnz == 0:
+                    why = "they are copies of one document"
+                else:
+                    weights = hyperplanes[x].coef_
+                    norm = float(np.sqrt(weights.multiply(weights).sum())
+                                 if sp.issparse(weights) else np.linalg.norm(weights))
+                    why = (f"its linear SVM's hyperplane (C={self.C!r}, |w| = {norm:.3g}) does "
+                           f"not tell them apart; a larger C may")
                 raise ValueError(
                     f"the decision values of category {classes.tolist()[x]!r} are equal on "
-                    f"all its {sizes[x]} documents (duplicates?), so it has no Gaussian "
-                    f"(variance {variance[x]:.3g})")
+                    f"all its {sizes[x]} documents (variance {variance[x]:.3g}), so it has no "
+                    f"Gaussian: {why}")
         # Every attribute is set here, after every check: a failed refit
         # leaves the previous fit whole.
         self.classes_ = classes

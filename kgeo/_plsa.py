@@ -293,11 +293,18 @@ class PLSA(TransformerMixin, EstimatorMixin):
                              doc_log_likelihood, n_threads)
             with np.errstate(over="ignore", invalid="ignore"):  # raised just below
                 log_likelihood = scale * doc_log_likelihood.sum()
-                objective = log_likelihood + self._log_prior(doc_topic, word_topic)
+                log_prior = self._log_prior(doc_topic, word_topic)
+                objective = log_likelihood + log_prior
+            if not np.isfinite(log_likelihood):
+                raise ValueError(
+                    f"X's counts (the largest {float(X.data.max()):.3g}) make PLSA's "
+                    f"log-likelihood overflow float64 ({log_likelihood}); scale X down")
             if not np.isfinite(objective):
                 raise ValueError(
-                    f"X's counts (up to {scale:.3g}) make PLSA's log-likelihood overflow "
-                    f"float64 ({objective}); scale X down")
+                    f"the smoothing (topic_word_smoothing={self.topic_word_smoothing!r}, "
+                    f"doc_topic_smoothing={self.doc_topic_smoothing!r}) makes the log-density "
+                    f"of PLSA's Dirichlet priors overflow float64 ({log_prior}); the smoothing "
+                    f"is a pseudo-count per topic and word: make it smaller")
             if self.verbose and step % self.verbose == 0:
                 print(f"PLSA step {step}: objective {objective:.10g}")
             if curve and objective - curve[-1] <= self.tol * abs(objective):

@@ -184,8 +184,19 @@ def test_duplicate_documents_make_no_gaussian(categories):
     for copies in (2, 7):
         X_dup = sp.vstack([X] + [X[1]] * copies).tocsr()
         y_dup = np.append(y, [9] * copies)
-        with pytest.raises(ValueError, match=f"category 9 are equal on all its {copies} documents"):
+        with pytest.raises(ValueError, match=f"category 9 are equal on all its {copies} "
+                                             f"documents .* they are copies of one document"):
             HPTOPEmbedding().fit(X_dup, y_dup)
+
+
+def test_a_hyperplane_that_separates_nothing_is_named_not_duplicates(categories):
+    # The message guessed "(duplicates?)" for distinct documents whose
+    # category's SVM has w = 0 (here from a C so small that no step moves it).
+    X, y = categories
+    with pytest.raises(ValueError, match=r"equal on all its \d+ documents \(variance 0\), so "
+                                         r"it has no Gaussian: its linear SVM's hyperplane "
+                                         r"\(C=1e-300, \|w\| = 0\) does not tell them apart"):
+        HPTOPEmbedding(C=1e-300).fit(X, y)
 
 
 def test_a_failed_refit_keeps_the_previous_fit(categories):

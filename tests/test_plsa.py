@@ -490,8 +490,19 @@ def test_huge_counts_are_the_same_problem_scaled(corpus):
 
 def test_counts_whose_log_likelihood_overflows_are_refused():
     X = np.full((3, 4), 1e308)
-    with pytest.raises(ValueError, match="log-likelihood overflow float64"):
+    with pytest.raises(ValueError, match=r"X's counts \(the largest 1e\+308\) make PLSA's "
+                                         r"log-likelihood overflow float64"):
         PLSA(2, random_state=0).fit(X)
+
+
+def test_smoothing_whose_prior_overflows_is_named_not_the_counts():
+    # The message blamed X's counts ("scale X down", which makes it worse)
+    # when the priors' log-density overflowed.
+    X = np.array([[3.0, 1.0, 0.0], [0.0, 2.0, 1.0]])
+    with pytest.raises(ValueError, match=r"the smoothing \(topic_word_smoothing=1e\+308, "
+                                         r"doc_topic_smoothing=0.01\) makes the log-density "
+                                         r"of PLSA's Dirichlet priors overflow float64"):
+        PLSA(2, topic_word_smoothing=1e308, random_state=0).fit(X)
 
 
 # --- real documents --------------------------------------------------------
