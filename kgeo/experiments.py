@@ -962,11 +962,25 @@ def write_outputs(results, out_dir, figure=True, progress=False):
     warning. The list of what this run wrote replaces the earlier one. No
     other file is touched.
 
+    Parameters
+    ----------
+    results : Zhang2005Results
+        What :func:`run_zhang2005` returned.
+    out_dir : str or os.PathLike
+        The folder, created if missing (as ``run_zhang2005`` does).
+    figure : bool, default=True
+        Also plot ``accuracy.png`` (with matplotlib, when installed).
+    progress : bool, default=False
+        Report each file written.
+
     Returns
     -------
     files : dict of str to pathlib.Path
     """
-    out_dir = Path(out_dir)
+    if not isinstance(results, Zhang2005Results):
+        raise TypeError(f"results must be the Zhang2005Results run_zhang2005 returns, got "
+                        f"{type(results).__name__}")
+    out_dir = _prepare_out_dir(out_dir)
     files = {}
     # Every file is written beside its final name first and renamed into
     # place only when all are written: a failure leaves the folder as it was,

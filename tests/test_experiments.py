@@ -1532,6 +1532,20 @@ def _hand_results(datasets=("webkb",), C=1.0, sweep=False):
                             seconds=12.0)
 
 
+def test_write_outputs_checks_its_arguments_as_run_zhang2005_does(tmp_path):
+    # Called alone, it failed on a missing folder with FileNotFoundError
+    # naming one of its temporary files, and on None with AttributeError.
+    from kgeo.experiments import write_outputs
+    files = write_outputs(_hand_results(), tmp_path / "new" / "folder", figure=False)
+    assert all(path.parent == tmp_path / "new" / "folder" for path in files.values())
+    with pytest.raises(TypeError, match="results must be the Zhang2005Results run_zhang2005 "
+                                        "returns, got NoneType"):
+        write_outputs(None, tmp_path)
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(NotADirectoryError, match="exists and is not a directory"):
+        write_outputs(_hand_results(), tmp_path / "a_file")
+
+
 def test_output_files_round_and_place_each_value(tmp_path):
     """Each CSV column holds its own value at its own precision: seconds with
     2 decimals and summed over the splits, per-split accuracy and time (not the
