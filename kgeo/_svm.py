@@ -357,8 +357,9 @@ class SVM(EstimatorMixin):
     cache_dtype : {"float64", "float32"}, default="float64"
         Storage of the cached kernel values. ``"float32"`` rounds every value
         to float32 (relative error at most 6e-8; absolute error below 1e-45
-        for values under 1.2e-38; a value beyond 3.4e38 raises a
-        ``ValueError``) before the solver sees it: the cache holds twice the
+        for values under 1.2e-38; a value beyond 3.4e38, or a kernel whose
+        values are all below 1.2e-38, raises a ``ValueError``) before the
+        solver sees it: the cache holds twice the
         rows in the same memory and SMO reads half the bytes per step. Since
         the SMO prefetches the rows it reads, that is not reliably faster on
         20 Newsgroups (2 cores, the 5 latest runs in ``benchmarks/README.md``:
@@ -848,10 +849,18 @@ class SVM(EstimatorMixin):
             kernel = get_kernel(self.kernel, X_checked.shape[1], self.shift, **kernel_args)
             index, centre = self._training_rows(X_checked, y_index, kernel, kernel_args,
                                                 order, class_start, n_threads, kept)
+        scale = None
         if self.shift != 0.0:
-            self._check_shift(largest if precomputed or by_callable
-                              else self._kernel_scale(X_checked, kernel_args))
+            scale = (largest if precomputed or by_callable
+                     else self._kernel_scale(X_checked, kernel_args))
+            self._check_shift(scale)
         single = self._cache_single()
+        if single and (precomputed or by_callable or not kernel.on_simplex):
+            # The manifold kernels' values are of order 1; others follow X.
+            if scale is None:
+                scale = (largest if precomputed or by_callable
+                         else self._kernel_scale(X_checked, kernel_args))
+            self._check_float32_range(scale)
         cache = KernelRowCache(kernel, index, self._cache_bytes(counts, single), single=single,
                                n_threads=n_threads)
         if precomputed or by_callable:
@@ -1143,6 +1152,21 @@ class SVM(EstimatorMixin):
                 f"({scale:.3g}): K + shift keeps only about {kept} of the 53 bits of K, and "
                 f"the model differs from the unshifted one by that rounding",
                 UserWarning, stacklevel=4)
+
+    def _check_float32_range(self, largest):
+        """Refuse ``cache_dtype="float32"`` for a kernel whose values (largest
+        magnitude ``largest``) are all below float32's normal range: stored
+        there, they keep fewer than float32's 24 bits, down to none, and the
+        rounded kernel is no longer the one asked for (its overflow is
+        refused as the blocks are computed)."""
+        tiny = float(np.finfo(np.float32).tiny)
+        if 0.0 < largest < tiny:
+            raise ValueError(
+                f"cache_dtype='float32' cannot store the values of kernel {self.kernel!r} on "
+                f"this X: their largest magnitude is about {largest:.3g}, below float32's "
+                f"smallest normal number ({tiny:.3g}), where float32 keeps few or no bits; "
+                f"use cache_dtype='float64', or scale X up (scaling the kernel by c is the "
+                f"same SVM as scaling C by c)")
 
     def _cache_single(self):
         """Whether ``cache_dtype`` asks for float32 storage (else float64)."""

@@ -601,6 +601,29 @@ def test_float32_cache_refuses_a_single_value_beyond_its_range(n_jobs, rng):
         kgeo.SVM(cache_dtype="float32", **params).fit(X, y)
 
 
+@pytest.mark.parametrize("kernel", ["linear", "precomputed", "callable"])
+def test_float32_cache_refuses_a_kernel_below_its_normal_range(kernel, rng):
+    """Kernel values of about 1e-44 are ordinary float64 numbers but float32
+    subnormals, with a bit or two: stored so, the fit was another SVM (19 of
+    200 predictions changed on a review's example) where overflow was refused."""
+    X, y = ck.make_count_data(rng, 40, 6, 3)
+    X = np.asarray(X, dtype=float) * 1e-23
+    params = dict(C=1e44)  # the float64 problem of K * 1e-46 and C * 1e46 is well posed
+    if kernel == "precomputed":
+        X = X @ X.T
+        params["kernel"] = "precomputed"
+    else:
+        params["kernel"] = "linear" if kernel == "linear" else (lambda A, B: A @ B.T)
+    with pytest.raises(ValueError, match=r"cache_dtype='float32' cannot store the values of "
+                                         r"kernel .* largest magnitude is about \d\.\d+e-4\d, "
+                                         r"below float32's smallest normal number"):
+        kgeo.SVM(cache_dtype="float32", **params).fit(X, y)
+    reference = kgeo.SVM(**params).fit(X, y)
+    assert np.all(np.isfinite(reference.dual_coef_))
+    # The manifold kernels' values do not depend on X's scale: nothing to refuse.
+    kgeo.SVM(kernel="ngd", cache_dtype="float32").fit(X, y)
+
+
 # ==========================================================================
 # 4. Cache, threads, shrinking, input format
 # ==========================================================================
