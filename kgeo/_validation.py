@@ -387,9 +387,12 @@ def _is_canonical_csr(X, name):
             and indices.shape[0] == data.shape[0] == indptr[-1] and indptr[0] == 0):
         return False
     _check_sparse_structure(X, name)  # indices in range, indptr non-decreasing
-    # SciPy's own check of sorted, duplicate-free rows (it caches the answer
-    # on X, the only thing about X it touches).
-    return bool(X.has_canonical_format) and not np.any(data == 0)
+    # SciPy's own compiled check of sorted, duplicate-free rows (0.6 ms on
+    # 20 Newsgroups), asked of a new matrix over the same arrays: X may
+    # carry a cached answer gone stale (its indices edited in place since),
+    # and trusting it fitted square roots of duplicates summed apart.
+    fresh = sp.csr_matrix((data, indices, indptr), shape=X.shape, copy=False)
+    return bool(fresh.has_canonical_format) and not np.any(data == 0)
 
 
 def _check_shape_and_values(X, name, min_samples):
