@@ -1,6 +1,7 @@
 """The parts of scikit-learn's estimator contract kgeo needs, without importing it."""
 
 import functools
+import importlib
 import inspect
 import sys
 
@@ -173,19 +174,29 @@ class TransformerMixin:
                 f"set_output(transform='default') on it")
         columns = [str(name) for name in self.get_feature_names_out()]
         if container == "pandas":
-            import pandas
-
+            pandas = _output_library("pandas")
             index = X.index if isinstance(X, pandas.DataFrame) else None
             return pandas.DataFrame(result, columns=columns, index=index, copy=False)
         if container == "polars":
-            import polars
-
+            polars = _output_library("polars")
             return polars.DataFrame(result, schema=columns, orient="row")
         # A container scikit-learn's transform_output names that kgeo does not know.
         raise ValueError(
             f"{type(self).__name__} returns {', '.join(OUTPUT_CONTAINERS)} containers, "
             f"not {container!r} (scikit-learn's transform_output): call "
             f"set_output(transform='default') on it")
+
+
+def _output_library(name):
+    """Import pandas or polars for an output container, saying what asked for it."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as error:
+        # scikit-learn's words for the same case.
+        raise ImportError(
+            f"Setting output container to {name!r} requires {name} to be installed "
+            f"(set_output(transform={name!r}), or scikit-learn's transform_output)"
+        ) from error
 
 
 def wraps_output(transform):

@@ -103,6 +103,17 @@ def test_sparse_output_in_a_frame_is_refused_in_sklearns_words(transformer, cont
 
 
 @pytest.mark.parametrize("container", ["pandas", "polars"])
+def test_a_missing_library_is_named_with_what_asked_for_it(container, counts, monkeypatch):
+    # A raw "No module named 'pandas'" after the work; now scikit-learn's words.
+    X, _ = counts
+    monkeypatch.setitem(sys.modules, container, None)  # import fails, installed or not
+    model = kgeo.PLSA(3, random_state=0).fit(X).set_output(transform=container)
+    with pytest.raises(ImportError, match=rf"Setting output container to '{container}' "
+                                          rf"requires {container} to be installed"):
+        model.transform(X)
+
+
+@pytest.mark.parametrize("container", ["pandas", "polars"])
 def test_dense_output_becomes_a_frame_named_by_get_feature_names_out(container, counts,
                                                                      stand_in_frames):
     X, _ = counts
