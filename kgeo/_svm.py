@@ -420,9 +420,10 @@ class SVM(EstimatorMixin):
         pair's decision value is zero (within its rounding, see ``predict``),
         kgeo's ``decision_function`` counts the vote for the pair's second
         class, as libsvm and kgeo's ``predict`` do; SVC's counts it for the
-        first. So kgeo's ``predict`` always equals the argmax of its
-        ``decision_function``, and on such boundaries it may differ from
-        SVC's.
+        first. So with ``break_ties=True`` kgeo's ``predict`` always equals
+        the argmax of its ``decision_function`` (with False, a tied vote
+        goes to the first tied class, which the argmax need not be), and on
+        such boundaries it may differ from SVC's.
 
     Attributes
     ----------

@@ -34,6 +34,7 @@ import pytest
 import scipy.sparse as sp
 
 import kgeo
+from kgeo._kernels import EXACT_GAP_FROM
 
 SIMPLEX_KERNELS = ("ngd", "ngd+pi", "ngd_exp", "bhattacharyya", "diffusion")
 ARCCOS_KERNELS = ("ngd", "ngd+pi", "ngd_exp", "diffusion")
@@ -935,7 +936,7 @@ def test_kernel_rows_use_the_same_arccos_bits_as_the_scalar_one():
     X = X[np.asarray(X.sum(axis=1)).ravel() > 0]
     c = kgeo.pairwise_kernels(X, kernel="bhattacharyya")
     ngd = kgeo.pairwise_kernels(X, kernel="ngd")
-    far = c < 0.9999  # closer pairs take the exact-gap route
+    far = c < EXACT_GAP_FROM  # closer pairs take the exact-gap route
     assert far.sum() > 0.9 * far.size
     expected = -2.0 * _angle_from_gap(np.ascontiguousarray(1.0 - c[far]))
     assert np.array_equal(ngd[far], expected)
@@ -1357,18 +1358,20 @@ def test_a_column_in_exactly_one_eighth_of_a_block_is_dense():
 
 
 def test_a_coefficient_exactly_at_the_close_pair_bound():
-    """A Bhattacharyya coefficient of exactly NEAR_ONE = 0.9999 (a one-word
-    row against (1, t) with sqrt(1 / (1 + t)) == 0.9999 in float64) is a
-    close pair: it must be counted, taken by the exact route and cleared from
-    the accumulator, or it leaks into the next row's dot products."""
-    t = 1 / 0.9999 ** 2 - 1
-    assert np.sqrt(1.0 / (1.0 + t)) == 0.9999
+    """A Bhattacharyya coefficient of exactly NEAR_ONE = EXACT_GAP_FROM (a
+    one-word row against (1, t) with sqrt(1 / (1 + t)) == NEAR_ONE in
+    float64) is a close pair: it must be counted, taken by the exact route
+    and cleared from the accumulator, or it leaks into the next row's dot
+    products."""
+    bound = EXACT_GAP_FROM
+    t = 1 / bound ** 2 - 1
+    assert np.sqrt(1.0 / (1.0 + t)) == bound
     from kgeo._kernels import get_kernel
     from kgeo._pairwise import prepare_rows
 
     rows = prepare_rows(get_kernel("ngd", 3, 0.0), sp.csr_matrix([[1.0, t, 0.0]]))
-    assert rows.arrays[0][0] == 0.9999  # the dot product with (1, 0, 0) is exactly 0.9999
-    # row 1 shares no word with Y (true c = 0): a leaked 0.9999 would show
+    assert rows.arrays[0][0] == bound  # the dot product with (1, 0, 0) is exactly the bound
+    # row 1 shares no word with Y (true c = 0): a leaked coefficient would show
     X = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 1.0, 1.0]])
     Y = np.array([[1.0, t, 0.0]])
     for kernel in ("ngd", "ngd_exp", "diffusion"):
@@ -1402,27 +1405,37 @@ def test_shift_adds_exactly_the_constant_to_close_pairs(kernel, shift):
     assert np.array_equal(K_shifted, K + shift)
 
 
-def test_coefficients_just_below_the_close_pair_bound_take_the_dot_product_route():
-    """Pairs with a Bhattacharyya coefficient in [0.999, 0.9999) are below
-    NEAR_ONE: NGD is -2 arccos(c) of the summed coefficient c, bit for bit
-    (the arccos route), as documented ('above 0.9999' for the exact route);
-    a lower bound would send them to the exact route, with other bits.
-    test_kernel_rows_use_the_same_arccos_bits_as_the_scalar_one has no pair
-    in that band."""
+@pytest.mark.parametrize("side", ["below", "above"])
+def test_coefficients_on_either_side_of_the_close_pair_bound_take_their_route(side):
+    """Pairs with a Bhattacharyya coefficient just below NEAR_ONE get NGD as
+    -2 arccos(c) of the summed coefficient c, bit for bit (the arccos
+    route); from the bound up, from the rows' difference (``exact_gap``), as
+    documented. test_kernel_rows_use_the_same_arccos_bits_as_the_scalar_one
+    has no pair near the bound."""
     from kgeo._kernels import _angle_from_gap
 
     rng = np.random.default_rng(2)
     X = rng.poisson(0.5, (40, 400)).astype(float)
     X[:, 0] += 1.0
     Y = X.copy()
-    # c = 1 - O(share^2): moves of 2-12 % of a row's first count
-    Y[:, 0] *= 1.0 + np.linspace(0.3, 3.0, len(X))
-    c = kgeo.pairwise_kernels(X, Y, kernel="bhattacharyya")
-    band = (c >= 0.999) & (c < 0.9999)
-    assert band.sum() >= 10
-    ngd = kgeo.pairwise_kernels(X, Y, kernel="ngd")
-    expected = -2.0 * _angle_from_gap(np.ascontiguousarray(1.0 - c[band]))
-    assert np.array_equal(ngd[band], expected)
+    # c = 1 - O(share^2): the rows' first counts moved by a growing factor
+    Y[:, 0] *= 1.0 + np.linspace(1.0, 60.0, len(X))
+    c = np.diag(kgeo.pairwise_kernels(X, Y, kernel="bhattacharyya"))  # X_i against Y_i
+    if side == "below":
+        band = (c >= EXACT_GAP_FROM - 0.05) & (c < EXACT_GAP_FROM)
+    else:
+        band = (c >= EXACT_GAP_FROM) & (c < EXACT_GAP_FROM + 0.05)
+    assert band.sum() >= 5
+    ngd = np.diag(kgeo.pairwise_kernels(X, Y, kernel="ngd"))[band]
+    by_dot_product = -2.0 * _angle_from_gap(np.ascontiguousarray(1.0 - c[band]))
+    if side == "below":
+        assert np.array_equal(ngd, by_dot_product)
+    else:
+        gaps = 0.5 * np.sum((np.sqrt(X / X.sum(1, keepdims=True))
+                             - np.sqrt(Y / Y.sum(1, keepdims=True))) ** 2, axis=1)
+        from_difference = -2.0 * _angle_from_gap(np.ascontiguousarray(gaps[band]))
+        np.testing.assert_allclose(ngd, from_difference, rtol=1e-14, atol=0)
+        assert not np.array_equal(ngd, by_dot_product)
 
 
 @pytest.mark.parametrize("kernel", sorted(PARAMS) + ["hyperbolic"])
@@ -1584,3 +1597,50 @@ def test_exactly_ten_all_zero_rows_are_all_listed():
     with pytest.raises(ValueError, match=r"X has 11 all-zero row\(s\) \(rows 1, .*, 10 and 1 "
                                          r"more\)"):
         kgeo.pairwise_kernels(np.vstack([X, np.zeros((1, 3))]), kernel="ngd")
+
+
+def _decimal_gap(n, m):
+    """1 - c for x = n ones and y = x with m of its counts doubled, in 50 digits."""
+    from decimal import Decimal, localcontext
+
+    with localcontext() as context:
+        context.prec = 50
+        c = ((n - m) + m * Decimal(2).sqrt()) / (Decimal(n) * (n + m)).sqrt()
+        return float(1 - c)
+
+
+@pytest.mark.parametrize("n", [1_000, 10_000, 100_000])
+def test_geodesic_kernels_near_one_keep_their_digits_for_long_documents(n):
+    """Two documents of mostly single occurrences, n words, c = 0.99983: the
+    summed coefficient carried about n ulp (the nearly equal terms' roundings
+    add up), which arccos multiplied by 54, and NGD came out 6e-11 off at
+    n = 10^5 (a review, against 100-digit arithmetic). Pairs from c = 0.9 up
+    now take the rows' difference, summed in runs: within an ulp or two."""
+    m = n // 500
+    x = np.ones(n)
+    y = x.copy()
+    y[:m] = 2.0
+    # the angle from the gap, well conditioned: 2 asin(sqrt(gap / 2))
+    angle = 2.0 * np.arcsin(np.sqrt(_decimal_gap(n, m) / 2.0))
+    X = np.vstack([x, y])
+    assert abs(kgeo.pairwise_kernels(X, kernel="ngd")[0, 1] + 2.0 * angle) <= 4e-17 * 4
+    assert abs(kgeo.geodesic_distance(X)[0, 1] - 2.0 * angle) <= 4e-17 * 4
+    t = 0.01
+    assert kgeo.pairwise_kernels(X, kernel="ngd_exp", t=t)[0, 1] == pytest.approx(
+        np.exp(-angle / t), rel=1e-14)
+
+
+@pytest.mark.parametrize("n", [1_000, 100_000])
+@pytest.mark.parametrize("share", [0.3, 0.5, 0.85])
+def test_geodesic_kernels_below_the_bound_stay_within_n_ulp(n, share):
+    """Below NEAR_ONE the coefficient is summed word by word; the documented
+    bound is an absolute error of at most about n ulp in the angle (0.3 n
+    measured at c = 0.9). x and y each n words, sharing share * n: c = share
+    exactly, and arccos of it is correctly rounded to an ulp."""
+    shared = int(share * n)
+    X = np.zeros((2, 2 * n))
+    X[0, :n] = 1.0
+    X[1, n - shared:2 * n - shared] = 1.0
+    angle = np.arccos(shared / n)
+    error = abs(kgeo.pairwise_kernels(X, kernel="ngd")[0, 1] + 2.0 * angle)
+    assert error <= 2.0 * n * np.finfo(np.float64).eps
