@@ -21,7 +21,7 @@ kernels; this module holds only the typed loops.
 """
 
 from cython.parallel cimport prange, threadid
-from libc.math cimport INFINITY, exp, fabs, log1p, pow, sqrt, tanh
+from libc.math cimport INFINITY, cos, exp, fabs, log1p, pow, sqrt, tanh
 
 import math
 import numbers
@@ -712,17 +712,34 @@ cdef class NegativeGeodesicKernel(Kernel):
 
 
 cdef class BhattacharyyaKernel(Kernel):
+    """``c = sum_w sqrt(p_w q_w)``, the cosine of the half-angle.
+
+    Geodesic in its routes: pairs from ``NEAR_ONE`` up take ``1 - gap`` from
+    the rows' difference, so k(x, x) is 1 exactly (the summed ``sum_w p_w``
+    was 1 only to a few ulps, below 1 for 131 of 300 documents), and close
+    pairs keep their digits.
+    """
     def __init__(self):
         self.on_simplex = True
+        self.geodesic = True
 
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
                          intp_t n) noexcept nogil:
-        cdef intp_t j
+        cdef intp_t j, kept = 0
+        cdef float64_t c, near = NEAR_ONE
         for j in range(n):
-            out[j] = clip_unit(dots[j]) + self.shift
-            dots[j] = 0.0
-        return 0
+            c = dots[j]
+            out[j] = clip_unit(c) + self.shift
+            dots[j] = c if c >= near else 0.0
+            kept += c >= near
+        return kept
+
+    cdef float64_t at_angle(self, float64_t angle) noexcept nogil:
+        return cos(angle) + self.shift
+
+    cdef float64_t at_gap(self, float64_t gap, float64_t sq_x, float64_t sq_y) noexcept nogil:
+        return (1.0 - clip_unit(gap)) + self.shift
 
 
 cdef class GeodesicExponentialKernel(Kernel):

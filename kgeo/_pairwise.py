@@ -414,7 +414,10 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
         ``ngd_exp``, ``bhattacharyya``, ``diffusion``) L1-normalise each row
         themselves, so counts or TF-IDF weights may be passed directly.
     Y : array-like or sparse matrix of shape (n_samples_Y, n_features), default=None
-        If None, ``Y = X``.
+        If None (or X itself), ``Y = X``. For ``ned`` and ``rbf`` on mostly
+        nonzero X, a Y holding the same rows in another array may differ
+        from that in the last bits, where a row of Y is not moved with X
+        (see Notes).
     kernel : str, default="ngd"
         A name from ``kgeo.KERNELS``.
     shift : float, default=0.0
@@ -478,6 +481,10 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
     True
     """
     n_threads = resolve_n_jobs(n_jobs)
+    if Y is X:
+        # The same rows: K(X, X) as Y=None gives it, symmetric, whichever
+        # rows ned and rbf would move (see Notes).
+        Y = None
     X = check_matrix(X, name="X")
     k = get_kernel(kernel, X.shape[1], shift, **params)
     if k.half_space:
