@@ -31,11 +31,12 @@ from ._pairwise import (
 from ._plsa import PLSA, PLSAFisherEmbedding
 from ._svm import SVM
 from ._version import __version__
-from .exceptions import ConvergenceWarning, NotFittedError
+from .exceptions import ConvergenceWarning, EmptyDocumentWarning, NotFittedError
 
 __all__ = [
     "KERNELS",
     "ConvergenceWarning",
+    "EmptyDocumentWarning",
     "HPTOPEmbedding",
     "MultinomialEmbedding",
     "NotFittedError",

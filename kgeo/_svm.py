@@ -37,11 +37,11 @@ from ._pairwise import (centred, fits_unmoved, overflow_message, posting_tables_
                         translation_centre, used_columns_only)
 from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp_threads,
                       one_vs_one_coefficients, one_vs_one_votes, solve_pair)
-from ._validation import (check_feature_names, check_kernel_matrix, check_kernel_samples,
-                          check_labels, check_matrix, check_n_features, check_on_simplex,
-                          check_positive, check_real, check_sample_weight, checked_accuracy,
-                          feature_names, spherical_normal_sigmas)
-from .exceptions import ConvergenceWarning, sklearn_compatible
+from ._validation import (_callers_stacklevel, check_feature_names, check_kernel_matrix,
+                          check_kernel_samples, check_labels, check_matrix, check_n_features,
+                          check_on_simplex, check_positive, check_real, check_sample_weight,
+                          checked_accuracy, feature_names, spherical_normal_sigmas)
+from .exceptions import ConvergenceWarning, EmptyDocumentWarning, sklearn_compatible
 
 __all__ = ["SVM"]
 
@@ -274,12 +274,14 @@ class SVM(EstimatorMixin):
         The manifold kernels L1-normalise
         each row themselves: pass counts or TF-IDF weights. A document
         without a word (all its words pruned or unseen) has no point on the
-        simplex: ``fit`` leaves it out (as a sample of weight 0, with a
-        warning naming the rows), and ``predict`` gives it the decision
-        values of the intercepts, exactly what the kernel's formula gives an
-        all-zero row (sum_i sqrt(p_i q_i) = 0: every geodesic distance pi,
-        so the same kernel value against every support vector, whose
-        coefficients sum to 0 in each pair). ``ned`` and
+        simplex: ``fit`` leaves it out (as a sample of weight 0), and
+        ``predict`` gives it the decision values of the intercepts, each
+        with a ``kgeo.EmptyDocumentWarning`` naming the rows (filter it by
+        that class where such documents are expected). The intercepts are
+        what the kernel's formula gives an all-zero row (sum_i sqrt(p_i
+        q_i) = 0: every geodesic distance pi, so the same kernel value
+        against every support vector, whose coefficients sum to 0 in each
+        pair). ``ned`` and
         ``rbf`` compute close pairs exactly from the rows' difference, which
         on data far from the origin is every pair and 8-12x slower: rows
         mostly nonzero are therefore moved to their mean first (the same
@@ -631,7 +633,8 @@ class SVM(EstimatorMixin):
             f"{rows.size} training document(s) without a word (all-zero rows {listed}) have "
             f"no point on the simplex for the multinomial kernel {self.kernel!r}: they are left "
             f"out of the fit, as samples of weight 0 are; predict gives such a document its "
-            f"intercepts' decisions", UserWarning, stacklevel=4)
+            f"intercepts' decisions (filter kgeo.EmptyDocumentWarning where expected)",
+            EmptyDocumentWarning, stacklevel=4)
         weight = np.ones(X.shape[0]) if weight is None else weight.copy()
         weight[empty] = 0.0
         return weight
@@ -1708,6 +1711,24 @@ def _centred_support_vector_side(model, kernel, centre, n_threads):
     return sv_rows, sv_index, unmoved_fit, unmoved_index
 
 
+def _warn_of_empty_documents(X, kernel_name):
+    """Say so where rows of X to predict have no word: the intercepts alone
+    decide them, which a vectoriser's setting or an unseen vocabulary can
+    cause unnoticed (a typed sentence read as all header by RainbowVectorizer's
+    skip_header: every one predicted as the same class)."""
+    empty = np.flatnonzero(np.diff(X.indptr) == 0)
+    if empty.size == 0:
+        return
+    listed = ", ".join(str(i) for i in empty[:10]) + (
+        f" and {empty.size - 10} more" if empty.size > 10 else "")
+    warnings.warn(
+        f"{empty.size} of the {X.shape[0]} document(s) to predict have no word (all-zero "
+        f"rows {listed}): no point on the simplex for the multinomial kernel "
+        f"{kernel_name!r}, so the intercepts alone decide them (filter "
+        f"kgeo.EmptyDocumentWarning where expected)",
+        EmptyDocumentWarning, stacklevel=_callers_stacklevel())
+
+
 def _row_sums(model, X, n_threads):
     """Prediction's inputs for a kernel on rows: X checked, the number of
     support vectors, the function giving a chunk of rows' decision shares,
@@ -1716,6 +1737,8 @@ def _row_sums(model, X, n_threads):
     check_n_features(X, estimator="SVM", n_features=model.n_features_in_)
     kernel = get_kernel(model.kernel, model.n_features_in_, model.shift,
                         **model._kernel_args)
+    if kernel.on_simplex:
+        _warn_of_empty_documents(X, model.kernel)
     if kernel.half_space:
         # On all of X, so that a message names the row of X, not of a chunk.
         spherical_normal_sigmas(X, name="X")

@@ -7,7 +7,8 @@ written against scikit-learn catches them, without importing it at runtime.
 import functools
 import sys
 
-__all__ = ["ConvergenceWarning", "DataConversionWarning", "NotFittedError"]
+__all__ = ["ConvergenceWarning", "DataConversionWarning", "EmptyDocumentWarning",
+           "NotFittedError"]
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -62,3 +63,13 @@ class ConvergenceWarning(UserWarning):
 
 class DataConversionWarning(UserWarning):
     """Input had to be converted (for example a column-vector ``y``)."""
+
+
+class EmptyDocumentWarning(UserWarning):
+    """A document without a word met a multinomial (manifold) kernel.
+
+    It has no point on the simplex: ``SVM.fit`` leaves it out, and
+    ``predict`` gives it the intercepts' decisions. Expected where a corpus
+    has such documents; filter it by this class then, as
+    ``warnings.filterwarnings("ignore", category=kgeo.EmptyDocumentWarning)``.
+    """

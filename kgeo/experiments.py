@@ -71,6 +71,7 @@ from .datasets import (
     load_20newsgroups,
     load_webkb,
 )
+from .exceptions import EmptyDocumentWarning
 from .significance import mcnemar_test, micro_sign_test
 from .text import RainbowVectorizer
 
@@ -389,7 +390,11 @@ def _predict_empty_documents_too(model, X_test):
 
     Returns the predictions and that number (0 for the other kernels).
     """
-    return model.predict(X_test), int(_empty_rows(model, X_test).sum())
+    with warnings.catch_warnings():
+        # Counted and reported by the caller instead.
+        warnings.simplefilter("ignore", EmptyDocumentWarning)
+        predictions = model.predict(X_test)
+    return predictions, int(_empty_rows(model, X_test).sum())
 
 
 def evaluate_cell(split, representation, normalization, kernel, C=1.0, n_jobs=None):

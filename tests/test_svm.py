@@ -1729,6 +1729,7 @@ def _triangle_of_ties():
 
 @pytest.mark.parametrize("kernel", ["ngd", "ngd+pi", "ngd_exp", "bhattacharyya", "diffusion"])
 @pytest.mark.parametrize("n_classes", [2, 4])
+@pytest.mark.filterwarnings("ignore::kgeo.EmptyDocumentWarning")
 def test_a_document_without_a_word_is_decided_by_the_intercepts(kernel, n_classes, rng):
     """No point on the simplex: the kernel's formula on a zero row gives the
     same value against every support vector, so each pair's decision value
@@ -1855,9 +1856,43 @@ def test_a_pipeline_predicts_texts_whose_words_are_all_unseen():
     model = kgeo.SVM(kernel="ngd").fit(vectoriser.transform(texts), [0, 1, 0, 1])
     new = vectoriser.transform(["good phone", "excellent", "awful plot"])
     assert np.diff(new.indptr).tolist() == [2, 0, 2]
-    predicted = model.predict(new)
+    with pytest.warns(kgeo.EmptyDocumentWarning, match=r"1 of the 3 document\(s\) to predict "
+                                                        r"have no word \(all-zero rows 1\)"):
+        predicted = model.predict(new)
     np.testing.assert_array_equal(predicted[[0, 2]], model.predict(new[[0, 2]]))
-    assert model.decision_function(new)[1] == model.intercept_[0]
+    with pytest.warns(kgeo.EmptyDocumentWarning):
+        assert model.decision_function(new)[1] == model.intercept_[0]
+
+
+def test_documents_to_predict_without_a_word_are_named_once_per_call(rng):
+    """A user's pipeline with RainbowVectorizer(skip_header=True) read typed
+    sentences (no blank line) as all header: every one an empty row, all
+    predicted as one class by the intercepts, without a word said. fit
+    already warned of such training rows; predict, decision_function and
+    score now do too, pointing at the caller's line, in a class of their
+    own to filter where such documents are expected."""
+    X, y = ck.make_count_data(rng, 40, 6, 3)
+    model = kgeo.SVM(kernel="ngd").fit(X, y)
+    X_new = np.array(X[:12], dtype=float)
+    X_new[[2, 7]] = 0.0
+    for call in (model.predict, model.decision_function, lambda A: model.score(A, y[:12])):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call(X_new)
+        empty = [w for w in caught if issubclass(w.category, kgeo.EmptyDocumentWarning)]
+        assert len(empty) == 1 and empty[0].filename == __file__
+        assert "2 of the 12 document(s) to predict have no word (all-zero rows 2, 7)" in str(
+            empty[0].message)
+    assert issubclass(kgeo.EmptyDocumentWarning, UserWarning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", category=kgeo.EmptyDocumentWarning)
+        model.predict(X_new)  # filtered by its class
+        model.predict(X[:12])  # no empty row: no warning
+        # A kernel off the simplex reads an empty row as the zero vector.
+        kgeo.SVM(kernel="linear").fit(X, y).predict(np.zeros((2, 6)))
+    with pytest.warns(kgeo.EmptyDocumentWarning, match="training document"):
+        kgeo.SVM(kernel="ngd").fit(np.vstack([X, np.zeros((1, 6))]), np.r_[y, y[0]])
 
 
 def test_verbose_logs_each_pair_by_its_plain_labels(caplog, rng):
@@ -2929,6 +2964,7 @@ def test_score_checks_y_like_fit():
         assert model.score(X, y[:, None]) == expected
 
 
+@pytest.mark.filterwarnings("ignore::kgeo.EmptyDocumentWarning")
 def test_prediction_chunks_change_nothing(rng, monkeypatch):
     """Test rows go through prediction in chunks; the decision values are
     the same bits whatever the chunk size, and a bad row is named by its
