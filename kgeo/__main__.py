@@ -5,6 +5,8 @@ import os
 import sys
 import time
 
+from ._version import __version__
+
 
 def _check_demo_args(args):
     """The options' errors name the option, and come before any data is loaded."""
@@ -111,6 +113,7 @@ def _reproduce(args):
 def main(argv=None):
     """Entry point of the ``kgeo`` console script."""
     parser = argparse.ArgumentParser(prog="kgeo", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"kgeo {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     demo = commands.add_parser(

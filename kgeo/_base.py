@@ -114,6 +114,15 @@ class EstimatorMixin:
         return f"{type(self).__name__}({', '.join(changed)})"
 
 
+def progress_bars_shown():
+    """Whether a tqdm bar would be seen: stderr is a terminal, or a notebook's
+    kernel runs us. Redirected to a log, a bar's carriage returns and
+    redraws were written into it between the lines it should hold."""
+    stream = sys.stderr
+    interactive = stream is not None and hasattr(stream, "isatty") and stream.isatty()
+    return interactive or "ipykernel" in sys.modules
+
+
 # What set_output(transform=...) takes, as scikit-learn's transformers do.
 OUTPUT_CONTAINERS = ("default", "pandas", "polars")
 

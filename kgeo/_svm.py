@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._version import __version__
-from ._base import EstimatorMixin, check_is_fitted
+from ._base import EstimatorMixin, check_is_fitted, progress_bars_shown
 from ._kernels import (
     KERNELS,
     PostingIndex,
@@ -180,11 +180,12 @@ def _callable_kernel_matrix(kernel, X, Y, *, n_threads, training):
 
 
 def _progress(iterable, total, enabled, desc):
-    """Wrap ``iterable`` in a tqdm bar when asked and tqdm is installed.
+    """Wrap ``iterable`` in a tqdm bar when asked, tqdm is installed and a
+    bar would be seen (``progress_bars_shown``).
 
     With ``iterable=None``: the bar itself, to be updated by hand, or None.
     """
-    if not enabled:
+    if not enabled or not progress_bars_shown():
         return iterable
     try:
         from tqdm.auto import tqdm

@@ -648,7 +648,9 @@ def check_on_simplex(X, *, name="X", kernel="ngd", empty_rows="raise"):
         raise ValueError(
             f"{name} has {empty.size} all-zero row(s) (rows {listed}{more}); the "
             f"multinomial kernel {kernel!r} L1-normalises each row and needs "
-            f"some mass in every row")
+            f"some mass in every row: drop them ({name}[{name}.getnnz(axis=1) > 0] for a "
+            f"sparse {name}). kgeo.SVM leaves such documents out of its fit itself, and "
+            f"predicts them by its intercepts")
 
 
 def spherical_normal_sigmas(X, *, name="X", row_names=None, columns=None):

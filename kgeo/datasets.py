@@ -1302,15 +1302,21 @@ def _locate_smart(path, name):
             f"{name.upper()} collection not found: {str(path)!r} is neither a folder nor an "
             f"archive")
     doc_file = _SMART_FILES[name][0]
-    present = {p.name.lower() for p in path.iterdir()}
-    if doc_file.lower() in present:
-        return "dir", path
-    for archive in (f"{name}.tar.gz", f"{name}.tgz", f"{name.upper()}.tar.gz"):
-        if (path / archive).is_file():
-            return "tar", path / archive
+    # The folder itself, or its ir-classic/ subfolder (the layout the other
+    # loaders' folders have: a data folder holding each corpus in its own),
+    # or a folder of the collection's name.
+    for root in (path, path / "ir-classic", path / name):
+        if not root.is_dir():
+            continue
+        present = {p.name.lower() for p in root.iterdir()}
+        if doc_file.lower() in present:
+            return "dir", root
+        for archive in (f"{name}.tar.gz", f"{name}.tgz", f"{name.upper()}.tar.gz"):
+            if (root / archive).is_file():
+                return "tar", root / archive
     raise DatasetNotFoundError(
         f"no {name.upper()} collection under {str(path)!r}: expected {doc_file} or "
-        f"{name}.tar.gz in it")
+        f"{name}.tar.gz in it, or in its ir-classic/ or {name}/ subfolder")
 
 
 def load_smart(path, name):
@@ -1322,7 +1328,9 @@ def load_smart(path, name):
         The collection's archive (``adi.tar.gz``, ``cisi.tar.gz``,
         ``cran.tar.gz`` or ``med.tar.gz`` of the Glasgow distribution, flat
         files without a top folder), a folder holding that archive, or a
-        folder holding the extracted files.
+        folder holding the extracted files; or a folder whose ``ir-classic/``
+        or ``<name>/`` subfolder holds either (a data folder such as the
+        one 20 Newsgroups and Reuters are found in).
     name : {"adi", "cisi", "cran", "med"}
         The collection (case-insensitive).
 

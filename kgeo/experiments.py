@@ -57,7 +57,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import check_is_fitted
+from ._base import check_is_fitted, progress_bars_shown
 from ._embedding import MultinomialEmbedding
 from ._kernels import KERNELS
 from ._pairwise import resolve_n_jobs
@@ -594,12 +594,13 @@ class Zhang2005Results:
 # ---------------------------------------------------------------------------
 
 class _Progress:
-    """A tqdm bar over cells if tqdm is installed, else one printed line per cell."""
+    """A tqdm bar over cells if tqdm is installed and a bar would be seen
+    (stderr a terminal, or a notebook), else one printed line per cell."""
 
     def __init__(self, enabled, total, desc):
         self.enabled = enabled
         self.bar = None
-        if not enabled:
+        if not enabled or not progress_bars_shown():
             return
         try:
             from tqdm.auto import tqdm

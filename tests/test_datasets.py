@@ -1080,6 +1080,21 @@ def test_smart_archive_with_a_top_folder(tmp_path):
     assert col.qrels == {1: frozenset({1, 3}), 2: frozenset({2})}
 
 
+def test_smart_collections_are_found_in_a_data_folders_subfolders(tmp_path):
+    # load_20newsgroups and load_reuters21578 find their corpus in a data
+    # folder's subfolder; load_smart("../shared/data", "med") did not look in
+    # ir-classic/, where the shared data keep the four collections.
+    (tmp_path / "data" / "ir-classic").mkdir(parents=True)
+    _write_tar(tmp_path / "data" / "ir-classic" / "adi.tar.gz", ADI_FILES)
+    _write_tree(tmp_path / "other" / "adi", ADI_FILES)
+    for folder in (tmp_path / "data", tmp_path / "other"):
+        assert load_smart(folder, "adi").doc_ids.tolist() == [1, 2, 3]
+    with pytest.raises(DatasetNotFoundError, match=r"no CISI collection under .*: expected "
+                                                   r"CISI.ALL or cisi.tar.gz in it, or in its "
+                                                   r"ir-classic/ or cisi/ subfolder"):
+        load_smart(tmp_path / "data", "cisi")
+
+
 def test_smart_bad_input(tmp_path):
     with pytest.raises(ValueError,
                        match=r"name must be one of \['adi', 'cisi', 'cran', 'med'\], got 'trec'"):

@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import kgeo
 from kgeo import SVM, MultinomialEmbedding
 from kgeo.__main__ import main
 from kgeo.datasets import DatasetNotFoundError, load_20newsgroups, load_webkb
@@ -124,6 +125,12 @@ def make_webkb_tree(root, per_university=3, seed=0, empty_pages=(), extra_pages=
         (root / "webkb" / cls / univ / f"http:^^www.cs.extra.edu^{k}.html").write_bytes(
             page.encode())
     return root
+
+
+@pytest.fixture
+def terminal(monkeypatch):
+    """stderr taken for a terminal: bars are drawn (captured, it is not one)."""
+    monkeypatch.setattr("kgeo.experiments.progress_bars_shown", lambda: True)
 
 
 @pytest.fixture
@@ -404,7 +411,7 @@ def test_figure_skipped_without_matplotlib(ng_data, tmp_path, monkeypatch, capsy
     assert "matplotlib is not installed" in capsys.readouterr().out
 
 
-def test_progress_lines_without_tqdm(ng_data, tmp_path, monkeypatch, capsys):
+def test_progress_lines_without_tqdm(ng_data, tmp_path, monkeypatch, capsys, terminal):
     monkeypatch.setitem(sys.modules, "tqdm", None)
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)
     run_zhang2005("20ng", ng_data, tmp_path / "out", progress=True, figure=False)
@@ -413,7 +420,32 @@ def test_progress_lines_without_tqdm(ng_data, tmp_path, monkeypatch, capsys):
     assert lines[2].startswith("20ng TF L1 NGD C=1: ") and lines[2].endswith(" s)")
 
 
-def test_progress_bar_with_tqdm(ng_data, tmp_path, capsys):
+def test_progress_into_a_log_is_lines_not_a_bar(ng_data, capsys):
+    """A user's `kgeo reproduce ... 2> log`: tqdm's redraws (carriage returns,
+    one per update) were written into the log between the cells' lines.
+    Where stderr is no terminal (here captured), the cells' lines alone."""
+    pytest.importorskip("tqdm")
+    run_zhang2005("20ng", ng_data, None, progress=True)
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out.count(" C=1: ") == 10
+
+
+def test_progress_bars_are_shown_on_terminals_and_in_notebooks(monkeypatch):
+    from kgeo._base import progress_bars_shown
+
+    class Stream:
+        def __init__(self, tty):
+            self.isatty = lambda: tty
+
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    for stream, shown in ((Stream(True), True), (Stream(False), False), (None, False)):
+        monkeypatch.setattr(sys, "stderr", stream)
+        assert progress_bars_shown() is shown
+    monkeypatch.setitem(sys.modules, "ipykernel", object())
+    assert progress_bars_shown()
+
+
+def test_progress_bar_with_tqdm(ng_data, tmp_path, capsys, terminal):
     pytest.importorskip("tqdm")
     run_zhang2005("20ng", ng_data, tmp_path / "out", progress=True, figure=False)
     captured = capsys.readouterr()
@@ -539,6 +571,14 @@ def test_nothing_is_trained_when_the_run_cannot_finish(ng_data, tmp_path, monkey
     with pytest.raises(error, match=match):
         run_zhang2005(datasets, ng_data, out, progress=False, **kwargs)
     assert trained == []
+
+
+def test_cli_version(capsys):
+    # `kgeo --version` said "the following arguments are required: command".
+    with pytest.raises(SystemExit) as stopped:
+        main(["--version"])
+    assert stopped.value.code == 0
+    assert capsys.readouterr().out == f"kgeo {kgeo.__version__}\n"
 
 
 def test_cli_reproduce(ng_data, tmp_path, capsys):
@@ -1243,7 +1283,7 @@ def test_a_manifest_that_is_not_an_object_vouches_for_nothing(ng_data, tmp_path,
         p.name for p in results.files.values()}
 
 
-def test_progress_bar_counts_every_split(webkb_data, tmp_path, capsys):
+def test_progress_bar_counts_every_split(webkb_data, tmp_path, capsys, terminal):
     """WebKB: ten cells on four splits, 40 steps."""
     pytest.importorskip("tqdm")
     run_zhang2005("webkb", webkb_data, None, progress=True)
@@ -1734,7 +1774,7 @@ def test_progress_lines_give_each_splits_accuracy_and_ngds_empty_documents(
                 name == "texas" and c.kernel == "ngd"), line
 
 
-def test_progress_bar_counts_the_c_sweep(ng_data, capsys):
+def test_progress_bar_counts_the_c_sweep(ng_data, capsys, terminal):
     """20NG with the sweep: 10 cells, then 3 systems x 2 representations at
     the 6 other values of C: 46 steps."""
     pytest.importorskip("tqdm")
@@ -1774,7 +1814,7 @@ def test_symlinks_named_as_outputs_are_replaced_or_left_never_followed(ng_data, 
     assert (out / "c_sweep.csv").is_symlink() and kept.is_file()
 
 
-def test_progress_bar_of_each_dataset_is_closed_before_the_next(tmp_path, capsys):
+def test_progress_bar_of_each_dataset_is_closed_before_the_next(tmp_path, capsys, terminal):
     """Two datasets: the first bar is closed before the second starts, so the
     second is drawn on its own line, not one line down with cursor movements
     (what tqdm does for a bar started while another is still open)."""

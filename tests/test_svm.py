@@ -917,6 +917,7 @@ def test_threads_solve_every_pair_once(verbose, rng, monkeypatch):
 
     monkeypatch.setattr(_svm, "solve_pair", counting)
     monkeypatch.setattr(_svm, "_progress", recording)
+    monkeypatch.setattr(_svm, "progress_bars_shown", lambda: True)  # captured stderr
     two = kgeo.SVM(kernel="ngd", n_jobs=2, verbose=verbose).fit(X, y)
     assert sorted(calls) == [(s, t) for s in range(6) for t in range(s + 1, 6)]
     assert threading.get_ident() not in threads
