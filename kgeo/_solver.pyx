@@ -2025,11 +2025,12 @@ cdef int select_working_set(KernelRowCache cache, Pair* P, float64_t tol,
 
 
 cdef void update_pair(Pair* P, intp_t i, intp_t j, float64_t Kij,
-                      float64_t G_rounding) noexcept nogil:
+                      float64_t G_rounding, float64_t alpha_sum) noexcept nogil:
     """Solve the two-variable subproblem exactly and clip to the box (libsvm's
     rule); a variable left within the step's rounding of the bound it moved
     toward is put on it (see RESIDUE_ULPS). ``G_rounding`` estimates the
-    absolute rounding of a gradient entry."""
+    absolute rounding of a gradient entry, ``alpha_sum`` is sum(alpha), the
+    scale to which sum(y alpha) = 0 holds."""
     cdef float64_t Ci = P.C[i], Cj = P.C[j], old_ai = P.alpha[i], old_aj = P.alpha[j]
     cdef float64_t quad, delta, diff, total, reach
     cdef float64_t* alpha = P.alpha
@@ -2082,8 +2083,8 @@ cdef void update_pair(Pair* P, intp_t i, intp_t j, float64_t Kij,
     snap_to_bound(P, i, j)
     snap_to_bound(P, j, i)
     reach = G_rounding / quad
-    snap_toward(P, i, j, old_ai, reach)
-    snap_toward(P, j, i, old_aj, reach)
+    snap_toward(P, i, j, old_ai, reach, alpha_sum)
+    snap_toward(P, j, i, old_aj, reach, alpha_sum)
     refresh_masks(P, i)
     refresh_masks(P, j)
 
@@ -2113,11 +2114,18 @@ cdef inline void snap_to_bound(Pair* P, intp_t k, intp_t m) noexcept nogil:
 
 
 cdef inline void snap_toward(Pair* P, intp_t k, intp_t m, float64_t old_k,
-                             float64_t reach) noexcept nogil:
+                             float64_t reach, float64_t alpha_sum) noexcept nogil:
     # Put alpha_k on the bound it moved toward from old_k when it stopped
     # within reach of it, and move alpha_m as the step does, so that
-    # sum y alpha stays as it was; unless alpha_m cannot follow in its box.
-    cdef float64_t target, delta, partner
+    # sum y alpha stays as it was; unless alpha_m cannot follow in its box
+    # by more than the rounding to which sum y alpha = 0 holds anyway (SNAP
+    # of the larger of its box and sum(alpha)). Without that margin, a
+    # variable whose box is small next to others' (weighted samples) was
+    # left an ulp of the large alphas below its bound, free, with a partner
+    # already on its bound: no step could move it, SMO stopped as stalled,
+    # and b* came from that variable alone (0.71 off in a review's example,
+    # at any tol).
+    cdef float64_t target, delta, partner, margin
     if P.alpha[k] > old_k and P.C[k] - P.alpha[k] <= reach:
         target = P.C[k]
     elif P.alpha[k] < old_k and P.alpha[k] <= reach:
@@ -2129,12 +2137,13 @@ cdef inline void snap_toward(Pair* P, intp_t k, intp_t m, float64_t old_k,
         return
     partner = P.alpha[m] - y_of(P, k) * y_of(P, m) * delta
     # Beyond its box by a rounding of the sum at most (SNAP, as above).
+    margin = SNAP * (P.C[m] if P.C[m] >= alpha_sum else alpha_sum)
     if partner < 0.0:
-        if partner < -SNAP * P.C[m]:
+        if partner < -margin:
             return
         partner = 0.0
     elif partner > P.C[m]:
-        if partner > P.C[m] * (1.0 + SNAP):
+        if partner > P.C[m] + margin:
             return
         partner = P.C[m]
     P.alpha[k] = target
@@ -2370,7 +2379,7 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
         uj = is_upper(P, j)
         term_scale = max(term_scale, fabs(Kij))
         update_pair(P, i, j, Kij,
-                    RESIDUE_ULPS * FLOAT64_EPS * (1.0 + term_scale * alpha_sum))
+                    RESIDUE_ULPS * FLOAT64_EPS * (1.0 + term_scale * alpha_sum), alpha_sum)
         dai = P.alpha[i] - old_ai
         daj = P.alpha[j] - old_aj
         alpha_sum += dai + daj

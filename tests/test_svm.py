@@ -3511,6 +3511,29 @@ def test_intercept_over_one_or_no_free_variable_matches_sklearn_svc(weight, n_fr
     assert np.all(np.isfinite(model.decision_function(K)))
 
 
+@pytest.mark.parametrize("order", [[0, 1, 2, 3], [2, 0, 3, 1]])
+def test_a_small_box_left_an_ulp_of_the_large_ones_below_its_bound_is_put_on_it(order):
+    """Weighted boxes of 1.75 and 0.01 (class_weight="balanced" on sample
+    weights): a step left the small box's variable 2.2e-16 (an ulp of the
+    large alphas, 2.2e-14 of its own box) below its bound, with its partner
+    already on its bound, so the snap toward that bound was refused. Free
+    there, it could not move: SMO stopped as stalled (fit_status_ 1 at any
+    tol) with a KKT gap of 0.71, and b* came from its gradient alone, 0.71
+    outside the interval the solution allows; in another row order the
+    same data fitted fine (a review's fuzzing: 0.2-0.5 % of random weighted
+    problems). Now every variable ends on a bound and b* is the midpoint."""
+    X = np.array([[-1.0, -0.2], [-0.9, -0.4], [-1.0, -0.8], [0.2, 0.2]])[order]
+    y = np.array([0, 1, 0, 1])[order]
+    weight = np.array([1.5, 350.0, 0.0086, 0.15])[order]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ConvergenceWarning
+        model = kgeo.SVM(kernel="ned", C=0.01, class_weight="balanced").fit(
+            X, y, sample_weight=weight)
+    assert model.fit_status_ == 0
+    ck.check_svm(model, X, y, sample_weight=weight)
+    np.testing.assert_allclose(model.intercept_, [-0.0030886819359928], rtol=1e-9)
+
+
 def test_sample_weight_is_not_modified(rng):
     X, y = ck.make_count_data(rng, 40, 6, 2)
     weight = rng.random(40)
