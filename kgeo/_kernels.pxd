@@ -63,7 +63,7 @@ cdef class Kernel:
     cdef readonly bint half_space         # rows are spherical normals (mu, sigma), read in the Poincare ball
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
-                         intp_t n) noexcept nogil
+                         intp_t n, float64_t near) noexcept nogil
     cdef float64_t at_angle(self, float64_t angle) noexcept nogil
     cdef float64_t at_gap(self, float64_t gap, float64_t sq_x, float64_t sq_y) noexcept nogil
 

@@ -293,29 +293,58 @@ cdef intp_t DENSE_MIN_ROWS = 64
 cdef intp_t PREFETCH_WORDS = 16
 
 
-# Bhattacharyya coefficients from this one up get their gap 1 - c from the
-# rows' difference (``exact_gap``): the angle is then within an ulp or two.
-# Below, c as summed word after word carries up to about n ulp of rounding
-# for n shared words (the terms of two documents of mostly single
-# occurrences are nearly equal, so their roundings do not cancel), which
-# arccos magnifies by c / sqrt(1 - c^2), at most 2.1 here: an NGD value is
-# within about 4 n ulp (measured against 40-digit arithmetic on such pairs:
-# 0.3 n ulp at c = 0.9, 0.04 n at c = 0.5). The bound was 0.9999, where the
-# factor is 71: a pair of 10^5 words at c = 0.99983 came out 6e-11 off (a
-# review, against 100-digit arithmetic), now 4e-17. On 20 Newsgroups 3 pairs
-# in a million reach 0.9, so the merges of the difference route cost nothing
-# measurable.
-cdef float64_t NEAR_ONE = 0.9
+# The geodesic kernels' close pairs. A Bhattacharyya coefficient c is summed
+# word after word, with up to about n ulp of rounding for n shared words
+# (the terms of two documents of mostly single occurrences are nearly equal,
+# so their roundings do not cancel; random ones give about sqrt(n)), and the
+# angle arccos(c) magnifies it by c / sqrt(1 - c^2). Where that product
+# could pass ANGLE_ROUNDING ulps, the pair takes its gap 1 - c from the
+# rows' difference (``exact_gap``) instead, whose error is absolute: the
+# rounding of the rows' square roots (about 1e-16) and about n ulp of the
+# gap's sum (3e-14 in the angle at 10^5 words and c = 0.99983): from
+# c >= NEAR_ONE (a factor of 71) for pairs of rows of at
+# most ANGLE_ROUNDING / 71 = 256 words each, from lower c where both rows
+# are longer (``exact_from``), down to CANDIDATE_FROM. So an angle is within
+# about 18,000 ulp (4e-12) of the one of the rows as given, whatever their
+# length, above CANDIDATE_FROM, and within 0.58 n ulp below it. With the one
+# bound 0.9999 for all, a pair of 10^5 words at c = 0.99983 came out 6e-11
+# off (a review, against 100-digit arithmetic). One bound of 0.9 or 0.999
+# for all pairs was tried: the difference route is a merge of two rows per
+# pair, and on histograms of large counts (Poisson(50) or (500) over 256
+# bins, where nearly every pair has c > 0.99) ngd took 4-8x as long.
+cdef float64_t NEAR_ONE = 0.9999
+cdef float64_t ANGLE_ROUNDING = 18176.0
+cdef float64_t CANDIDATE_FROM = 0.5
 # NED's, RBF's and the hyperbolic kernel's squared distances within this
 # share of |x|^2 + |y|^2 get theirs from the rows' difference: below it, the
 # cancellation in |x|^2 + |y|^2 - 2 <x, y> leaves a few ulps of the scale,
 # up to ~1e-8 of it after the square root.
 cdef float64_t CLOSE_SHARE = 1.0 - 0.9999
 
-# The bound above, for the tests.
+# The bounds above, for the tests.
 EXACT_GAP_FROM = NEAR_ONE
-# Terms per partial sum in exact_gap.
-cdef intp_t GAP_RUN = 64
+EXACT_GAP_CANDIDATES_FROM = CANDIDATE_FROM
+
+
+cdef inline float64_t exact_from(intp_t n_words) noexcept nogil:
+    """The coefficient from which a pair of rows of at most ``n_words``
+    words each takes the difference route: where c / sqrt(1 - c^2) reaches
+    ANGLE_ROUNDING / n_words, between CANDIDATE_FROM and NEAR_ONE."""
+    cdef float64_t a, c
+    if n_words <= 0:
+        return NEAR_ONE
+    a = ANGLE_ROUNDING / <float64_t> n_words
+    c = a / sqrt(1.0 + a * a)
+    if c > NEAR_ONE:
+        return NEAR_ONE
+    if c < CANDIDATE_FROM:
+        return CANDIDATE_FROM
+    return c
+
+
+def _exact_from(n_words):
+    """``exact_from`` for the tests."""
+    return exact_from(n_words)
 
 
 # --------------------------------------------------------------------------
@@ -561,10 +590,10 @@ cdef class Kernel:
 
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
-                         intp_t n) noexcept nogil:
+                         intp_t n, float64_t near) noexcept nogil:
         # Overridden by every concrete kernel. Returns how many (nonzero)
         # entries it left in dots for exact treatment (the geodesic kernels
-        # keep those with c >= NEAR_ONE there, NED, RBF and the hyperbolic
+        # keep those with c >= near there, NED, RBF and the hyperbolic
         # kernel their close pairs), 0 when dots is all zero again.
         return 0
 
@@ -583,7 +612,7 @@ cdef class Kernel:
 cdef class LinearKernel(Kernel):
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
-                         intp_t n) noexcept nogil:
+                         intp_t n, float64_t near) noexcept nogil:
         cdef intp_t j
         for j in range(n):
             out[j] = dots[j] + self.shift
@@ -609,7 +638,7 @@ cdef class PolynomialKernel(Kernel):
 
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
-                         intp_t n) noexcept nogil:
+                         intp_t n, float64_t near) noexcept nogil:
         cdef intp_t j
         cdef float64_t value
         cdef bint overflow = False
@@ -640,7 +669,7 @@ cdef class RBFKernel(Kernel):
 
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
-                         intp_t n) noexcept nogil:
+                         intp_t n, float64_t near) noexcept nogil:
         cdef intp_t j, kept = sq_distances_of_dots(dots, out, sq_y, n, sq_x, CLOSE_SHARE,
                                                    False, 0.0)
         for j in range(n):
@@ -660,7 +689,7 @@ cdef class SigmoidKernel(Kernel):
 
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
-                         intp_t n) noexcept nogil:
+                         intp_t n, float64_t near) noexcept nogil:
         cdef intp_t j
         for j in range(n):
             out[j] = tanh(self.gamma * dots[j] + self.coef0) + self.shift
@@ -679,7 +708,7 @@ cdef class NegativeEuclideanKernel(Kernel):
     """
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
-                         intp_t n) noexcept nogil:
+                         intp_t n, float64_t near) noexcept nogil:
         # One pass (the root in the C loop): a second one over out was 15 %
         # of a NED row.
         return sq_distances_of_dots(dots, out, sq_y, n, sq_x, CLOSE_SHARE, True,
@@ -703,10 +732,10 @@ cdef class NegativeGeodesicKernel(Kernel):
 
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
-                         intp_t n) noexcept nogil:
+                         intp_t n, float64_t near) noexcept nogil:
         # One pass: a second one over out and dots took ~1.4 % of the samples of
         # an NGD fit (`perf`).
-        return geodesic_of_dots(dots, out, n, self.offset, self.shift, NEAR_ONE)
+        return geodesic_of_dots(dots, out, n, self.offset, self.shift, near)
 
     cdef float64_t at_angle(self, float64_t angle) noexcept nogil:
         return (self.offset - 2.0 * angle) + self.shift
@@ -726,9 +755,9 @@ cdef class BhattacharyyaKernel(Kernel):
 
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
-                         intp_t n) noexcept nogil:
+                         intp_t n, float64_t near) noexcept nogil:
         cdef intp_t j, kept = 0
-        cdef float64_t c, near = NEAR_ONE
+        cdef float64_t c
         for j in range(n):
             c = dots[j]
             out[j] = clip_unit(c) + self.shift
@@ -755,10 +784,9 @@ cdef class GeodesicExponentialKernel(Kernel):
 
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
-                         intp_t n) noexcept nogil:
+                         intp_t n, float64_t near) noexcept nogil:
         cdef intp_t j, kept = 0
         cdef float64_t log_scale = self.log_scale, inv_t = self.inv_t, shift = self.shift, c
-        cdef float64_t near = NEAR_ONE
         angles_of_dots(dots, out, n)
         for j in range(n):
             out[j] = exp(log_scale - out[j] * inv_t) + shift
@@ -783,10 +811,9 @@ cdef class DiffusionKernel(Kernel):
 
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
-                         intp_t n) noexcept nogil:
+                         intp_t n, float64_t near) noexcept nogil:
         cdef intp_t j, kept = 0
         cdef float64_t log_scale = self.log_scale, inv_t = self.inv_t, shift = self.shift, a, c
-        cdef float64_t near = NEAR_ONE
         angles_of_dots(dots, out, n)
         for j in range(n):
             a = out[j]
@@ -861,7 +888,7 @@ cdef class HyperbolicHeatKernel(Kernel):
 
     cdef intp_t map_dots(self, float64_t* dots, float64_t sq_x,
                          const float64_t* sq_y, float64_t* out,
-                         intp_t n) noexcept nogil:
+                         intp_t n, float64_t near) noexcept nogil:
         # Squared distances first, close pairs left in dots for the rows'
         # difference (as NED's and RBF's), then the map.
         cdef intp_t j, kept = sq_distances_of_dots(dots, out, sq_y, n, sq_x, CLOSE_SHARE,
@@ -1083,34 +1110,30 @@ cdef float64_t exact_gap(RowSet X, intp_t i, RowSet Y, intp_t j) noexcept nogil:
     For the geodesic kernels' rows, the square roots of the simplex points,
     this is ``1 - sum_w sqrt(p_w q_w)``. Summed over the union of the two
     rows' words (a merge of sorted indices), it is exact to rounding of the
-    small terms, 0 for identical rows. The terms are added in runs of
-    ``GAP_RUN``, the runs' sums then to the total: two rows of mostly single
-    occurrences give nearly equal terms, whose roundings add up instead of
-    cancelling, about n ulp of the gap for n words in one running sum
-    (1e-11 of it at 10^5 words), about GAP_RUN + n / GAP_RUN ulp so.
+    small terms, 0 for identical rows.
     """
     cdef intp_t p = X.indptr[i], p_end = X.indptr[i + 1]
     cdef intp_t q = Y.indptr[j], q_end = Y.indptr[j + 1]
-    cdef intp_t in_run = 0
-    cdef float64_t total = 0.0, run = 0.0, d
-    while p < p_end or q < q_end:
-        if q == q_end or (p < p_end and X.indices[p] < Y.indices[q]):
-            d = X.data[p]
-            p += 1
-        elif p == p_end or Y.indices[q] < X.indices[p]:
-            d = Y.data[q]
-            q += 1
-        else:
+    cdef float64_t total = 0.0, d
+    while p < p_end and q < q_end:
+        if X.indices[p] == Y.indices[q]:
             d = X.data[p] - Y.data[q]
             p += 1
             q += 1
-        run += d * d
-        in_run += 1
-        if in_run == GAP_RUN:
-            total += run
-            run = 0.0
-            in_run = 0
-    return 0.5 * (total + run)
+        elif X.indices[p] < Y.indices[q]:
+            d = X.data[p]
+            p += 1
+        else:
+            d = Y.data[q]
+            q += 1
+        total += d * d
+    while p < p_end:
+        total += X.data[p] * X.data[p]
+        p += 1
+    while q < q_end:
+        total += Y.data[q] * Y.data[q]
+        q += 1
+    return 0.5 * total
 
 
 cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,
@@ -1123,23 +1146,34 @@ cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,
     """
     cdef intp_t start = Y.block_start[block]
     cdef intp_t n = Y.block_start[block + 1] - start
-    cdef intp_t j, left
+    cdef intp_t j, left, row
+    cdef float64_t near_x = 0.0
     if kernel.precomputed:
         look_up_block_row(<PrecomputedKernel> kernel, i, start, n, out)
         return
+    if kernel.geodesic:
+        near_x = exact_from(X.indptr[i + 1] - X.indptr[i])
     accumulate_dots(X, i, Y, block, acc)
-    left = kernel.map_dots(acc, X.sq_norms[i], &Y.rows.sq_norms[start], out, n)
-    # A geodesic kernel left the pairs with c >= NEAR_ONE in acc, NED its
-    # close pairs: there the rounding of the dot product (up to ~1e-16 per
-    # shared word) would be magnified by arccos or the square root (to ~1e-8
-    # next to duplicates), so close pairs (duplicates, the diagonal) take
-    # their gap from the difference of the rows instead. Most blocks have none, and are not scanned (the bound on
-    # j guards against a map that would miscount).
+    left = kernel.map_dots(acc, X.sq_norms[i], &Y.rows.sq_norms[start], out, n, near_x)
+    # A geodesic kernel left the pairs with c >= exact_from(row i's length)
+    # in acc, NED its close pairs: there the rounding of the dot product (up
+    # to ~1e-16 per shared word) would be magnified by arccos or the square
+    # root (to ~1e-8 next to duplicates), so close pairs (duplicates, the
+    # diagonal) take their gap from the difference of the rows instead. A
+    # geodesic kernel's pair does so from exact_from(the shorter row's
+    # length), which bounds the words the two share: the larger of the two
+    # rows' exact_from, the same either way round, so that K(x, y) and
+    # K(y, x) take the same route. Most blocks have no such pair, and are
+    # not scanned (the bound on j guards against a map that would miscount).
     j = 0
     while left > 0 and j < n:
         if acc[j] != 0.0:
-            out[j] = kernel.at_gap(exact_gap(X, i, Y.rows, start + j), X.sq_norms[i],
-                                   Y.rows.sq_norms[start + j])
+            row = start + j
+            # (Otherwise the dot route's value in out stays.)
+            if not kernel.geodesic or (
+                    acc[j] >= exact_from(Y.rows.indptr[row + 1] - Y.rows.indptr[row])):
+                out[j] = kernel.at_gap(exact_gap(X, i, Y.rows, row), X.sq_norms[i],
+                                       Y.rows.sq_norms[row])
             acc[j] = 0.0
             left -= 1
         j += 1
@@ -1156,7 +1190,7 @@ cdef float64_t kernel_self(Kernel kernel, RowSet X, intp_t i) noexcept nogil:
     cdef float64_t dot = X.sq_norms[i]
     cdef float64_t sq = X.sq_norms[i]
     cdef float64_t out
-    kernel.map_dots(&dot, sq, &sq, &out, 1)
+    kernel.map_dots(&dot, sq, &sq, &out, 1, NEAR_ONE)
     return out
 
 
