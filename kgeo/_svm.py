@@ -409,8 +409,8 @@ class SVM(EstimatorMixin):
         A refit replaces the fitted attributes in one assignment: a
         prediction in another thread meanwhile uses the old model or the new.
     verbose : int, default=0
-        1: a progress bar over class pairs (with tqdm installed) and one log
-        line per fit; 2: one log line per class pair. The lines go to the
+        1: a progress bar over class pairs (with tqdm installed, where
+        stderr is a terminal or a notebook runs it) and one log line per fit; 2: one log line per class pair. The lines go to the
         ``logging`` logger ``"kgeo._svm"`` at level INFO, which Python shows
         once logging is configured, e.g. ``logging.basicConfig(level="INFO")``.
     break_ties : bool, default=False
@@ -860,8 +860,11 @@ class SVM(EstimatorMixin):
                      else self._kernel_scale(X_checked, kernel_args))
             self._check_shift(scale)
         single = self._cache_single()
-        if single and (precomputed or by_callable or not kernel.on_simplex):
-            # The manifold kernels' values are of order 1; others follow X.
+        if single and (precomputed or by_callable or not kernel.on_simplex
+                       or kernel_args.get("normalize", False)):
+            # The manifold kernels' values are of order 1, but for ngd_exp's and
+            # diffusion's normalize=True factor ((4 pi t)^(-n/2): 6e-42 at t = 1
+            # and 76 features); others follow X.
             if scale is None:
                 scale = (largest if precomputed or by_callable
                          else self._kernel_scale(X_checked, kernel_args))

@@ -648,9 +648,9 @@ def check_on_simplex(X, *, name="X", kernel="ngd", empty_rows="raise"):
         raise ValueError(
             f"{name} has {empty.size} all-zero row(s) (rows {listed}{more}); the "
             f"multinomial kernel {kernel!r} L1-normalises each row and needs "
-            f"some mass in every row: drop them ({name}[{name}.getnnz(axis=1) > 0] for a "
-            f"sparse {name}). kgeo.SVM leaves such documents out of its fit itself, and "
-            f"predicts them by its intercepts")
+            f"some mass in every row: drop them, as "
+            f"{name}[np.asarray({name}.sum(axis=1)).ravel() > 0]. kgeo.SVM leaves such "
+            f"documents out of its fit itself, and predicts them by its intercepts")
 
 
 def spherical_normal_sigmas(X, *, name="X", row_names=None, columns=None):
@@ -737,8 +737,10 @@ def check_labels(y, n_samples):
         raise TypeError(
             f"y must be a 1-D array-like of labels, got a sparse matrix ({_describe(y)}) of "
             f"shape {y.shape}: pass y.toarray().ravel()")
-    if isinstance(y, (str, bytes, dict, set)) or not (
-            hasattr(y, "__len__") or hasattr(y, "__array__")):
+    if hasattr(y, "__iter__") and not (hasattr(y, "__len__") or hasattr(y, "__array__")):
+        # An iterator (a generator): NumPy would wrap it as one 0-d object.
+        # A scalar or a string goes on to the shape check's ValueError below,
+        # as in scikit-learn.
         raise TypeError(
             f"y must be a 1-D array-like of labels, one per sample, got {_describe(y)}")
     given = y

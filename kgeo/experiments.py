@@ -822,8 +822,9 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
         Also train NGD-L1, LIN-L2 and NED-L2 for C in ``C_SWEEP_VALUES``
         (0.001 ... 1000) and report whether their ranking changes.
     progress : bool, default=True
-        Show a progress bar over cells (tqdm, when installed) or print one
-        line per cell, with its accuracy and time.
+        Print one line per cell, with its accuracy and time, under a
+        progress bar over cells where tqdm is installed and stderr is a
+        terminal (or a notebook runs it).
     vocabulary : {"train", "all"}, default="train"
         See :func:`load_zhang2005_splits`.
     n_jobs : int or None, default=None

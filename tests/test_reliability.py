@@ -296,6 +296,9 @@ BAD_INPUTS = [
      r"X has 6, y has 7"),
     ("continuous-labels", "kgeo.SVM().fit(X, [0, 0.5, 0, 1, 1, 1])", ValueError, r"continuous"),
     ("2d-labels", "kgeo.SVM().fit(X, np.zeros((6, 2)))", ValueError, r"y must be 1D.*\(6, 2\)"),
+    # a scalar or a string: the shape check's ValueError, as in scikit-learn
+    ("scalar-labels", "kgeo.SVM().fit(X, 5)", ValueError, r"y must be 1D.*got shape \(\)"),
+    ("string-labels", "kgeo.SVM().fit(X, 'aaabbb')", ValueError, r"y must be 1D.*got shape \(\)"),
     # labels NumPy cannot make an array of, sort, or that only look discrete
     ("ragged-labels", "kgeo.SVM().fit(X[:2], [[0], [1, 2]])", ValueError,
      r"y must be a rectangular array-like, but its entries have different lengths \(1, 2\)"),

@@ -624,6 +624,20 @@ def test_float32_cache_refuses_a_kernel_below_its_normal_range(kernel, rng):
     kgeo.SVM(kernel="ngd", cache_dtype="float32").fit(X, y)
 
 
+@pytest.mark.parametrize("kernel", ["ngd_exp", "diffusion"])
+def test_float32_cache_refuses_a_normalising_factor_below_its_range(kernel, rng):
+    """normalize=True multiplies by (4 pi t)^(-n/2): at t = 1 and 76 words,
+    every value is about 6e-42, a float32 subnormal. The manifold kernels
+    were exempt from the check ("values of order 1"): the float32 fit was
+    accepted, its dual coefficients 1.6e-3 off float64's (a review)."""
+    X, y = ck.make_count_data(rng, 60, 76, 3)
+    params = dict(kernel=kernel, t=1.0, normalize=True, C=1e41)
+    with pytest.raises(ValueError, match=r"cache_dtype='float32' cannot store the values of "
+                                         rf"kernel '{kernel}'.* about \d\.\d+e-4\d"):
+        kgeo.SVM(cache_dtype="float32", **params).fit(X, y)
+    kgeo.SVM(kernel=kernel, t=1.0, cache_dtype="float32").fit(X, y)  # unnormalised: <= 1
+
+
 # ==========================================================================
 # 4. Cache, threads, shrinking, input format
 # ==========================================================================
