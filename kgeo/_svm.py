@@ -362,8 +362,8 @@ class SVM(EstimatorMixin):
         to float32 (relative error at most 6e-8; absolute error below 1e-45
         for values under 1.2e-38; a value beyond 3.4e38, or a kernel whose
         values are all below 1.2e-38, raises a ``ValueError``) before the
-        solver sees it: the cache holds twice the
-        rows in the same memory and SMO reads half the bytes per step. Since
+        solver sees it: the cache holds twice the rows in the same memory
+        and SMO reads half the bytes per step. Since
         the SMO prefetches the rows it reads, that is not reliably faster on
         20 Newsgroups (2 cores, the 5 latest runs in ``benchmarks/README.md``:
         NGD fits within 1 % of float64's in 3 runs, 8 % faster in one and 26 %
@@ -410,9 +410,10 @@ class SVM(EstimatorMixin):
         prediction in another thread meanwhile uses the old model or the new.
     verbose : int, default=0
         1: a progress bar over class pairs (with tqdm installed, where
-        stderr is a terminal or a notebook runs it) and one log line per fit; 2: one log line per class pair. The lines go to the
-        ``logging`` logger ``"kgeo._svm"`` at level INFO, which Python shows
-        once logging is configured, e.g. ``logging.basicConfig(level="INFO")``.
+        stderr is a terminal or a notebook runs it) and one log line per
+        fit; 2: one log line per class pair. The lines go to the ``logging``
+        logger ``"kgeo._svm"`` at level INFO, which Python shows once
+        logging is configured, e.g. ``logging.basicConfig(level="INFO")``.
     break_ties : bool, default=False
         With more than two classes, ``predict`` gives a sample whose votes
         tie the tied class of the largest ovr confidence, i.e. the argmax of
