@@ -305,8 +305,10 @@ cdef intp_t PREFETCH_WORDS = 16
 # c >= NEAR_ONE (a factor of 71) for pairs of rows of at
 # most ANGLE_ROUNDING / 71 = 256 words each, from lower c where both rows
 # are longer (``exact_from``), down to CANDIDATE_FROM. So an angle is within
-# about 18,000 ulp (4e-12) of the one of the rows as given, whatever their
-# length, above CANDIDATE_FROM, and within 0.58 n ulp below it. With the one
+# about 18,000 ulp (4e-12) of the one of the rows as given above
+# CANDIDATE_FROM, and within 0.58 n ulp below it, for rows of up to about
+# 2 10^5 words; beyond, the difference route's own sum carries about n ulp
+# of the gap too (a review: 33,600 ulp at 10^6 words and c = 0.5). With the one
 # bound 0.9999 for all, a pair of 10^5 words at c = 0.99983 came out 6e-11
 # off (a review, against 100-digit arithmetic). One bound of 0.9 or 0.999
 # for all pairs was tried: the difference route is a merge of two rows per

@@ -455,8 +455,9 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
     shared words), past 18,000 ulp: from c = 0.9999 for documents of up to
     256 words, from lower c for longer ones (0.9985 at 1,000 words, 0.5 at
     10^5). So an angle is within about 18,000 ulp (4e-12) above c = 0.5 and
-    0.58 n ulp below it; on the difference route its error is absolute, of
-    order 1e-16 (the rows' square roots are rounded) plus n ulp of the gap.
+    0.58 n ulp below it, for documents of up to about 2 10^5 words (beyond,
+    about n ulp); on the difference route its error is absolute, of order
+    1e-16 (the rows' square roots are rounded) plus n ulp of the gap.
     It is
     exact, but a merge of the two rows per pair: on data far from the
     origin every pair is such a pair (2,000 dense rows of 50 features around
