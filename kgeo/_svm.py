@@ -40,7 +40,8 @@ from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp
 from ._validation import (_callers_stacklevel, check_feature_names, check_kernel_matrix,
                           check_kernel_samples, check_labels, check_matrix, check_n_features,
                           check_on_simplex, check_positive, check_real, check_sample_weight,
-                          checked_accuracy, feature_names, spherical_normal_sigmas)
+                          checked_accuracy, feature_names, listed_rows,
+                          spherical_normal_sigmas)
 from .exceptions import ConvergenceWarning, EmptyDocumentWarning, sklearn_compatible
 
 __all__ = ["SVM"]
@@ -629,13 +630,12 @@ class SVM(EstimatorMixin):
                 f"every document{of_weight} of class {_label(classes[lost])!r} is without a "
                 f"word (an all-zero row): the multinomial kernel {self.kernel!r} has no point "
                 f"on the simplex for any of them, and every class needs one")
-        listed = ", ".join(str(i) for i in rows[:10]) + (
-            f" and {rows.size - 10} more" if rows.size > 10 else "")
         warnings.warn(
-            f"{rows.size} training document(s) without a word (all-zero rows {listed}) have "
-            f"no point on the simplex for the multinomial kernel {self.kernel!r}: they are left "
-            f"out of the fit, as samples of weight 0 are; predict gives such a document its "
-            f"intercepts' decisions (filter kgeo.EmptyDocumentWarning where expected)",
+            f"{rows.size} training document(s) without a word (all-zero rows "
+            f"{listed_rows(rows)}) have no point on the simplex for the multinomial kernel "
+            f"{self.kernel!r}: they are left out of the fit, as samples of weight 0 are; "
+            f"predict gives such a document its intercepts' decisions (filter "
+            f"kgeo.EmptyDocumentWarning where expected)",
             EmptyDocumentWarning, stacklevel=4)
         weight = np.ones(X.shape[0]) if weight is None else weight.copy()
         weight[empty] = 0.0
@@ -1724,11 +1724,9 @@ def _warn_of_empty_documents(X, kernel_name):
     empty = np.flatnonzero(np.diff(X.indptr) == 0)
     if empty.size == 0:
         return
-    listed = ", ".join(str(i) for i in empty[:10]) + (
-        f" and {empty.size - 10} more" if empty.size > 10 else "")
     warnings.warn(
         f"{empty.size} of the {X.shape[0]} document(s) to predict have no word (all-zero "
-        f"rows {listed}): no point on the simplex for the multinomial kernel "
+        f"rows {listed_rows(empty)}): no point on the simplex for the multinomial kernel "
         f"{kernel_name!r}, so the intercepts alone decide them (filter "
         f"kgeo.EmptyDocumentWarning where expected)",
         EmptyDocumentWarning, stacklevel=_callers_stacklevel())

@@ -26,6 +26,13 @@ def _describe(obj):
     return f"{type(obj).__module__}.{type(obj).__qualname__}"
 
 
+def listed_rows(rows):
+    """The first rows of ``rows`` for a message, and how many more there are."""
+    shown = ", ".join(str(i) for i in rows[:_MAX_ROWS_LISTED])
+    return shown + (f" and {len(rows) - _MAX_ROWS_LISTED} more"
+                    if len(rows) > _MAX_ROWS_LISTED else "")
+
+
 def as_rectangular(values, name, what="rows"):
     """``np.asarray(values)``, naming ``name`` where its nesting is ragged.
 
@@ -643,10 +650,8 @@ def check_on_simplex(X, *, name="X", kernel="ngd", empty_rows="raise"):
         return
     empty = np.flatnonzero(np.diff(X.indptr) == 0)
     if empty.size:
-        listed = ", ".join(str(i) for i in empty[:_MAX_ROWS_LISTED])
-        more = f" and {empty.size - _MAX_ROWS_LISTED} more" if empty.size > _MAX_ROWS_LISTED else ""
         raise ValueError(
-            f"{name} has {empty.size} all-zero row(s) (rows {listed}{more}); the "
+            f"{name} has {empty.size} all-zero row(s) (rows {listed_rows(empty)}); the "
             f"multinomial kernel {kernel!r} L1-normalises each row and needs "
             f"some mass in every row: drop them, as "
             f"{name}[np.asarray({name}.sum(axis=1)).ravel() > 0]. kgeo.SVM leaves such "
