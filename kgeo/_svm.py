@@ -1701,17 +1701,23 @@ def _centred_support_vector_side(model, kernel, centre, n_threads):
         unmoved = check_matrix(source, name="support_vectors_", min_samples=0)
         sv_rows = prepare_rows(kernel, centred(unmoved, centre), name="support_vectors_",
                                kernel_name=model.kernel, n_threads=n_threads)
-        cache.pop("unmoved_support_vectors", None)
-        cache["centred_support_vectors"] = (source, sv_rows, single_block(sv_rows),
-                                            fits_unmoved(unmoved), unmoved)
-    _, sv_rows, sv_index, unmoved_fit, unmoved = cache["centred_support_vectors"]
+        kept = (source, sv_rows, single_block(sv_rows), fits_unmoved(unmoved), unmoved)
+        cache["centred_support_vectors"] = kept
+    _, sv_rows, sv_index, unmoved_fit, unmoved = kept
 
     def unmoved_index():
-        if "unmoved_support_vectors" not in cache:
-            cache["unmoved_support_vectors"] = single_block(prepare_rows(
+        # Keyed by the unmoved rows it indexes, read and stored in one dict
+        # operation each: threads predicting at once (a review found a
+        # window where one thread's pop of a stale entry fell between
+        # another's membership test and its lookup) each get an index of
+        # this fit's rows, never a KeyError or a previous fit's.
+        entry = cache.get("unmoved_support_vectors")
+        if entry is None or entry[0] is not unmoved:
+            entry = (unmoved, single_block(prepare_rows(
                 kernel, unmoved, name="support_vectors_", kernel_name=model.kernel,
-                n_threads=n_threads))
-        return cache["unmoved_support_vectors"]
+                n_threads=n_threads)))
+            cache["unmoved_support_vectors"] = entry
+        return entry[1]
 
     return sv_rows, sv_index, unmoved_fit, unmoved_index
 

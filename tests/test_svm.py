@@ -3345,6 +3345,40 @@ def test_centred_support_vectors_are_prepared_once_per_fit(kernel, rng, monkeypa
 
 
 @pytest.mark.parametrize("kernel", ["ned", "rbf"])
+def test_the_unmoved_index_survives_another_thread_replacing_it(kernel, rng):
+    """Threads predicting at once on a fresh centred model: one thread's
+    rebuild popped the unmoved support vectors' index between another's
+    membership test and its lookup, a KeyError (a review found the window;
+    it did not fire in 2,516 rounds of 4 threads). Here a cache that loses
+    the entry right after each read stands for that thread."""
+    X = rng.random((60, 8)) + 5.0
+    y = rng.integers(0, 3, 60)
+    T = rng.random((6, 8)) + 5.0
+    T[:3, :6] = 0.0  # mostly zero: met as given, by the unmoved support vectors
+    model = kgeo.SVM(kernel=kernel).fit(X, y)
+    expected = model.decision_function(T)
+
+    class LosesTheEntryAfterEachRead(dict):
+        def _lose(self, key):
+            if key == "unmoved_support_vectors":
+                self.pop(key, None)
+
+        def __contains__(self, key):
+            found = super().__contains__(key)
+            self._lose(key)
+            return found
+
+        def get(self, key, default=None):
+            value = super().get(key, default)
+            self._lose(key)
+            return value
+
+    model._prediction_cache = LosesTheEntryAfterEachRead(model._prediction_cache)
+    np.testing.assert_array_equal(model.decision_function(T), expected)
+    np.testing.assert_array_equal(model.decision_function(T), expected)
+
+
+@pytest.mark.parametrize("kernel", ["ned", "rbf"])
 def test_replaced_support_vectors_reach_the_rows_predicted_unmoved(kernel, rng):
     """A centred model keeps two indexes of its support vectors: moved by the
     centre, and as given (for rows the centre cannot move, built when such a
