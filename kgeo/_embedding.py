@@ -216,8 +216,8 @@ class MultinomialEmbedding(TransformerMixin, EstimatorMixin):
         Returns
         -------
         X_new : scipy.sparse.csr_matrix of shape (n_documents, n_features)
-            ``fit(X).transform(X)``; a data frame where ``set_output`` asks
-            for one (a sparse result cannot be: that raises ``ValueError``).
+            ``fit(X).transform(X)``. Sparse, so a ``set_output`` asking for
+            a data frame makes it raise ``ValueError``.
         """
         return self.fit(X).transform(X)
 
