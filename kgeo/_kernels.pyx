@@ -21,6 +21,7 @@ kernels; this module holds only the typed loops.
 """
 
 from cython.parallel cimport prange, threadid
+from libc.float cimport DBL_MIN
 from libc.math cimport INFINITY, cos, exp, fabs, log1p, pow, sqrt, tanh
 
 import math
@@ -426,16 +427,37 @@ def divide_rows_by_max(const float64_t[::1] data, const int64_t[::1] indptr,
 
 
 def sqrt_of_row_shares(float64_t[::1] values, const int64_t[::1] indptr,
-                       const float64_t[::1] row_sums, int n_threads=1):
-    """``values[p] = sqrt(values[p] / row_sums[i])`` for the entries p of row i, in place."""
+                       const float64_t[::1] row_sums, const float64_t[::1] counts,
+                       int n_threads=1):
+    """``values[p] = sqrt(values[p] / row_sums[i])`` for the entries p of row i, in place.
+
+    ``values`` are ``counts`` divided by their row's largest count (as
+    ``divide_rows_by_max`` leaves them), ``row_sums`` their row sums. A share
+    that the divisions leave below float64's normal range (counts spanning
+    more than 1e308 within a row) lost digits or became 0 where its square
+    root is an ordinary number: ``[1e200, 1e-200]`` has shares 1 and 1e-400,
+    whose roots are 1 and 1e-200. Such an entry takes the square roots before
+    dividing instead, ``sqrt(count) / sqrt(top) / sqrt(sum)``; every other
+    entry keeps ``sqrt(share)``, the bits of NumPy's element-wise route.
+    """
     cdef intp_t n_rows = indptr.shape[0] - 1
-    cdef intp_t i, p
-    cdef float64_t total
+    cdef intp_t i, p, q
+    cdef float64_t total, share, top
     with nogil:
         for i in prange(n_rows, schedule="static", num_threads=max(1, n_threads)):
             total = row_sums[i]
+            top = 0.0  # the row's largest count, found only if a share underflows
             for p in range(indptr[i], indptr[i + 1]):
-                values[p] = sqrt(values[p] / total)
+                share = values[p] / total
+                if share < DBL_MIN and counts[p] > 0.0:
+                    if top == 0.0:
+                        for q in range(indptr[i], indptr[i + 1]):
+                            if counts[q] > top:
+                                top = counts[q]
+                    share = sqrt(counts[p]) / sqrt(top) / sqrt(total)
+                else:
+                    share = sqrt(share)
+                values[p] = share
 
 
 def take_rows(const float64_t[::1] data, const int32_t[::1] indices,

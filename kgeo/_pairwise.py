@@ -278,7 +278,8 @@ def prepare_rows(kernel, X, *, name="X", kernel_name="", n_threads=1):
         # element-wise passes compiled: NumPy's route through np.repeat
         # spent 40-60 ms of a first 20 Newsgroups fit faulting in temporaries.
         data = divide_rows_by_max(X.data, indptr, n_threads)
-        sqrt_of_row_shares(data, indptr, np.add.reduceat(data, indptr[:-1]), n_threads)
+        sqrt_of_row_shares(data, indptr, np.add.reduceat(data, indptr[:-1]), X.data,
+                           n_threads)
     elif kernel.half_space and X.shape[0] > 0:
         X = poincare_rows(X, kernel.dimension, kernel_name=kernel_name, name=name)
         data, indptr = X.data, np.ascontiguousarray(X.indptr, dtype=np.int64)

@@ -999,6 +999,35 @@ def test_simplex_rows_are_numpys_square_roots_bit_for_bit(n_threads):
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])
+def test_square_roots_of_shares_below_float64s_range_keep_their_digits(n_threads):
+    """A row whose counts span more than 1e308 has shares below float64's
+    range (1e-400 of [1e200, 1e-200]) whose square roots are ordinary numbers
+    (1e-200): the Bhattacharyya coefficients against other rows keep them,
+    to 1e-15 of a 50-digit Decimal reference, instead of coming out 0 or
+    with a subnormal's few digits."""
+    from decimal import Decimal, localcontext
+
+    from kgeo._kernels import _PARALLEL_MIN_VALUES
+
+    rows = [[1e200, 1e-200, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [1.0, 5e-324, 3.0, 0.0],
+            [0.0, 2.0, 0.0, 7.0], [1e300, 0.0, 3e-20, 1e-12], [1e-310, 0.0, 0.0, 4e-310]]
+    # Enough copies for the passes to run in parallel when n_threads is 2.
+    copies = -(-_PARALLEL_MIN_VALUES // 12)
+    X = sp.csr_matrix(np.tile(np.array(rows), (copies, 1)))
+    K = kgeo.pairwise_kernels(X, np.array(rows), kernel="bhattacharyya", n_jobs=n_threads)
+    with localcontext() as context:
+        context.prec = 50
+        exact = [[c.sqrt() / sum(row, Decimal(0)).sqrt() for c in row]
+                 for row in ([Decimal(v) for v in r] for r in rows)]
+        for a in range(len(rows)):
+            for b in range(len(rows)):
+                expected = sum((x * y for x, y in zip(exact[a], exact[b])), Decimal(0))
+                for copy in (0, copies - 1):
+                    got = Decimal(K[copy * len(rows) + a, b])
+                    assert abs(got - expected) <= Decimal("1e-15") * expected, (a, b)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
 def test_divide_rows_by_max_divides_by_each_rows_largest_value(n_threads):
     """Whatever the scale of a row (below 1, subnormal), its values come out
     divided by its own largest value: the largest becomes 1 exactly."""
