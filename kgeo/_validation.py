@@ -706,8 +706,12 @@ def is_one_of(value, choices):
 
 def is_missing_label(value):
     """Whether one label is missing: None, a NaN of any number type
-    (Decimal's signalling one too, without raising), or NaT."""
+    (Decimal's signalling one too, without raising), NaT, or pandas' NA and
+    NaT (recognised by their types, without importing pandas)."""
     if value is None:
+        return True
+    if type(value).__module__.startswith("pandas") and type(value).__name__ in ("NAType",
+                                                                               "NaTType"):
         return True
     if isinstance(value, (np.datetime64, np.timedelta64)):
         return bool(np.isnat(value))

@@ -102,6 +102,10 @@ def _check_exact(exact):
 
 def _label_kinds(name, arr):
     """The set of label kinds in ``arr``; missing labels (None, NaN) raise."""
+    if arr.dtype.kind == "T":
+        # NumPy 2's StringDType: str labels, whose missing value (its
+        # na_object) only the element-wise route below can find.
+        arr = arr.astype(object)
     if arr.dtype.kind != "O":
         if arr.dtype.kind in "fc" and np.isnan(arr).any():
             raise ValueError(f"{name} contains {int(np.isnan(arr).sum())} NaN label(s); every "
@@ -333,7 +337,7 @@ def micro_sign_test(y_true, pred_a, pred_b, *, exact=None):
     n, k = b + c, b
     if n == 0:
         return SignTestResult(statistic=0.0, pvalue=1.0, n=0, k=0,
-                              method="binomial" if exact is not False else "normal")
+                              method="binomial" if exact is None or exact else "normal")
     z = (k - 0.5 * n) / (0.5 * np.sqrt(n))
     use_exact = n <= SIGN_TEST_EXACT_MAX_N if exact is None else exact
     if use_exact:

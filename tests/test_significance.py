@@ -357,6 +357,51 @@ def test_missing_labels_in_object_arrays_refused(test, args, match):
         test(*args)
 
 
+class NAType:
+    """Stands in for pandas' NA (``pd.NA``), recognised by its type's name and
+    module so that kgeo need not import pandas."""
+
+    __module__ = "pandas._libs.missing"
+
+    def __eq__(self, other):
+        raise TypeError("boolean value of NA is ambiguous")  # as pd.NA's comparison
+
+    __hash__ = object.__hash__
+
+
+@pytest.mark.parametrize("test", PUBLIC_TESTS)
+def test_pandas_missing_values_are_missing_labels(test):
+    # A pandas "string" or "boolean" Series with NA reached NumPy as an object
+    # array, refused as labels "of different kinds" (or, all NA, with pandas'
+    # own "boolean value of NA is ambiguous").
+    with pytest.raises(ValueError, match=r"pred_a contains 2 missing label\(s\)"):
+        test(["a", "b", "a"], _objects([NAType(), "b", NAType()]), ["a", "b", "b"])
+    pd = pytest.importorskip("pandas")
+    y = pd.Series(["a", "b", "a"], dtype="string")
+    with pytest.raises(ValueError, match=r"pred_b contains 1 missing label\(s\)"):
+        test(y, y, pd.Series(["a", pd.NA, "a"], dtype="string"))
+    with pytest.raises(ValueError, match=r"y_true contains 3 missing label\(s\)"):
+        test(pd.Series([pd.NA] * 3, dtype="boolean"), [True] * 3, [False] * 3)
+    with pytest.raises(ValueError, match=r"pred_a contains 1 missing label\(s\)"):
+        test(_objects([pd.Timestamp(0)] * 2), _objects([pd.NaT, pd.Timestamp(0)]),
+             _objects([pd.Timestamp(0)] * 2))
+
+
+@pytest.mark.skipif(not hasattr(np, "dtypes") or not hasattr(np.dtypes, "StringDType"),
+                    reason="NumPy's StringDType is NumPy 2.0's")
+@pytest.mark.parametrize("test", PUBLIC_TESTS)
+def test_numpy_string_dtype_labels_are_str_labels(test):
+    # Its dtype kind "T" was taken for a kind of its own, refused against str
+    # labels, and its missing values (na_object) counted as wrong predictions.
+    strings = np.dtypes.StringDType()
+    y, a, b = ["spam", "ham", "ham", "spam"], ["spam", "ham", "spam", "spam"], ["ham"] * 4
+    assert test(np.array(y, dtype=strings), a, b) == test(y, a, b)
+    assert test(y, np.array(a, dtype=strings), np.array(b, dtype="U8")) == test(y, a, b)
+    with_na = np.dtypes.StringDType(na_object=None)
+    with pytest.raises(ValueError, match=r"pred_a contains 1 missing label\(s\)"):
+        test(np.array(y, dtype=with_na), np.array([None] + a[1:], dtype=with_na), b)
+
+
 @pytest.mark.parametrize("test", PUBLIC_TESTS)
 def test_object_arrays_of_one_kind_match_typed_arrays(test):
     # Refusing mixes must not refuse what compares correctly: object arrays of
@@ -403,6 +448,9 @@ def test_no_disagreement_reports_the_forced_method():
     assert micro_sign_test(y, y, y).method == "binomial"
     assert micro_sign_test(y, y, y, exact=True).method == "binomial"
     assert micro_sign_test(y, y, y, exact=False).method == "normal"
+    # NumPy's bools, which _check_exact accepts, alike (np.False_ is not False).
+    assert micro_sign_test(y, y, y, exact=np.False_).method == "normal"
+    assert micro_sign_test(y, y, y, exact=np.True_).method == "binomial"
     assert mcnemar_test(y, y, y).method == "binomial"  # 0 < 25
     assert mcnemar_test(y, y, y, exact=True).method == "binomial"
     r = mcnemar_test(y, y, y, exact=False)
