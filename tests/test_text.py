@@ -129,7 +129,7 @@ def test_skip_html():
             "&AElig;on &nbsp;spaced <a href='x.html'>link text</a> <unclosed tail words")
     vec = RainbowVectorizer(stoplist=None, skip_header=True, skip_html=True)
     assert vec.tokenize(page) == [
-        "home", "page", "hello", "world", "at", "caf", "apple", "aelig", "on", "spaced",
+        "home", "page", "hello", "world", "at", "caf", "pple", "aelig", "on", "spaced",
         "link", "text"]
     plain = RainbowVectorizer(stoplist=None, skip_header=True).tokenize(page)
     for markup in ("html", "head", "title", "body", "bgcolor", "href", "amp", "eacute", "nbsp"):
@@ -465,12 +465,18 @@ def test_single_bytes_document_is_refused_as_a_whole():
         RainbowVectorizer().fit(b"bytes words")
 
 
-def test_numeric_character_references_take_up_to_five_digits():
-    # T36: "&#0065;" and "&#00104;" are A and h with leading zeros.
+def test_numeric_character_references_are_separators():
+    # lex-html.c computes N of "&#N;", then overwrites it by reading past the
+    # digits: a reference separates words, whatever letter N stands for.
     vec = RainbowVectorizer(stoplist=None, skip_html=True)
-    assert vec.tokenize("&#0065;pple &#00104;ello &#65;b") == ["apple", "hello", "ab"]
-    # Six digits are not a reference: its characters separate words.
+    assert vec.tokenize("&#0065;pple &#00104;ello &#65;b caf&#101;teria") == [
+        "pple", "ello", "caf", "teria"]
+    # Six digits are not a reference (its ";" is beyond the longest entity
+    # name): its characters separate words all the same.
     assert vec.tokenize("x&#000065;pple") == ["pple"]
+    # The first character after the digits is taken as it is: a letter starts
+    # a word, a "<" opens a tag, and a "&" is not decoded.
+    assert vec.tokenize("&#12ab; &#1<b;hidden>shown &#&lt;") == ["ab", "shown", "lt"]
 
 
 def test_largest_count_not_the_first_decides_the_dtype_check():
@@ -479,10 +485,44 @@ def test_largest_count_not_the_first_decides_the_dtype_check():
         RainbowVectorizer(dtype=np.int8).fit_transform(["dog", "cat " * 128 + "dog"])
 
 
-def test_entities_decoded_after_tags_are_removed():
-    # T44: tags go first, so an escaped "&#60;" is text, not a tag opener.
+def test_numeric_references_to_brackets_are_no_tags():
+    # T44: "&#60;" is a separator like any numeric reference, not a "<".
     vec = RainbowVectorizer(stoplist=None, skip_html=True)
     assert vec.tokenize("&#60;abc&#62; <b>word</b>") == ["abc", "word"]
+
+
+def test_lt_and_gt_entities_open_and_close_tags():
+    # lex-html.c decodes "&lt;" and "&gt;" to "<" and ">" before its bracket
+    # test, inside tags too: an address written as &lt;...&gt; is hidden, and
+    # "&gt;" in an attribute ends the tag early.
+    vec = RainbowVectorizer(stoplist=None, skip_html=True)
+    assert vec.tokenize("John Smith &lt;smith@cs.washington.edu&gt; wrote") == [
+        "john", "smith", "wrote"]
+    assert vec.tokenize("<pre>if (count &lt; limit) total</pre> <p>More text") == [
+        "if", "count", "more", "text"]
+    assert vec.tokenize('<img alt="arrow &gt; caption words"> body') == [
+        "caption", "words", "body"]
+    # Mixed: "<" closed by "&gt;", "&lt;" closed by ">"; "&LT;" is no entity.
+    assert vec.tokenize("a <b&gt;one &lt;two>three &LT;four") == [
+        "one", "three", "lt", "four"]
+
+
+def test_pages_without_lt_gt_or_numeric_references_read_alike_by_both_routes():
+    # Such pages take two substitutions (tags, then entities) instead of the
+    # one-pass scan; appending " &#" (no reference: no ";" follows) sends the
+    # same page through the scan.
+    rng = np.random.default_rng(5)
+    pieces = ["ab", "Cd", " ", "\n", "<", ">", "&", ";", "#", "7", "amp", "nbsp", "eacute",
+              "&amp;", "&nbsp;", "&eacute;", "<b>", "</p>", "&am", "lt", "gt", "e\xe9"]
+    vec = RainbowVectorizer(stoplist=None, skip_html=True)
+    n_pages = 0
+    for _ in range(4000):
+        page = "".join(rng.choice(pieces, size=rng.integers(0, 14)))
+        if "&lt;" in page or "&gt;" in page or "&#" in page:
+            continue
+        n_pages += 1
+        assert vec.tokenize(page) == vec.tokenize(page + " &#"), page
+    assert n_pages > 3000
 
 
 def test_repr_shows_parameters_that_only_compare_equal_to_the_default():
@@ -496,3 +536,18 @@ def test_stoplist_type_error_names_the_first_non_string():
     # T56
     with pytest.raises(TypeError, match=r"^stoplist words must be str, got 1$"):
         RainbowVectorizer(stoplist=["ok", 1, 2.5]).tokenize("text")
+
+
+def test_scikit_learn_reads_the_tags_of_a_text_transformer():
+    # is_classifier() and get_tags() raised AttributeError: the class had no
+    # __sklearn_tags__. Its tags are CountVectorizer's: strings in, no labels.
+    sklearn_utils = pytest.importorskip("sklearn.utils")
+    from sklearn.base import is_classifier, is_regressor
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    vec = RainbowVectorizer()
+    assert not is_classifier(vec) and not is_regressor(vec)
+    tags, reference = sklearn_utils.get_tags(vec), sklearn_utils.get_tags(CountVectorizer())
+    assert tags.input_tags == reference.input_tags
+    assert tags.target_tags == reference.target_tags
+    assert tags.estimator_type is None and tags.transformer_tags is not None
