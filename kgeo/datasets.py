@@ -45,6 +45,7 @@ import scipy.sparse as sp
 __all__ = [
     "DatasetNotFoundError",
     "IRCollection",
+    "IncompleteCorpusWarning",
     "NewsgroupsCorpus",
     "ReutersCorpus",
     "TextCorpus",
@@ -83,6 +84,29 @@ class DatasetNotFoundError(FileNotFoundError, ValueError):
     It derives from both :class:`FileNotFoundError` and :class:`ValueError`, so
     callers may catch either: a wrong path is a missing file and a bad argument.
     """
+
+
+class IncompleteCorpusWarning(UserWarning):
+    """A corpus on disk holds other files or counts than the published one.
+
+    The loaders of 20 Newsgroups, Reuters-21578 and the SMART collections
+    know the published sizes and warn with this class when a copy differs,
+    such as a folder left by an interrupted extraction: results on it are
+    not comparable with published ones. Extract the archive again, or load
+    the archive itself (its end and checksum are verified). Small corpora in
+    the same layout, made on purpose, warn too: filter this class for them.
+    """
+
+
+def _warn_incomplete(message):
+    # Called by a load_* function's check: the warning names its caller's line.
+    warnings.warn(message, IncompleteCorpusWarning, stacklevel=4)
+
+
+def _listed(items, limit=5):
+    """Up to ``limit`` items joined by commas, then how many more."""
+    shown = ", ".join(items[:limit])
+    return shown if len(items) <= limit else f"{shown} and {len(items) - limit} more"
 
 
 # ---------------------------------------------------------------------------
@@ -561,6 +585,19 @@ def _decode(raw):
 # 20 Newsgroups
 # ---------------------------------------------------------------------------
 
+# Messages per group in the published bydate corpus (train, test): 11,314 and
+# 7,532 in all (J. Rennie's 20news-bydate.tar.gz).
+_NG_BYDATE_COUNTS = {
+    "alt.atheism": (480, 319), "comp.graphics": (584, 389),
+    "comp.os.ms-windows.misc": (591, 394), "comp.sys.ibm.pc.hardware": (590, 392),
+    "comp.sys.mac.hardware": (578, 385), "comp.windows.x": (593, 395),
+    "misc.forsale": (585, 390), "rec.autos": (594, 396), "rec.motorcycles": (598, 398),
+    "rec.sport.baseball": (597, 397), "rec.sport.hockey": (600, 399),
+    "sci.crypt": (595, 396), "sci.electronics": (591, 393), "sci.med": (594, 396),
+    "sci.space": (593, 394), "soc.religion.christian": (599, 398),
+    "talk.politics.guns": (546, 364), "talk.politics.mideast": (564, 376),
+    "talk.politics.misc": (465, 310), "talk.religion.misc": (377, 251),
+}
 _NG_MEMBER = re.compile(r"(?:^|/)20news-bydate-(train|test)/([^/]+)/([0-9]+)\Z")
 _NG_ARCHIVE_NAMES = ("20news-bydate.tar.gz", "20news-bydate.tgz", "20news-bydate.tar")
 
@@ -616,6 +653,13 @@ def load_20newsgroups(path, subset="train"):
     ValueError
         If ``subset`` is unknown, the archive is corrupt, or no message of the
         subset is found.
+
+    Warns
+    -----
+    IncompleteCorpusWarning
+        If the copy has the 20 published groups but, in the subset loaded,
+        other numbers of messages per group than the published corpus (a
+        folder left by an interrupted extraction, say).
     """
     subset = _check_choice(subset, _SUBSETS, "subset")
     path = _as_path(path)
@@ -665,6 +709,8 @@ def load_20newsgroups(path, subset="train"):
             f"no 20 Newsgroups message found for subset={subset!r} in {str(source)!r}; "
             f"expected files named 20news-bydate-<train|test>/<group>/<numeric id>")
     target_names = sorted(groups)
+    if groups == set(_NG_BYDATE_COUNTS):
+        _check_newsgroups_counts(raw, wanted, source)
     index = {g: i for i, g in enumerate(target_names)}
     split_order = {"train": 0, "test": 1}
     keys = sorted(raw, key=lambda k: (split_order[k[0]], k[1], k[2]))
@@ -676,6 +722,32 @@ def load_20newsgroups(path, subset="train"):
         split=np.array([k[0] for k in keys], dtype="<U5"),
         subset=subset,
     )
+
+
+def _check_newsgroups_counts(keys, wanted, source):
+    """Warn where a copy with the 20 published groups has other counts.
+
+    A copy whose groups are those 20 is taken for the published corpus: a
+    folder left by an interrupted extraction has them all (the archive holds
+    the test split first), with some groups short or empty in training.
+    """
+    found = collections.Counter((split, group) for split, group, _, _ in keys)
+    differing, totals = [], []
+    for split in wanted:
+        column = 0 if split == "train" else 1
+        for group, counts in sorted(_NG_BYDATE_COUNTS.items()):
+            if found[split, group] != counts[column]:
+                differing.append(f"{group} {found[split, group]:,} of {counts[column]:,} "
+                                 f"{split}")
+        total = sum(found[split, group] for group in _NG_BYDATE_COUNTS)
+        published = sum(counts[column] for counts in _NG_BYDATE_COUNTS.values())
+        totals.append(f"{total:,} of {published:,} {split} messages")
+    if differing:
+        _warn_incomplete(
+            f"{str(source)!r} holds the 20 groups of 20 Newsgroups bydate but not its "
+            f"published messages: {'; '.join(totals)}; groups that differ: "
+            f"{_listed(differing)}. An interrupted extraction? Extract "
+            f"20news-bydate.tar.gz again, or load the archive itself")
 
 
 # ---------------------------------------------------------------------------
@@ -950,6 +1022,35 @@ def _unique(seq):
     return list(dict.fromkeys(seq))
 
 
+# Distribution 1.0: 22 files of 1,000 stories each, 578 in the last (its
+# README.txt, section VI), NEWIDs 1 to 21,578 in file order.
+_REUTERS_STORIES_PER_FILE = {f"reut2-{i:03d}.sgm": 1000 for i in range(21)}
+_REUTERS_STORIES_PER_FILE["reut2-021.sgm"] = 578
+
+
+def _check_reuters_files(stories_per_file, source):
+    """Warn where the files read are not Distribution 1.0's 22 whole files."""
+    missing = [name for name in _REUTERS_STORIES_PER_FILE if name not in stories_per_file]
+    differences = []
+    if missing:
+        differences.append(f"{len(missing)} of its 22 files missing ({_listed(missing, 3)})")
+    other = sorted(set(stories_per_file) - set(_REUTERS_STORIES_PER_FILE))
+    if other:
+        differences.append(f"files it does not have ({_listed(other, 3)})")
+    short = [f"{name} {n:,} stories, not {_REUTERS_STORIES_PER_FILE[name]:,}"
+             for name, n in sorted(stories_per_file.items())
+             if name in _REUTERS_STORIES_PER_FILE and n != _REUTERS_STORIES_PER_FILE[name]]
+    if short:
+        differences.append(_listed(short, 3))
+    if differences:
+        _warn_incomplete(
+            f"{str(source)!r} is not a whole copy of Reuters-21578 Distribution 1.0 "
+            f"(reut2-000.sgm ... reut2-021.sgm, 1,000 stories each and 578 in the last): "
+            f"{'; '.join(differences)}. ModApte's 9,603 training and 3,299 test stories "
+            f"are not all there. Extract reuters21578.tar.gz again, or load the archive "
+            f"itself")
+
+
 def load_reuters21578(path, subset="train", view="modapte"):
     """Load Reuters-21578 (Distribution 1.0) with the ModApte split.
 
@@ -996,6 +1097,12 @@ def load_reuters21578(path, subset="train", view="modapte"):
     ValueError
         If ``subset`` or ``view`` is unknown, or the archive is corrupt or
         holds no ``reut2-NNN.sgm`` file.
+
+    Warns
+    -----
+    IncompleteCorpusWarning
+        If the files are not Distribution 1.0's 22 (``reut2-000.sgm`` ...
+        ``reut2-021.sgm``) with their 1,000 stories each (578 in the last).
     """
     subset = _check_choice(subset, _SUBSETS, "subset")
     view = _check_choice(view, _REUTERS_VIEWS, "view")
@@ -1017,6 +1124,7 @@ def load_reuters21578(path, subset="train", view="modapte"):
     # ModApte: stories with TOPICS="YES" and LEWISSPLIT TRAIN or TEST.
     stories = []
     first_seen = {}  # NEWID -> file: a story read twice would be counted twice
+    stories_per_file = {}
     for name in sorted(files):
         n_in_file = 0
         for doc in _parse_reuters_file(_decode(files[name]), name):
@@ -1032,6 +1140,8 @@ def load_reuters21578(path, subset="train", view="modapte"):
                 stories.append(doc)
         if n_in_file == 0:
             raise ValueError(f"{name} holds no <REUTERS> element: not a Reuters-21578 SGML file")
+        stories_per_file[name] = n_in_file
+    _check_reuters_files(stories_per_file, source)
 
     def count_by_split(docs, key):
         counts = {"train": {}, "test": {}}
@@ -1191,6 +1301,14 @@ _SMART_FILES = {
     "cran": ("cran.all.1400", "cran.qry", (("cranqrel", "graded"),)),
     "med": ("MED.ALL", "MED.QRY", (("MED.REL", "trec"), ("MED.REL.OLD", "pairs"))),
 }
+# Published sizes: documents, queries and relevance judgements (lines of the
+# relevance file; CRAN's include its 225 judgements of code -1).
+_SMART_SIZES = {"adi": (82, 35, 170), "cisi": (1460, 112, 3114), "cran": (1400, 225, 1837),
+                "med": (1033, 30, 696)}
+# Columns of a relevance file's line, by format (a line cut short is refused:
+# the first two columns of a cut "pairs" line can read as another pair).
+_QRELS_COLUMNS = {"pairs": (4, "query doc 0 0.0"), "trec": (4, "query 0 doc grade"),
+                  "graded": (3, "query doc grade")}
 _SMART_TAG = re.compile(r"\.([A-Z])(?:[ \t]+(\S+))?[ \t]*\Z")
 # '.I' then a blank, a digit or nothing: '.I2' is a record start with its
 # blank missing, not text (read as text, its record would be lost in the one
@@ -1267,7 +1385,10 @@ def _parse_qrels(text, fmt, what):
         parts = line.split()
         if not parts:
             continue
+        n_columns, layout = _QRELS_COLUMNS[fmt]
         try:
+            if len(parts) != n_columns:
+                raise ValueError(line)
             if fmt == "trec":
                 q, doc, grade = parts[0], parts[2], parts[3]
             elif fmt == "graded":
@@ -1279,7 +1400,8 @@ def _parse_qrels(text, fmt, what):
             q, doc, grade = _document_id(q), _document_id(doc), int(grade)
         except (IndexError, ValueError):
             raise ValueError(f"{what} line {lineno}: cannot read {line.strip()!r} "
-                             f"as a {fmt} relevance judgement") from None
+                             f"as a {fmt} relevance judgement ({n_columns} columns: "
+                             f"{layout})") from None
         earlier = first_seen.setdefault((q, doc), (grade, lineno))
         if earlier[1] != lineno:
             if earlier[0] != grade:
@@ -1317,6 +1439,17 @@ def _locate_smart(path, name):
     raise DatasetNotFoundError(
         f"no {name.upper()} collection under {str(path)!r}: expected {doc_file} or "
         f"{name}.tar.gz in it, or in its ir-classic/ or {name}/ subfolder")
+
+
+def _check_smart_sizes(name, found, source):
+    """Warn where a collection's documents, queries or judgements are not
+    as many as published."""
+    if found != _SMART_SIZES[name]:
+        _warn_incomplete(
+            f"{str(source)!r} is not the published {name.upper()} collection: "
+            + ", ".join(f"{n:,} {what} (published: {m:,})" for n, m, what in zip(
+                found, _SMART_SIZES[name], ("documents", "queries", "relevance judgements")))
+            + f". A file cut short? Extract {name}.tar.gz again, or load the archive itself")
 
 
 def load_smart(path, name):
@@ -1357,7 +1490,15 @@ def load_smart(path, name):
         If ``path`` does not exist or holds no copy of the collection.
     ValueError
         If ``name`` is unknown, the archive is corrupt or lacks a file, or a
-        file is malformed.
+        file is malformed (a relevance line without its columns included).
+
+    Warns
+    -----
+    IncompleteCorpusWarning
+        If the numbers of documents, queries or relevance judgements (lines
+        of the relevance file) are not the published ones: ADI 82 / 35 / 170,
+        CISI 1,460 / 112 / 3,114, CRAN 1,400 / 225 / 1,837, MED 1,033 / 30 /
+        696.
     """
     if not isinstance(name, str) or name.lower() not in _SMART_FILES:
         raise ValueError(f"name must be one of {list(_SMART_FILES)}, got {name!r}")
@@ -1400,6 +1541,7 @@ def load_smart(path, name):
     triples = _parse_qrels(_decode(files[rel[0]]), rel[1], rel[0])
     if not triples:
         raise ValueError(f"{rel[0]} holds no relevance judgement")
+    _check_smart_sizes(name, (len(doc_ids), len(query_ids), len(triples)), source)
     for q, doc, grade in triples:
         relevance.setdefault(q, {})[doc] = grade
     unknown = sorted(set(relevance) - set(query_ids.tolist()))

@@ -24,6 +24,7 @@ import scipy.sparse as sp
 from kgeo.datasets import (
     NEWSGROUPS_SHA256,
     DatasetNotFoundError,
+    IncompleteCorpusWarning,
     fetch_20newsgroups,
     fetch_webkb,
     get_data_home,
@@ -35,6 +36,11 @@ from kgeo.datasets import (
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# The corpora built here are far smaller than the published ones, which the
+# loaders warn about; the tests of that warning catch it with pytest.warns,
+# and the real corpora are loaded with it turned into an error.
+pytestmark = pytest.mark.filterwarnings("ignore::kgeo.datasets.IncompleteCorpusWarning")
 
 
 def _real_data_dir():
@@ -1182,12 +1188,113 @@ def test_smart_damaged_files_are_refused(tmp_path, replace, match):
 
 
 # ---------------------------------------------------------------------------
+# Copies that differ from the published corpora
+# ---------------------------------------------------------------------------
+
+_NG_GROUPS = [
+    "alt.atheism", "comp.graphics", "comp.os.ms-windows.misc", "comp.sys.ibm.pc.hardware",
+    "comp.sys.mac.hardware", "comp.windows.x", "misc.forsale", "rec.autos",
+    "rec.motorcycles", "rec.sport.baseball", "rec.sport.hockey", "sci.crypt",
+    "sci.electronics", "sci.med", "sci.space", "soc.religion.christian",
+    "talk.politics.guns", "talk.politics.mideast", "talk.politics.misc",
+    "talk.religion.misc"]
+
+
+def test_20newsgroups_with_the_published_groups_but_fewer_messages_warns(tmp_path):
+    # An interrupted extraction leaves every group in the test split (the
+    # archive's first) and some groups without any training message: it
+    # loaded as a smaller corpus with empty classes, without a word.
+    files = {f"20news-bydate-test/{g}/{i}": b"From: a@b\n\nbody\n"
+             for i, g in enumerate(_NG_GROUPS)}
+    files.update({f"20news-bydate-train/{g}/{100 + i}": b"From: a@b\n\nbody\n"
+                  for i, g in enumerate(_NG_GROUPS[:13])})
+    _write_tree(tmp_path / "partial", files)
+    with pytest.warns(IncompleteCorpusWarning) as record:
+        corpus = load_20newsgroups(tmp_path / "partial", subset="train")
+    message = str(record[0].message)
+    assert message.startswith(f"{str(tmp_path / 'partial')!r} holds the 20 groups of 20 "
+                              f"Newsgroups bydate but not its published messages: 13 of "
+                              f"11,314 train messages; groups that differ: alt.atheism 1 of "
+                              f"480 train, comp.graphics 1 of 584 train, ")
+    assert message.endswith("and 15 more. An interrupted extraction? Extract "
+                            "20news-bydate.tar.gz again, or load the archive itself")
+    assert record[0].filename == __file__  # the caller's line, not the loader's
+    assert len(corpus) == 13 and len(corpus.target_names) == 20
+    with pytest.warns(IncompleteCorpusWarning, match=r"13 of 11,314 train messages; 20 of "
+                                                     r"7,532 test messages; "):
+        load_20newsgroups(tmp_path / "partial", subset="all")
+    # Fewer groups make another corpus in the same layout: nothing to compare.
+    _write_tree(tmp_path / "other", NG_FILES)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IncompleteCorpusWarning)
+        assert len(load_20newsgroups(tmp_path / "other", subset="all")) == len(NG_FILES)
+
+
+def test_reuters_copy_short_of_files_or_stories_warns(tmp_path, reuters_dir):
+    # 11 of the 22 files, or the last cut at a story's end, loaded as a
+    # smaller ModApte corpus without a word.
+    with pytest.warns(IncompleteCorpusWarning) as record:
+        load_reuters21578(reuters_dir)
+    assert str(record[0].message) == (
+        f"{str(reuters_dir)!r} is not a whole copy of Reuters-21578 Distribution 1.0 "
+        f"(reut2-000.sgm ... reut2-021.sgm, 1,000 stories each and 578 in the last): "
+        f"20 of its 22 files missing (reut2-002.sgm, reut2-003.sgm, reut2-004.sgm and 17 "
+        f"more); reut2-000.sgm 6 stories, not 1,000, reut2-001.sgm 6 stories, not 1,000. "
+        f"ModApte's 9,603 training and 3,299 test stories are not all there. Extract "
+        f"reuters21578.tar.gz again, or load the archive itself")
+    assert record[0].filename == __file__
+    story = _story(13, "TRAIN", ["earn"], "X", "y").encode("latin-1")
+    extra = dict(_reuters_files(), **{"reut2-022.sgm": story})
+    _write_tree(tmp_path / "extra", extra)
+    with pytest.warns(IncompleteCorpusWarning, match=r"missing \(reut2-002.sgm, .*\); files "
+                                                     r"it does not have \(reut2-022.sgm\); "):
+        load_reuters21578(tmp_path / "extra")
+
+
+def test_smart_collection_of_other_sizes_warns(tmp_path):
+    # A query file cut before its last record loaded 111 CISI queries.
+    _write_tree(tmp_path / "adi", ADI_FILES)
+    with pytest.warns(IncompleteCorpusWarning) as record:
+        load_smart(tmp_path / "adi", "adi")
+    assert str(record[0].message) == (
+        f"{str(tmp_path / 'adi')!r} is not the published ADI collection: 3 documents "
+        f"(published: 82), 2 queries (published: 35), 3 relevance judgements (published: "
+        f"170). A file cut short? Extract adi.tar.gz again, or load the archive itself")
+    assert record[0].filename == __file__
+
+
+@pytest.mark.parametrize("name, files, line", [
+    # Cut 12 bytes into CISI.REL's line "    32    323\t0\t0.000000": its
+    # first two columns read as the pair (32, 32), which is not in the file.
+    ("adi", dict(ADI_FILES, **{"ADI.REL": b"1 1 0 0.000000\n    32    3"}), "32    3"),
+    ("adi", dict(ADI_FILES, **{"ADI.REL": b"1 1 0 0.000000\n1 3 0"}), "1 3 0"),
+    ("med", dict(MED_FILES, **{"MED.REL": b"1 0 2 1\n1 0 1"}), "1 0 1"),
+    ("cran", dict(CRAN_FILES, cranqrel=b"1 1 2\n2 2 1 5\n"), "2 2 1 5"),
+], ids=["pairs-cut-in-the-document", "pairs-cut-after-it", "trec-cut", "graded-extra"])
+def test_smart_relevance_lines_need_their_columns(tmp_path, name, files, line):
+    _write_tree(tmp_path / name, files)
+    fmt, columns = {"adi": ("pairs", "4 columns: query doc 0 0.0"),
+                    "med": ("trec", "4 columns: query 0 doc grade"),
+                    "cran": ("graded", "3 columns: query doc grade")}[name]
+    with pytest.raises(ValueError, match=rf"line 2: cannot read '{line}' as a {fmt} "
+                                         rf"relevance judgement \({columns}\)"):
+        load_smart(tmp_path / name, name)
+
+
+# ---------------------------------------------------------------------------
 # Real corpora (skipped when ../shared/data is absent)
 # ---------------------------------------------------------------------------
 
+def _whole(load, *args, **kwargs):
+    """``load(*args, **kwargs)``, failing on an IncompleteCorpusWarning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IncompleteCorpusWarning)
+        return load(*args, **kwargs)
+
+
 @pytest.fixture(scope="module")
 def real_20ng():
-    return load_20newsgroups(_real("20news-bydate/20news-bydate.tar.gz"), subset="all")
+    return _whole(load_20newsgroups, _real("20news-bydate/20news-bydate.tar.gz"), subset="all")
 
 
 def test_real_20newsgroups_counts(real_20ng):
@@ -1216,7 +1323,8 @@ def test_real_20newsgroups_default_checksum():
 @pytest.mark.parametrize("view, n_train, n_test, n_categories", [
     ("modapte", 9603, 3299, None), ("r90", 7770, 3019, 90), ("r8", 5485, 2189, 8)])
 def test_real_reuters_counts(view, n_train, n_test, n_categories):
-    corpus = load_reuters21578(_real("reuters21578/reuters21578.tar.gz"), subset="all", view=view)
+    corpus = _whole(load_reuters21578, _real("reuters21578/reuters21578.tar.gz"), subset="all",
+                    view=view)
     assert np.sum(corpus.split == "train") == n_train
     assert np.sum(corpus.split == "test") == n_test
     if n_categories is not None:
@@ -1242,7 +1350,7 @@ def test_real_reuters_counts(view, n_train, n_test, n_categories):
 @pytest.mark.parametrize("name, n_docs, n_queries, n_judged", [
     ("adi", 82, 35, 35), ("cisi", 1460, 112, 76), ("cran", 1400, 225, 225), ("med", 1033, 30, 30)])
 def test_real_smart_counts(name, n_docs, n_queries, n_judged):
-    col = load_smart(_real("ir-classic"), name)
+    col = _whole(load_smart, _real("ir-classic"), name)
     assert len(col.documents) == len(col.doc_ids) == n_docs
     assert len(col.queries) == len(col.query_ids) == n_queries
     assert len(col.qrels) == n_judged
