@@ -68,6 +68,10 @@ MAX_TIME_CONTOUR = 1.0
 # m = 50, r = 0.5; helper-24 measured 2.3e-13 from 2e-3 to 1, 1.4e-12 at
 # 1e-3 where r^2 / 4 tau is 60,000).
 MIN_TIME_CONTOUR = 1e-3
+# ... and for the recursion: its steps divide by 2 tau, which overflows
+# float64 below tau = 2^-1024; 2^-1021 leaves the steps' sums room (tables
+# at this tau give exp(-r^2 / 4 tau) to 1e-13 for n = 2 to 21).
+MIN_TIME = 2.0 ** -1021
 
 # Below this distance, q's Maclaurin series; above, Taylor arithmetic about r.
 _SERIES_RADIUS = 2.0

@@ -1523,13 +1523,16 @@ def _hyperbolic_kernel(t, n_features, normalize):
         raise ValueError(
             f"kernel 'hyperbolic': t must be at most {largest * c:.4g} for "
             f"n_features={n} (t / (2 (n - 1)) <= {largest:g}), got {t!r}")
-    smallest = 0.0 if n <= _hyperbolic.RECURSION_DIMENSIONS else _hyperbolic.MIN_TIME_CONTOUR
+    if n <= _hyperbolic.RECURSION_DIMENSIONS:
+        smallest, why = _hyperbolic.MIN_TIME, "1 / t stays finite through the recursion"
+    else:
+        smallest = _hyperbolic.MIN_TIME_CONTOUR
+        why = (f"n_features > {_hyperbolic.RECURSION_DIMENSIONS}: where kgeo's evaluation "
+               f"of the kernel was measured to 1e-12")
     if tau < smallest:
         raise ValueError(
             f"kernel 'hyperbolic': t must be at least {smallest * c:.4g} for "
-            f"n_features={n} > {_hyperbolic.RECURSION_DIMENSIONS} (t / (2 (n - 1)) >= "
-            f"{smallest:g}, where kgeo's evaluation of the kernel was measured to 1e-12), "
-            f"got {t!r}")
+            f"n_features={n} (t / (2 (n - 1)) >= {smallest:.4g}, {why}), got {t!r}")
     log_k0 = _hyperbolic.log_heat_kernel_at_zero(tau, n) - 0.5 * n * math.log(c)
     log_scale = 0.0
     if normalize:

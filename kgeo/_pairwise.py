@@ -683,10 +683,12 @@ def is_conditionally_positive_definite(K, tol=1e-8):
     K : array-like or sparse matrix of shape (n, n)
     tol : float, default=1e-8
         The smallest eigenvalue of ``P K P`` may be as low as
-        ``-tol * max(max|K_ij|, max|eig(P K P)|)``, for rounding: the centring
-        rounds relative to the entries of ``K``, which can be much larger than
-        ``P K P`` (a constant added to ``K``). As for
-        :func:`is_positive_definite`, ``K`` and ``c * K`` get the same answer.
+        ``-(tol * max|eig(P K P)| + 4 n eps max|K_ij|)``, with ``eps`` the
+        float64 epsilon: the second term is the centring's rounding, relative
+        to the entries of ``K``, which can be much larger than ``P K P`` (a
+        constant added to ``K``, which leaves ``P K P`` as it is and so
+        never changes the answer). As for :func:`is_positive_definite`, ``K``
+        and ``c * K`` get the same answer.
 
     Returns
     -------
@@ -699,4 +701,11 @@ def is_conditionally_positive_definite(K, tol=1e-8):
     # P K P without forming P: subtract row and column means, add the grand mean.
     row_mean = K.mean(axis=1, keepdims=True)
     centred = K - row_mean - row_mean.T + K.mean()
-    return _passes(np.linalg.eigvalsh((centred + centred.T) / 2), tol, size)
+    eigenvalues = np.linalg.eigvalsh((centred + centred.T) / 2)
+    # Each centred entry carries a few roundings of K's largest entry, so the
+    # error matrix's norm is within n of that. The allowance used to be tol
+    # times max|K_ij|, which a constant added to K (cpd-ness unchanged) made
+    # large enough to accept a matrix whose P K P has eigenvalue -0.037.
+    rounding = 4 * K.shape[0] * np.finfo(np.float64).eps * size
+    allowed = tol * float(np.max(np.abs(eigenvalues))) + rounding
+    return bool(eigenvalues[0] >= -allowed)

@@ -125,6 +125,16 @@ def _reads_kernel_matrix(kernel):
     return _is_precomputed(kernel) or _is_callable_kernel(kernel)
 
 
+def _as_value_error(check, value, name):
+    """``check(value, name)``, its TypeError raised as a ValueError: the
+    kernels that read the parameter raise ValueError for any bad value, so
+    one that does not read it reports the same class."""
+    try:
+        check(value, name)
+    except TypeError as error:
+        raise ValueError(str(error)) from None
+
+
 def _params_of(kernel):
     """The parameters ``kernel`` reads (``kernel_params``), none for a
     precomputed or callable one; an unknown kernel is a ValueError listing
@@ -586,20 +596,19 @@ class SVM(EstimatorMixin):
                     raise ValueError(
                         f"gamma must be 'scale', 'auto' or a float > 0, got {self.gamma!r}")
             else:
-                check_positive(self.gamma, "gamma")
+                _as_value_error(check_positive, self.gamma, "gamma")
         if "coef0" not in used:
-            try:
-                check_real(self.coef0, "coef0")
-            except TypeError as error:  # a ValueError, as for the kernels that read it
-                raise ValueError(str(error)) from None
+            _as_value_error(check_real, self.coef0, "coef0")
+        # float() for every real type: np.float32's inf and NaN are not
+        # floats, and int() of them raised OverflowError or a ValueError
+        # that did not name degree.
         if "degree" not in used and (isinstance(self.degree, bool)
                                      or not isinstance(self.degree, numbers.Real)
-                                     or (isinstance(self.degree, float)
-                                         and not math.isfinite(self.degree))
+                                     or not math.isfinite(float(self.degree))
                                      or self.degree != int(self.degree) or self.degree < 1):
             raise ValueError(f"degree must be an integer >= 1, got {self.degree!r}")
         if "t" not in used:
-            check_positive(self.t, "t")
+            _as_value_error(check_positive, self.t, "t")
         if "normalize" not in used and not isinstance(self.normalize, (bool, np.bool_)):
             raise ValueError(f"normalize must be True or False, got {self.normalize!r}")
 

@@ -464,6 +464,12 @@ def test_spherical_normal_mle_refuses_single_points_and_empty_sets(points, match
     (np.array([[0.0, 1.0]]), {"t": 0.0}, "t must be > 0"),
     (np.ones((2, 22)), {"t": 43.0}, "t must be at most 42 "),
     (np.ones((2, 22)), {"t": 0.04}, "t must be at least 0.042 "),
+    # 1 / (2 tau) overflowed inside the table: NumPy's warnings, then a
+    # message naming H^5 and tau instead of n_features=4 and t.
+    (np.array([[0.0, 0.0, 0.0, 1.0]] * 2), {"t": 6e-309},
+     r"t must be at least 2\.67e-307 for n_features=4 \(t / \(2 \(n - 1\)\) >= 4\.45e-308, "
+     r"1 / t stays finite through the recursion\), got 6e-309"),
+    (np.ones((2, 21)), {"t": 1e-307}, r"t must be at least 1\.78e-306 for n_features=21 "),
     (np.ones((2, 21)), {"t": 2e4, "normalize": True}, "not representable in float64"),
 ])
 @pytest.mark.filterwarnings("error")

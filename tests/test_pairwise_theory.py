@@ -344,6 +344,21 @@ def test_negative_absolute_difference_is_cpd_not_pd():
     assert kgeo.is_positive_definite(K + 100.0) is True
 
 
+def test_a_constant_added_never_makes_a_matrix_cpd():
+    """P (K + s) P = P K P: whether K is cpd does not depend on a constant s.
+    The allowance was tol * max|K_ij|, which s = 1e7 made 0.06 here, above
+    the -0.0015 of the diffusion kernel's P K P at t = 25 (not cpd); the
+    centring's own rounding at that size is 4 n eps s, 2e-6."""
+    rng = np.random.default_rng(0)
+    X = rng.poisson(0.3, (200, 400)).astype(float)
+    X = X[X.sum(axis=1) > 0]
+    not_cpd = kgeo.pairwise_kernels(X, kernel="diffusion", t=25.0)
+    cpd = kgeo.pairwise_kernels(X, kernel="ngd")
+    for shift in (0.0, 1.0, -5.0, 1e3, 1e7, 1e8, -1e8):
+        assert not kgeo.is_conditionally_positive_definite(not_cpd + shift)
+        assert kgeo.is_conditionally_positive_definite(cpd + shift)
+
+
 def test_constant_matrices():
     # -1 everywhere: eigenvalues -n and 0; P K P = 0.
     K = -np.ones((5, 5))

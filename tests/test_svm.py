@@ -2422,6 +2422,13 @@ def test_fitted_means_the_attribute_asked_for():
     ({"kernel": "linear", "degree": 1.5}, r"degree must be an integer >= 1, got 1.5"),
     ({"kernel": "rbf", "coef0": float("nan")}, r"coef0 must be a finite real number, got nan"),
     ({"kernel": "ngd", "t": -1.0}, r"t must be finite and > 0, got -1.0"),
+    # np.float32's inf and NaN are no Python floats: int() of them raised
+    # OverflowError, or a ValueError that did not name degree.
+    ({"kernel": "ngd", "degree": np.float32("inf")}, r"degree must be an integer >= 1, got "),
+    ({"kernel": "ngd", "degree": np.float32("nan")}, r"degree must be an integer >= 1, got "),
+    # Unused, None was a TypeError, where a kernel reading it gives ValueError.
+    ({"kernel": "ngd", "t": None}, r"t must be a real number, got None"),
+    ({"kernel": "ngd", "gamma": None}, r"gamma must be a real number, got None"),
     ({"kernel": "linear", "normalize": "yes"}, r"normalize must be True or False, got 'yes'"),
     ({"shrinking": 1}, r"shrinking must be True, False or 'auto', got 1"),
     ({"cache_dtype": "float16"}, r"cache_dtype must be 'float64' or 'float32', got 'float16'"),
