@@ -1268,7 +1268,7 @@ class SVM(EstimatorMixin):
             The rows of X of this chunk.
         dec : ndarray of shape (n_rows, n_pairs)
         votes : ndarray of int64, shape (n_rows, n_classes)
-            Within a bound on its rounding, 1e-12 of ``|b| + sum|coef|
+            Within a bound on its rounding, 4 ulps of ``|b| + sum|coef|
             max|K|``, the maximum over the row's own kernel values (so that a
             row's vote does not depend on the other rows predicted with it),
             a decision value is taken as zero: see ``one_vs_one_votes``.
@@ -1378,7 +1378,7 @@ class SVM(EstimatorMixin):
         Notes
         -----
         The values are as computed, rounding included; ``predict`` counts a
-        value within ``1e-12 (|b| + sum|coef| max|K|)`` of zero as zero (see
+        value within ``4 eps (|b| + sum|coef| max|K|)`` of zero as zero (see
         its Notes), so on a boundary its class may differ from this sign.
         """
         shape = self.decision_function_shape
@@ -1417,9 +1417,10 @@ class SVM(EstimatorMixin):
 
         Notes
         -----
-        A pair's decision value within its rounding of zero, ``|d| <= 1e-12
-        (|b| + sum|coef| max|K|)`` (the largest kernel value of the sample
-        against the support vectors), votes as an exact zero does in libsvm:
+        A pair's decision value within its rounding of zero, ``|d| <= 4 eps
+        (|b| + sum|coef| max|K|)`` (``eps`` = 2.2e-16, the float64 epsilon;
+        ``max|K|`` the largest kernel value of the sample against the support
+        vectors), votes as an exact zero does in libsvm:
         for the pair's second class. So a sample on a boundary gets the same
         class from a model trained with ``K`` or ``K + beta`` (Proposition 3),
         whichever way rounding tips its decision value; there ``predict``

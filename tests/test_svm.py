@@ -3010,19 +3010,55 @@ def test_prediction_chunks_change_nothing(rng, monkeypatch):
         model.predict(empty)
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_predict_follows_decision_values_far_above_their_rounding(n_classes):
+    """Features offset by 1e6: linear kernel values of 1e12, decision values
+    of order 1 summed from terms of 1e14, computed to about 0.02. The vote's
+    rounding bound was 1e-12 of those terms, 92: 102 of 200 points (2
+    classes) went to the second class against their decision value's sign,
+    and predict's accuracy fell from 0.945 to 0.45 (3 classes, offset 1e5:
+    predict agreed with the centred model on 66 % of the points). The bound
+    is now 4 ulps of |b| + sum|coef| max|K|, here about 0.2: values beyond
+    0.5 decide."""
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(200, 2))
+    y = np.digitize(Z[:, 0] + 0.3 * rng.normal(size=200), [0.0] if n_classes == 2
+                    else [-0.5, 0.5])
+    X = Z + (1e6 if n_classes == 2 else 1e5)  # 3 classes at 1e6: fit_status_ 1
+    model = kgeo.SVM(kernel="linear").fit(X, y)
+    assert model.fit_status_ == 0
+    predicted = model.predict(X)
+    dec = model.decision_function(X)
+    if n_classes == 2:
+        clear = np.abs(dec) > 0.5
+        by_sign = model.classes_[(dec > 0).astype(int)]
+    else:
+        votes = np.round(dec).astype(int)  # ovr: votes plus confidences in (-1/3, 1/3)
+        pair_values = kgeo.SVM(kernel="linear", decision_function_shape="ovo").fit(
+            X, y).decision_function(X)
+        clear = np.all(np.abs(pair_values) > 0.5, axis=1)
+        by_sign = model.classes_[np.argmax(votes, axis=1)]
+        assert clear.sum() > 100
+    np.testing.assert_array_equal(predicted[clear], by_sign[clear])
+    # The same points, centred: the same classes.
+    centred = kgeo.SVM(kernel="linear").fit(Z, y)
+    assert np.mean(predicted == centred.predict(Z)) > 0.97
+
+
 @pytest.mark.parametrize("n_classes", [2, 3, 5, 17])
 def test_one_vs_one_votes_match_a_loop_over_the_pairs(n_classes, rng):
     """The compiled pass over the class pairs against the plain loop in
     NumPy: the same decision values, votes (values at the rounding bound vote
     for the second class) and confidences, bit for bit."""
-    from kgeo._solver import one_vs_one_votes
+    from kgeo._solver import VOTE_ROUNDING, one_vs_one_votes
 
+    assert VOTE_ROUNDING == 4 * np.finfo(np.float64).eps
     n_rows, n_pairs = 50, n_classes * (n_classes - 1) // 2
     share = rng.normal(size=(n_rows, n_classes, n_classes - 1))
     intercept = rng.normal(size=n_pairs)
     coef_sum = rng.random(n_pairs) * 1e3
     K_max = rng.random(n_rows) * 1e3
-    threshold = 1e-12 * (np.abs(intercept) + coef_sum * K_max[:, None])
+    threshold = VOTE_ROUNDING * (np.abs(intercept) + coef_sum * K_max[:, None])
     dec = np.empty((n_rows, n_pairs))
     votes = np.zeros((n_rows, n_classes), dtype=np.int64)
     confidence = np.zeros((n_rows, n_classes))
