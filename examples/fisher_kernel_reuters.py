@@ -94,7 +94,7 @@ def main(argv=None):
         "Fisher": (fisher.transform(X_train), fisher.transform(X_test)),
     }
     print(f"binary linear SVMs, C = {args.C}; test error (%) per category, mean over "
-          f"{args.repeats} subsamples\n")
+          f"{args.repeats} subsamples (one fit for the whole set)\n")
     header = " | ".join(CATEGORIES)
     print(f"| training stories | kernel | {header} | average |")
     print("|" + " --- |" * (len(CATEGORIES) + 3))

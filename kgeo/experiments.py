@@ -1162,7 +1162,7 @@ def markdown_report(results):
                   "system classifies correctly; k: those NGD gets right; (exact): binomial "
                   "P-value, used when n <= 12 (sign test) or n < 25 (McNemar).", "",
                   "| representation | comparison | n | k | Z | Z (paper) | P (sign) | "
-                  "chi2 (McNemar) | P (McNemar) | P < 0.005 |",
+                  "chi2 (McNemar) | P (McNemar) | both P < 0.005 |",
                   "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
         for r in results.significance:
             if r["dataset"] != dataset:

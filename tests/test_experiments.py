@@ -1146,8 +1146,9 @@ def test_significance_rows_count_ngd_as_system_a(ngd_wins, ngd_loses):
 
 
 def test_table_says_significant_only_when_both_tests_are_below_0_005(ng_data):
-    """The "P < 0.005" column of table.md: yes only when the sign test and
-    McNemar's test both give P < 0.005; small P-values in e-notation."""
+    """The "both P < 0.005" column of table.md (named so: as "P < 0.005" it
+    read "no" beside a sign test's P of 0.0025): yes only when the sign test
+    and McNemar's test both give P < 0.005; small P-values in e-notation."""
     results = run_zhang2005("20ng", ng_data, None, progress=False)
     cases = [(0.004, 0.001, "yes"), (0.01, 0.001, "no"), (0.001, 0.01, "no"),
              (0.04, 0.04, "no")]
@@ -1158,6 +1159,7 @@ def test_table_says_significant_only_when_both_tests_are_below_0_005(ng_data):
     lines = [line for line in table.splitlines() if " vs LIN-L2 |" in line or " vs NED-L2 |" in line]
     assert [line.rstrip(" |").rsplit("| ", 1)[1] for line in lines] == [c[2] for c in cases]
     assert "| 1.23e-04" in lines[0]  # not 0.000123
+    assert "| chi2 (McNemar) | P (McNemar) | both P < 0.005 |" in table
 
 
 def test_csv_columns_hold_their_own_values(webkb_data, tmp_path):
