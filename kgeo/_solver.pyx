@@ -2094,24 +2094,36 @@ cdef inline void snap_to_bound(Pair* P, intp_t k, intp_t m) noexcept nogil:
     # Put alpha_k on a bound it is within SNAP of (or beyond, by a rounding
     # of the clipping above), moving alpha_m so that sum y alpha stays as it
     # was; alpha_m is then clamped into its own box.
-    cdef float64_t delta
+    cdef float64_t target, delta, partner
     # Near 0 the rounding is relative to the partner's value (the clipping
-    # computes alpha_k from it), near C relative to C.
-    if P.alpha[k] <= (SNAP * P.alpha[m] if P.alpha[m] > 0.0 else 0.0):
-        delta = -P.alpha[k]
-        P.alpha[k] = 0.0
+    # computes alpha_k from it), near C relative to C; but never beyond SNAP
+    # of alpha_k's own box. Weights spanning more than 1/SNAP give boxes
+    # below SNAP alpha_m: a step clipped such a variable to its box C_k, this
+    # put it back on 0 (undoing the step), and SMO stopped as stalled with a
+    # wrong intercept (X = [0, 1, 2, 0.5], sample_weight 1e-16 on the last).
+    if P.alpha[k] <= (SNAP * (P.alpha[m] if P.alpha[m] < P.C[k] else P.C[k])
+                      if P.alpha[m] > 0.0 else 0.0):
+        target = 0.0
     elif P.alpha[k] >= P.C[k] * (1.0 - SNAP):
-        delta = P.C[k] - P.alpha[k]
-        P.alpha[k] = P.C[k]
+        target = P.C[k]
     else:
         return
+    delta = target - P.alpha[k]
     if delta == 0.0:
         return
-    P.alpha[m] -= y_of(P, k) * y_of(P, m) * delta
-    if P.alpha[m] < 0.0:
-        P.alpha[m] = 0.0
-    elif P.alpha[m] > P.C[m]:
-        P.alpha[m] = P.C[m]
+    partner = P.alpha[m] - y_of(P, k) * y_of(P, m) * delta
+    # Clamped where it leaves its box by a rounding of that box (as delta
+    # does with equal boxes). Beyond, the partner's box is below the
+    # rounding of alpha_k (the same example: snapping alpha_0 = 1 - 1e-16
+    # to C = 1 took 1.1e-16 from a partner whose box is 1e-16, putting it on
+    # 0 again): the partner keeps its value, and sum y alpha absorbs delta,
+    # a rounding of alpha_k's scale, as it absorbs the clipping's.
+    if partner < 0.0:
+        partner = 0.0 if partner >= -2.0 * SNAP * P.C[m] else P.alpha[m]
+    elif partner > P.C[m]:
+        partner = P.C[m] if partner <= P.C[m] * (1.0 + 2.0 * SNAP) else P.alpha[m]
+    P.alpha[k] = target
+    P.alpha[m] = partner
 
 
 cdef inline void snap_toward(Pair* P, intp_t k, intp_t m, float64_t old_k,

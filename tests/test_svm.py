@@ -3625,6 +3625,32 @@ def test_a_small_box_left_an_ulp_of_the_large_ones_below_its_bound_is_put_on_it(
     np.testing.assert_allclose(model.intercept_, [-0.0030886819359928], rtol=1e-9)
 
 
+@pytest.mark.parametrize("tiny", [1e-16, 1e-14, 1e-20])
+def test_a_box_below_the_rounding_of_its_partner_keeps_its_step(tiny):
+    """Weights spanning more than 1e14: X = [0, 1, 2, 0.5], the last of
+    weight 1e-16. The step clipping it to its box 1e-16 left its partner at
+    1 - 1e-16; the snap then put the small variable back on 0 (within 1e-14
+    of the partner's value), or, snapping the partner onto C = 1, took
+    1.1e-16 from it, the same undoing. SMO stopped as stalled after 2 steps
+    (fit_status_ 1, whatever the tol), with intercept_ -1.25 outside the
+    interval [-1, 0] the solution allows, and predicted the training point
+    x = 1 wrongly. Now the small variable ends on its box, and the model
+    meets the KKT conditions with its intercept inside that interval."""
+    X = np.array([[0.0], [1.0], [2.0], [0.5]])
+    y = np.array([0, 1, 1, 0])
+    weight = np.array([1.0, 1.0, 1.0, tiny])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ConvergenceWarning
+        model = kgeo.SVM(kernel="linear").fit(X, y, sample_weight=weight)
+    assert model.fit_status_ == 0
+    ck.check_svm(model, X, y, sample_weight=weight)
+    assert -1.0 - 1e-12 <= model.intercept_[0] <= 1e-12
+    alpha = dict(zip(model.support_, np.abs(model.dual_coef_[0])))
+    assert alpha[3] == tiny and alpha[0] == pytest.approx(1.0, abs=1e-12)
+    dec = model.decision_function(X)
+    assert dec[0] < -0.4 and dec[2] > 0.9
+
+
 def test_sample_weight_is_not_modified(rng):
     X, y = ck.make_count_data(rng, 40, 6, 2)
     weight = rng.random(40)
