@@ -3,7 +3,8 @@
 Full training set (11,314 documents) and test set (7,532), C = 1, one-vs-one:
 
 - NGD on L1 TF: ``kgeo.SVM(kernel="ngd")`` against ``sklearn.svm.SVC(kernel="precomputed")``
-  fed by the NumPy/SciPy Gram route (train Gram and test-train Gram times included);
+  fed by the NumPy/SciPy Gram route, 1,000 rows at a time (train Gram and test-train Gram
+  times included; both libraries imported before the clock);
 - LIN on L2 TF-IDF: ``kgeo.SVM(kernel="linear")`` against ``SVC(kernel="linear")`` on
   the sparse matrix (libsvm computes its kernel rows itself, like kgeo).
 
@@ -13,13 +14,16 @@ rows stored in float32; their floor stores them in float32 too).
 Each configuration runs in its own process, so the peak resident memory reported
 (``ru_maxrss``) is its own; ``baseline`` is a process that only loads the data.
 
-The floor of a kgeo fit is reported three ways: the kernel blocks the fit's solvers
+The floor of a kgeo fit is reported four ways: the kernel blocks the fit's solvers
 asked for, computed once more each, class by class, by the same row routine in as
-many threads as the fit (``KernelRowCache.recompute_used``, after the fit); the time
-of the whole training Gram by kgeo's rows (config ``floor``) scaled by the share of
-its entries the solvers used; and that time scaled by the share of distinct entries
-used, K(x_i, x_j) and K(x_j, x_i) counted once (the fit computes a class pair's
-cross-class entries once for both of its classes, ``KernelRowCache.sweep_cross``).
+many threads as the fit (``KernelRowCache.recompute_used``, after the fit; an entry in
+two used blocks, K(x_i, x_j) and K(x_j, x_i), is computed twice); each distinct entry
+the solvers used computed once, by kgeo's rows over subsets of the classes
+(``distinct_floor``); the time of the whole training Gram by kgeo's rows (config
+``floor``, 256 rows at a time) scaled by the share of its entries the solvers used; and
+that time scaled by the share of distinct entries used (the fit computes a class pair's
+cross-class entries once for both of its classes, ``KernelRowCache.sweep_cross``). Each
+run also records the machine's one-minute load average when it starts.
 
 The kgeo configurations run ``--repeat`` times (5 by default), each in a fresh
 process: this machine's timings vary by 10-20 % from run to run, and a ratio of
@@ -83,10 +87,20 @@ def sqrt_l1(X):
     return sp.csr_matrix(X)
 
 
-def ngd_gram(A, B):
-    G = (A @ B.T).toarray()
+def ngd_gram(A, B, rows=1000):
+    """The NGD Gram of sqrt-rows A and B by SciPy's sparse product, 1,000 rows
+    at a time into one dense array, mapped in place: ``(A @ B.T).toarray()``
+    in one go first holds the product as a sparse matrix (128 M stored
+    entries, 1.5 GB for the 20NG training set) beside the dense one, and
+    took 40 % longer (a review, 2026-11-29)."""
+    G = np.empty((A.shape[0], B.shape[0]))
+    BT = sp.csr_matrix(B.T)
+    for start in range(0, A.shape[0], rows):
+        G[start:start + rows] = (A[start:start + rows] @ BT).toarray()
     np.clip(G, 0.0, 1.0, out=G)
-    return -2.0 * np.arccos(G, out=G)
+    np.arccos(G, out=G)
+    G *= -2.0  # in place: -2.0 * G would be a second 1 GB array
+    return G
 
 
 def recording_svm():
@@ -144,6 +158,84 @@ def smo_alone(params, X, y):
     return timed["smo_s"], timed["floor_s"]
 
 
+def row_subset(rows, which):
+    """The RowSet of the rows ``which`` (increasing) of ``rows``."""
+    from kgeo._kernels import RowSet
+
+    data, indices, indptr, _ = rows.arrays
+    M = sp.csr_matrix((data, indices, indptr), shape=(rows.n_rows, rows.n_features))[which]
+    return RowSet(M.data, M.indices, M.indptr.astype(np.int64), rows.n_features)
+
+
+def timed_products(kernel, products, n_threads):
+    """Wall-clock time of ``kernel_matrix`` over the (RowSet, PostingIndex)
+    ``products``, spread over ``n_threads`` threads (each product computed by
+    one thread, as the fit's class pairs are); and the page faults meanwhile."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kgeo._kernels import kernel_matrix
+
+    def run(product):
+        kernel_matrix(kernel, product[0], product[1], 1)
+
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    started = time.perf_counter()
+    with ThreadPoolExecutor(n_threads) as pool:
+        list(pool.map(run, products))
+    seconds = time.perf_counter() - started
+    return seconds, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before.ru_minflt
+
+
+def distinct_floor(params, A, y, used, n_threads):
+    """Every distinct training-Gram entry the solvers used, computed once by
+    kgeo's rows: (seconds, values computed, page faults while timed).
+
+    ``recompute_used`` computes each block a solver asked for, so an entry
+    K(x_g, x_h) = K(x_h, x_g) in two used blocks is computed twice (74.4 M
+    values on 20NG NGD for 52.3 M distinct entries), where the fit sweeps a
+    class pair's cross blocks once for both classes. Here, per class pair
+    (s, t): the used rows of s against all of t, then the used rows of t
+    against the rows of s not used; per class: its used rows against its
+    unused ones, and against each other in groups of 32 from the group's
+    first row on (the groups' own squares, half computed twice, are the
+    only excess). The posting indexes over these row subsets are built
+    before the clock starts.
+    """
+    from kgeo._kernels import PostingIndex, get_kernel
+    from kgeo._pairwise import prepare_rows
+
+    kernel = get_kernel(params["kernel"], A.shape[1], 0.0)
+    order = np.argsort(y, kind="stable")
+    rows = prepare_rows(kernel, sp.csr_matrix(A[order]))
+    counts = np.bincount(y)
+    start = np.concatenate([[0], np.cumsum(counts)])
+
+    def index(which):
+        return PostingIndex(row_subset(rows, which), np.array([0, len(which)]))
+
+    products = []
+    n_values = 0
+
+    def add(first, second):
+        nonlocal n_values
+        if len(first) and len(second):
+            products.append((row_subset(rows, first), index(second)))
+            n_values += len(first) * len(second)
+
+    for s in range(len(counts)):
+        members = np.arange(start[s], start[s + 1])
+        mine = members[used[members, s]]
+        add(mine, members[~used[members, s]])
+        for at in range(0, len(mine), 32):
+            add(mine[at:at + 32], mine[at:])
+        for t in range(s + 1, len(counts)):
+            others = np.arange(start[t], start[t + 1])
+            add(members[used[members, t]], others)
+            add(others[used[others, s]], members[~used[members, t]])
+    seconds, faults = timed_products(kernel, products, n_threads)
+    return seconds, n_values, faults
+
+
 def symmetric_entries_used(used, counts):
     """Entries of the training Gram in some block the solvers asked for,
     K(x_i, x_j) and K(x_j, x_i) counted once.
@@ -183,7 +275,9 @@ def worker(config, work_dir):
     X_test = sp.load_npz(os.path.join(work_dir, "test.npz"))
     y_train = np.load(os.path.join(work_dir, "y_train.npy"))
     y_test = np.load(os.path.join(work_dir, "y_test.npy"))
-    result = {"config": config}
+    # Other work on the machine slows kgeo's two threads more than sklearn's
+    # one: each run records the load it started under.
+    result = {"config": config, "load_1min": os.getloadavg()[0]}
     cache_dtype = "float32" if config.endswith("-float32") else "float64"
     config = config.removesuffix("-float32")
     if config == "baseline":
@@ -191,36 +285,43 @@ def worker(config, work_dir):
     elif config == "floor":
         # kgeo's own row routine over the whole training Gram, once per kernel;
         # the floor of a fit is this time scaled to the entries it used.
+        from kgeo._kernels import PostingIndex, get_kernel
+        from kgeo._pairwise import prepare_rows
+
         for kernel, weighting, norm in (("ngd", "tf", "l1"), ("linear", "tfidf", "l2")):
             A = kgeo.MultinomialEmbedding(weighting=weighting, norm=norm).fit_transform(X_train)
-            times = []
-            for _ in range(2):  # best of 2: the first also pays for faulting in 1 GB
-                started = time.perf_counter()
-                K = kgeo.pairwise_kernels(A, kernel=kernel)
-                times.append(time.perf_counter() - started)
-                del K
-            result[f"gram_{kernel}_s"] = min(times)
+            k = get_kernel(kernel, A.shape[1], 0.0)
+            rows = prepare_rows(k, A)
+            whole = PostingIndex(rows, np.array([0, rows.n_rows]))
+            # Rows in chunks of 256 (23 MB of values each, a buffer malloc
+            # hands back for the next chunk): one 1 GB matrix paid for
+            # faulting in fresh pages on every call, which no fit does.
+            chunks = [(row_subset(rows, np.arange(at, min(at + 256, rows.n_rows))), whole)
+                      for at in range(0, rows.n_rows, 256)]
+            times = [timed_products(k, chunks, resolve_n_jobs(None)) for _ in range(2)]
+            result[f"gram_{kernel}_s"], result[f"gram_{kernel}_faults"] = min(times)
         result["n_train"] = X_train.shape[0]
     elif config.endswith("ngd"):
         emb = kgeo.MultinomialEmbedding(weighting="tf", norm="l1").fit(X_train)
         A, B = emb.transform(X_train), emb.transform(X_test)
+        if config == "sklearn-ngd":
+            from sklearn.svm import SVC  # imported before the clock, as kgeo is
         started = time.perf_counter()
+        usage = resource.getrusage(resource.RUSAGE_SELF)
         if config == "kgeo-ngd":
-            usage = resource.getrusage(resource.RUSAGE_SELF)
             model = recording_svm()(kernel="ngd", C=1.0, cache_dtype=cache_dtype).fit(A, y_train)
             fitted = time.perf_counter()
             result.update(fit_usage(usage))
             predicted = model.predict(B)
             result["cache_stats"] = model.cache_stats_
         else:
-            from sklearn.svm import SVC
-
             SA, SB = sqrt_l1(A), sqrt_l1(B)
             K = ngd_gram(SA, SA)
             result["gram_s"] = time.perf_counter() - started
             model = SVC(kernel="precomputed", C=1.0).fit(K, y_train)
             del K
             fitted = time.perf_counter()
+            result.update(fit_usage(usage))
             predicted = model.predict(ngd_gram(SB, SA))
         done = time.perf_counter()
         result.update(fit_s=fitted - started, predict_s=done - fitted,
@@ -229,17 +330,17 @@ def worker(config, work_dir):
     else:
         emb = kgeo.MultinomialEmbedding(weighting="tfidf", norm="l2").fit(X_train)
         A, B = emb.transform(X_train), emb.transform(X_test)
+        if config == "sklearn-linear":
+            from sklearn.svm import SVC  # imported before the clock, as kgeo is
         started = time.perf_counter()
+        usage = resource.getrusage(resource.RUSAGE_SELF)
         if config == "kgeo-linear":
-            usage = resource.getrusage(resource.RUSAGE_SELF)
             model = recording_svm()(kernel="linear", C=1.0,
                                     cache_dtype=cache_dtype).fit(A, y_train)
-            result.update(fit_usage(usage))
             result["cache_stats"] = model.cache_stats_
         else:
-            from sklearn.svm import SVC
-
             model = SVC(kernel="linear", C=1.0).fit(A, y_train)
+        result.update(fit_usage(usage))
         fitted = time.perf_counter()
         predicted = model.predict(B)
         done = time.perf_counter()
@@ -251,9 +352,13 @@ def worker(config, work_dir):
         # After the peak is read: the floor's scratch buffers are not the fit's.
         cache = type(model).cache
         seconds, n_values = cache.recompute_used(resolve_n_jobs(model.n_jobs))
+        used = cache.used_blocks()
         result.update(floor_s=seconds, floor_values=n_values,
-                      symmetric_used=symmetric_entries_used(cache.used_blocks(),
-                                                            np.bincount(y_train)))
+                      symmetric_used=symmetric_entries_used(used, np.bincount(y_train)))
+        if cache_dtype == "float64":  # the distinct floor stores float64 values
+            (result["distinct_floor_s"], result["distinct_floor_values"],
+             result["distinct_floor_faults"]) = distinct_floor(
+                model.get_params(), A, y_train, used, resolve_n_jobs(model.n_jobs))
         # The same fit once more in this process: its memory comes back from
         # malloc already mapped, so it shows what the first fit's page faults
         # and cold start cost. The first fit is the one the targets judge.
@@ -282,7 +387,14 @@ def merge_runs(runs):
                                                  for run in runs]))
         merged["smo_ratio"] = float(np.median([run["smo_alone_s"] / run["floor_1_thread_s"]
                                                for run in runs]))
-    for key in ("accuracy", "n_sv", "floor_values", "symmetric_used"):
+    if "distinct_floor_s" in merged:
+        ratios = [run["fit_s"] / run["distinct_floor_s"] for run in runs]
+        merged["distinct_floor_s"] = float(np.median([run["distinct_floor_s"]
+                                                      for run in runs]))
+        merged["distinct_ratio"] = float(np.median(ratios))
+        merged["distinct_ratio_range"] = (min(ratios), max(ratios))
+    merged["load_1min"] = max(run["load_1min"] for run in runs)
+    for key in ("accuracy", "n_sv", "floor_values", "symmetric_used", "distinct_floor_values"):
         if len({run.get(key) for run in runs}) != 1:
             raise RuntimeError(f"{key} differs between runs of {merged['config']}: the fit "
                                f"is deterministic, so this is a bug")
@@ -331,21 +443,29 @@ def main():
             runs = worker_runs(__file__, config, work_dir, args.repeat)
             results[config] = r = merge_runs(runs)
             if config == "floor":
-                print(f"{config:<19} kgeo's rows for the whole training Gram: NGD "
-                      f"{r['gram_ngd_s']:.2f} s, linear {r['gram_linear_s']:.2f} s", flush=True)
+                print(f"{config:<19} kgeo's rows for the whole training Gram (in chunks of 256 "
+                      f"rows): NGD {r['gram_ngd_s']:.2f} s ({r['gram_ngd_faults']} page "
+                      f"faults), linear {r['gram_linear_s']:.2f} s ({r['gram_linear_faults']} "
+                      f"page faults); load {r['load_1min']:.1f}", flush=True)
             elif config != "baseline":
                 extra = f" (Gram {r['gram_s']:.2f} s)" if "gram_s" in r else ""
                 print(f"{config:<19} accuracy {100 * r['accuracy']:6.2f}%  fit {r['fit_s']:7.2f} s"
                       f"{extra}  predict {r['predict_s']:6.2f} s  total "
                       f"{r['fit_s'] + r['predict_s']:7.2f} s  peak {r['peak_mb']:7.0f} MB  "
                       f"SVs {r['n_sv']}", flush=True)
+                if "floor_s" not in r:
+                    print(f"{'':<19} fit: user {r['fit_user_s']:.2f} s, system "
+                          f"{r['fit_sys_s']:.2f} s; load {r['load_1min']:.1f}")
                 for run in runs if "floor_s" in r else []:
                     # Page faults are slow and erratic on some virtual machines:
                     # the system time shows when a fit paid for them.
-                    print(f"{'':<19} run: fit {run['fit_s']:.2f} s (user {run['fit_user_s']:.2f} "
-                          f"s, system {run['fit_sys_s']:.2f} s, {run['fit_page_faults']} page "
-                          f"faults), floor {run['floor_s']:.2f} s "
-                          f"({run['fit_s'] / run['floor_s']:.2f}x); a second fit "
+                    distinct = (f", distinct floor {run['distinct_floor_s']:.2f} s "
+                                f"({run['fit_s'] / run['distinct_floor_s']:.2f}x)"
+                                if "distinct_floor_s" in run else "")
+                    print(f"{'':<19} run (load {run['load_1min']:.1f}): fit {run['fit_s']:.2f} s "
+                          f"(user {run['fit_user_s']:.2f} s, system {run['fit_sys_s']:.2f} s, "
+                          f"{run['fit_page_faults']} page faults), floor {run['floor_s']:.2f} s "
+                          f"({run['fit_s'] / run['floor_s']:.2f}x){distinct}; a second fit "
                           f"{run['refit_s']:.2f} s ({run['refit_s'] / run['floor_s']:.2f}x); "
                           f"one thread: SMO alone {run['smo_alone_s']:.2f} s, floor "
                           f"{run['floor_1_thread_s']:.2f} s "
@@ -359,12 +479,24 @@ def main():
         ours, theirs = results.get(f"kgeo-{kind}"), results.get(f"sklearn-{kernel}")
         if ours:
             low, high = ours["run_ratio_range"]
-            print(f"{kind}: computing the {ours['floor_values'] / 1e6:.1f} M kernel values the "
-                  f"fit used, once each, takes {ours['floor_s']:.2f} s; the fit "
+            print(f"{kind}: computing every block the solvers asked for, once each "
+                  f"({ours['floor_values'] / 1e6:.1f} M kernel values; an entry in two used "
+                  f"blocks, as K(i, j) and K(j, i), counted twice), takes "
+                  f"{ours['floor_s']:.2f} s; the fit "
                   f"{ours['fit_s']:.2f} s ({ours['fit_s'] / ours['floor_s']:.2f}x this floor; "
                   f"each run against its own floor: median {ours['run_ratio']:.2f}x, "
                   f"{low:.2f}-{high:.2f}x). A second fit in the same process: "
                   f"{ours['refit_s']:.2f} s (median {ours['refit_ratio']:.2f}x its run's floor)")
+            if "distinct_floor_s" in ours:
+                low, high = ours["distinct_ratio_range"]
+                print(f"{kind}: computing each distinct entry the solvers used once "
+                      f"({ours['symmetric_used'] / 1e6:.1f} M entries; "
+                      f"{ours['distinct_floor_values'] / 1e6:.1f} M values computed, with "
+                      f"kgeo's rows over subsets of the classes), takes "
+                      f"{ours['distinct_floor_s']:.2f} s; the fit {ours['fit_s']:.2f} s "
+                      f"({ours['fit_s'] / ours['distinct_floor_s']:.2f}x this floor; each run "
+                      f"against its own: median {ours['distinct_ratio']:.2f}x, "
+                      f"{low:.2f}-{high:.2f}x)")
             print(f"{kind}: its SMO alone (one thread, each pair solved again from rows "
                   f"already cached, no kernel value computed): {ours['smo_alone_s']:.2f} s, "
                   f"median {ours['smo_ratio']:.2f}x its run's floor in one thread "

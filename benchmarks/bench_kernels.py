@@ -107,13 +107,21 @@ def load_counts(data_dir, prune_by_doc_count):
     return X, how, int(empty.sum())
 
 
-def ngd_numpy(X):
-    """The NGD Gram matrix as a NumPy/SciPy user writes it."""
+def ngd_numpy(X, rows=1000):
+    """The NGD Gram matrix as a NumPy/SciPy user writes it: SciPy's sparse
+    product 1,000 rows at a time into one dense array, mapped in place (in
+    one go, the product first held 128 M stored entries as a sparse matrix,
+    and took 40 % longer)."""
     S = sp.csr_matrix(X, copy=True)
     S.data /= np.repeat(np.asarray(S.sum(axis=1)).ravel(), np.diff(S.indptr))  # p = x / sum(x)
     S.data = np.sqrt(S.data)
-    G = (S @ S.T).toarray()
-    return -2.0 * np.arccos(np.clip(G, 0.0, 1.0, out=G), out=G)
+    ST = sp.csr_matrix(S.T)
+    G = np.empty((S.shape[0], S.shape[0]))
+    for start in range(0, S.shape[0], rows):
+        G[start:start + rows] = (S[start:start + rows] @ ST).toarray()
+    np.arccos(np.clip(G, 0.0, 1.0, out=G), out=G)
+    G *= -2.0
+    return G
 
 
 def best_of(repeat, fn):
