@@ -42,6 +42,10 @@ from .exceptions import ConvergenceWarning, sklearn_compatible
 
 __all__ = ["PLSA", "PLSAFisherEmbedding"]
 
+# P(z) at or below which a fitted topic counts as unused for Fisher scores,
+# which divide by sqrt(P(z)): sqrt of float64's epsilon.
+_UNUSED_TOPIC = float(np.sqrt(np.finfo(np.float64).eps))
+
 _INT32_MAX = np.iinfo(np.int32).max
 
 
@@ -79,11 +83,13 @@ def _word_major(model):
     K-vector contiguous, as the loops read it. Made from ``components_`` at
     each call, so that components assigned to a fitted model are used."""
     components = np.asarray(model.components_, dtype=np.float64)
-    n_topics = model.n_components
+    # The fit's number of topics, not n_components, which set_params may
+    # have changed since (a fitted model keeps its fitted attributes).
+    n_topics = model.topic_probability_.shape[0]
     if components.shape != (n_topics, model.n_features_in_):
         raise ValueError(
             f"components_ has shape {components.shape}, expected ({n_topics}, "
-            f"{model.n_features_in_}) for n_components={n_topics} and "
+            f"{model.n_features_in_}) for the fit's {n_topics} topics and "
             f"{model.n_features_in_} features")
     return np.ascontiguousarray(components.T)
 
@@ -507,6 +513,12 @@ class PLSAFisherEmbedding(TransformerMixin, EstimatorMixin):
 
     def _topic_counts(self):
         value = self.n_components
+        if hasattr(value, "__next__"):
+            # A generator: fit's checks would use it up, and transform then
+            # found an empty sequence.
+            raise ValueError(f"n_components must be an integer >= 1 or a sequence of them, "
+                             f"got a one-shot iterator ({type(value).__name__}); pass a "
+                             f"list or tuple")
         if isinstance(value, np.ndarray) and value.ndim == 0:
             value = value[()]  # a NumPy scalar, checked as PLSA checks one
         if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
@@ -562,11 +574,16 @@ class PLSAFisherEmbedding(TransformerMixin, EstimatorMixin):
                 f"with int32 and needs fewer than 2**31")
         models = [self._model(n_topics, rng).fit(X) for n_topics in topic_counts]
         for model in models:
-            if not np.all(model.topic_probability_ > 0):
+            # Without smoothing, EM fades a surplus topic towards 0 without
+            # reaching it (P(z) = 7.8e-64 on 20 documents, K = 30): dividing
+            # by sqrt(P(z)) then gave scores of 5.6e20. Below sqrt(eps) a
+            # topic is unused as far as float64's scores can tell.
+            smallest = float(np.min(model.topic_probability_))
+            if not smallest > _UNUSED_TOPIC:
                 raise ValueError(
                     f"a topic of the {model.n_components}-topic model is unused "
-                    f"(P(z) = 0), so its Fisher score is undefined; use fewer topics or "
-                    f"doc_topic_smoothing > 0")
+                    f"(P(z) = {smallest:.3g}, at most {_UNUSED_TOPIC:.2g}), so its Fisher "
+                    f"score is undefined; use fewer topics or doc_topic_smoothing > 0")
         self.models_ = models
         self.n_iter_ = max(model.n_iter_ for model in models)
         self.n_features_in_ = X.shape[1]

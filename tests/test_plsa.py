@@ -665,8 +665,43 @@ def test_embedding_refuses_a_topic_with_zero_probability():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert np.any(PLSA(3, **kw).fit(X).topic_probability_ == 0)  # the premise
-        with pytest.raises(ValueError, match=r"unused \(P\(z\) = 0\)"):
+        with pytest.raises(ValueError, match=r"unused \(P\(z\) = 0, at most 1.5e-08\)"):
             PLSAFisherEmbedding(3, **kw).fit(X)
+
+
+def test_embedding_refuses_a_topic_that_em_faded_without_reaching_zero():
+    # Without smoothing a surplus topic's P(z) fades towards 0 (7.8e-64
+    # here) without reaching it: the guard tested P(z) > 0, and transform's
+    # division by sqrt(P(z)) gave scores of 5.6e20 (6.2 with smoothing).
+    rng = np.random.default_rng(0)
+    X = rng.poisson(0.5, size=(20, 50))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=r"a topic of the 30-topic model is unused \(P\(z\) "
+                                             r"= [0-9.e-]+, at most 1.5e-08\)"):
+            PLSAFisherEmbedding(doc_topic_smoothing=0, random_state=0).fit(X)
+        scores = PLSAFisherEmbedding(random_state=0).fit(X).transform(X)
+    assert np.abs(scores.data).max() < 100
+
+
+def test_embedding_refuses_a_one_shot_iterator_of_topic_counts(corpus):
+    # fit's checks used the generator up: fit succeeded, then transform
+    # found "an empty sequence".
+    with pytest.raises(ValueError, match=r"got a one-shot iterator \(generator\); pass a list"):
+        PLSAFisherEmbedding(n_components=(k for k in (2, 3))).fit(corpus)
+    assert PLSAFisherEmbedding(n_components=range(2, 4), random_state=0).fit(
+        corpus).n_features_out_ == 5 * 41
+
+
+def test_a_fitted_model_keeps_its_topics_after_set_params(corpus):
+    # transform checked components_ against the n_components parameter, so
+    # set_params(n_components=2) without a refit broke it, while
+    # get_feature_names_out went on with the fitted 3 topics.
+    model = PLSA(3, random_state=0).fit(corpus)
+    before = model.transform(corpus)
+    model.set_params(n_components=2)
+    np.testing.assert_array_equal(model.transform(corpus), before)
+    assert len(model.get_feature_names_out()) == 3
 
 
 def test_fold_in_with_zero_tolerance_settles_on_an_exact_fixed_point():
