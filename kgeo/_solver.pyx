@@ -2677,7 +2677,7 @@ def one_vs_one_votes(const float64_t[:, :, ::1] share, const float64_t[::1] inte
         (s, t), pairs in libsvm's order (0, 1), (0, 2), ..., (1, 2), ...
     votes : ndarray of int64, shape (n_rows, n_classes), written
         Pair p votes for s when ``dec[i, p]`` exceeds its rounding bound,
-        ``VOTE_ROUNDING (|intercept[p]| + coef_sum[p] K_max[i])``
+        ``VOTE_ROUNDING |intercept[p]| + (VOTE_ROUNDING coef_sum[p]) K_max[i]``
         (``VOTE_ROUNDING`` = 4 eps), else for t: a
         value within the bound counts as zero (a vote for t, as libsvm gives
         an exact zero), so that a point lying exactly on a boundary gets the
@@ -2716,7 +2716,11 @@ def one_vs_one_votes(const float64_t[:, :, ::1] share, const float64_t[::1] inte
                 for t in range(s + 1, n_classes):
                     d = share[i, s, t - 1] + share[i, t, s] + intercept[p]
                     dec[i, p] = d
-                    if d > VOTE_ROUNDING_C * (fabs(intercept[p]) + coef_sum[p] * K_max[i]):
+                    # VOTE_ROUNDING applied term by term: its product with
+                    # coef_sum K_max of 1e308 would overflow to inf, and every
+                    # pair vote for its second class whatever its value.
+                    if d > (VOTE_ROUNDING_C * fabs(intercept[p])
+                            + (VOTE_ROUNDING_C * coef_sum[p]) * K_max[i]):
                         votes[i, s] += 1
                     else:
                         votes[i, t] += 1

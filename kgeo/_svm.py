@@ -125,6 +125,22 @@ def _reads_kernel_matrix(kernel):
     return _is_precomputed(kernel) or _is_callable_kernel(kernel)
 
 
+def _squashed(conf):
+    """scikit-learn's ovr confidences ``conf / (3 (|conf| + 1))``, in
+    (-1/3, 1/3), the same bits where they are finite. Beyond 6e307 the
+    denominator overflows (0 instead of 1/3), and a sum of the pairs'
+    finite values can overflow itself (inf / inf, NaN): there the limit,
+    sign(conf) / 3. A sum that met both +inf and -inf (NaN) says nothing
+    about the class: 0, the votes alone decide. (Non-finite pair values
+    themselves are refused after the last chunk, see _decision_chunks.)"""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = conf / (3 * (np.abs(conf) + 1))
+    huge = ~(np.abs(conf) < np.finfo(np.float64).max / 4)
+    if huge.any():
+        out[huge] = np.nan_to_num(np.sign(conf[huge]), nan=0.0) / 3
+    return out
+
+
 def _as_value_error(check, value, name):
     """``check(value, name)``, its TypeError raised as a ValueError: the
     kernels that read the parameter raise ValueError for any bad value, so
@@ -164,8 +180,8 @@ def _callable_kernel_matrix(kernel, X, Y, *, n_threads, training):
     """``kernel(X, Y)`` checked: a finite float64 matrix of shape (len(X),
     len(Y)), symmetric to rounding when ``training`` (Y is X then).
 
-    Returns the matrix (C order), its largest magnitude, and whether the
-    matrix is the function's own array (which must then be read only)."""
+    Returns the matrix (C order; it may be the function's own memory, to be
+    read only) and its largest magnitude."""
     label = _kernel_label(kernel)
     call = f"{label}(X, X)" if training else f"{label}(X, support_vectors_)"
     K = kernel(X, Y)
@@ -187,7 +203,7 @@ def _callable_kernel_matrix(kernel, X, Y, *, n_threads, training):
     checked, largest = check_kernel_matrix(
         K, name=call, n_columns=None if training else expected[1], n_threads=n_threads,
         source=f"kernel={label}")
-    return checked, largest, checked is K
+    return checked, largest
 
 
 def _progress(iterable, total, enabled, desc):
@@ -850,7 +866,7 @@ class SVM(EstimatorMixin):
             kernel_args, centre = {}, None
             if by_callable:
                 # Of the samples of positive weight only (X_checked is them).
-                matrix, largest, _ = _callable_kernel_matrix(
+                matrix, largest = _callable_kernel_matrix(
                     self.kernel, X_checked, X_checked, n_threads=n_threads, training=True)
                 position = order
             else:
@@ -1332,6 +1348,12 @@ class SVM(EstimatorMixin):
         else:
             if _is_precomputed(model.kernel):
                 per_row = max(per_row, n_sv)
+            else:
+                # The chunk's rows of X, as copied and prepared, too: with two
+                # classes per_row alone allowed 2 M rows, a whole batch of
+                # 200,000 documents (2.8 times X at the peak).
+                stored = X.nnz / max(X.shape[0], 1) if sp.issparse(X) else X.shape[1]
+                per_row = max(per_row, math.ceil(stored))
             chunk = max(1, _PREDICT_CHUNK_VALUES // per_row)
 
         def chunks():
@@ -1397,7 +1419,7 @@ class SVM(EstimatorMixin):
         # Votes plus confidences squashed into (-1/3, 1/3), as scikit-learn's SVC does.
         out = np.empty((n_samples, n_classes))
         for rows, _, votes, conf in chunks:
-            out[rows] = votes + conf / (3 * (np.abs(conf) + 1))
+            out[rows] = votes + _squashed(conf)
         return out
 
     def predict(self, X):
@@ -1436,7 +1458,7 @@ class SVM(EstimatorMixin):
             if break_ties and classes.shape[0] > 2:
                 # decision_function's ovr values: the votes plus confidences
                 # squashed into (-1/3, 1/3), which order classes of equal votes.
-                winners[rows] = np.argmax(votes + conf / (3 * (np.abs(conf) + 1)), axis=1)
+                winners[rows] = np.argmax(votes + _squashed(conf), axis=1)
             else:
                 winners[rows] = np.argmax(votes, axis=1)
         return classes[winners]
@@ -1855,14 +1877,13 @@ def _callable_kernel_sums(model, X, n_threads):
     shift = float(model.shift)
 
     def weighted_sums(rows_of_X, sv_start, coef_t):
-        values, _, theirs = _callable_kernel_matrix(model.kernel, X[rows_of_X],
-                                                    support_vectors, n_threads=n_threads,
-                                                    training=False)
-        if shift != 0.0:  # k + shift, as the solver read it
-            if theirs:  # the function's own array (a cached matrix, say): never written
-                values = values + shift
-            else:
-                values += shift
+        values, _ = _callable_kernel_matrix(model.kernel, X[rows_of_X], support_vectors,
+                                            n_threads=n_threads, training=False)
+        if shift != 0.0:
+            # k + shift, as the solver read it, into a new array: the checked
+            # matrix can be the function's own memory (a cached array, or a
+            # view of one through np.matrix or a read-only memmap).
+            values = values + shift
         return weighted_sums_of_values(values, sv_start, coef_t, n_threads)
 
     return X, _n_samples(support_vectors), weighted_sums

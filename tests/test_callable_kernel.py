@@ -609,6 +609,39 @@ def test_a_cached_matrix_the_function_returns_is_never_written(shift):
     np.testing.assert_array_equal(G, before)
 
 
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.asmatrix's
+@pytest.mark.parametrize("wrap", ["matrix", "read-only memmap"])
+def test_a_view_of_the_functions_memory_is_never_written_at_prediction(wrap, tmp_path):
+    """The shift was added in place to any checked matrix that was not the
+    returned object itself: an np.matrix view of the function's stored array
+    came back changed by +2.0, and a read-only memmap made predict fail with
+    'output array is read-only' (fit worked)."""
+    rng = np.random.default_rng(0)
+    X = rng.poisson(1.0, (60, 8)).astype(float) + np.eye(60, 8)
+    y = np.arange(60) % 3
+    held = {}
+    path = tmp_path / "k.dat"
+
+    def k(A, B):
+        K = kgeo.pairwise_kernels(A, B, kernel="ngd")
+        if wrap == "matrix":
+            held["K"], held["copy"] = K, K.copy()
+            return np.asmatrix(K)
+        stored = np.memmap(path, dtype=np.float64, mode="w+", shape=K.shape)
+        stored[:] = K
+        stored.flush()
+        del stored
+        return np.memmap(path, dtype=np.float64, mode="r", shape=K.shape)
+
+    model = kgeo.SVM(kernel=k, shift=2.0).fit(X, y)
+    got = model.decision_function(X[:10])
+    np.testing.assert_allclose(
+        got, kgeo.SVM(kernel="ngd", shift=2.0).fit(X, y).decision_function(X[:10]),
+        rtol=0, atol=1e-12)
+    if wrap == "matrix":
+        np.testing.assert_array_equal(held["K"], held["copy"])
+
+
 @pytest.mark.parametrize("shift", [0.0, 2.5])
 def test_a_cached_matrix_the_function_returns_at_prediction_is_never_written(shift):
     """The function may return its own array at prediction too (a matrix of

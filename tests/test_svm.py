@@ -3045,6 +3045,44 @@ def test_predict_follows_decision_values_far_above_their_rounding(n_classes):
     assert np.mean(predicted == centred.predict(Z)) > 0.97
 
 
+def test_a_vote_bound_beyond_float64_does_not_swallow_finite_decisions():
+    """4 eps (|b| + sum|coef| max|K|) overflowed to inf once sum|coef| max|K|
+    passed 1.8e308, with every kernel and decision value finite: every pair
+    voted for its second class (poly, a row scaled by 2e102: decision value
+    -2.4e306, predicted classes_[1])."""
+    rng = np.random.default_rng(0)
+    X = np.abs(rng.normal(size=(60, 5))) + 0.1
+    y = (X[:, 0] > X[:, 1]).astype(int)
+    model = kgeo.SVM(kernel="poly", degree=3, gamma=1.0, coef0=0.0, C=10).fit(X, y)
+    x = np.array([[0.0, 1.0, 0.0, 0.0, 0.0]])
+    for scale in (1.0, 1e100, 2e102):
+        assert model.decision_function(x * scale)[0] < 0
+        assert model.predict(x * scale)[0] == 0
+
+
+def test_ovr_confidences_squash_to_a_third_beyond_float64():
+    """scikit-learn's conf / (3 (|conf| + 1)): the same bits where finite; its
+    denominator overflowed beyond 6e307 (0 instead of about 1/3), and a sum
+    of finite pair values that overflowed gave inf / inf = NaN, which
+    decision_function returned and predict(break_ties=True) chose by."""
+    from kgeo._svm import _squashed
+
+    finite = np.array([[-1e300, -2.5, -1e-300, 0.0, 3.0, 1e300]])
+    np.testing.assert_array_equal(_squashed(finite), finite / (3 * (np.abs(finite) + 1)))
+    huge = np.array([[1e308, -1.7e308, np.inf, -np.inf]])
+    np.testing.assert_array_equal(_squashed(huge), [[1 / 3, -1 / 3, 1 / 3, -1 / 3]])
+    # A sum that met both +inf and -inf: no confidence either way.
+    np.testing.assert_array_equal(_squashed(np.array([[np.nan, 1.0]])), [[0.0, 1 / 6]])
+    # Through a precomputed model: pair values of 1.2e308 and 1.09e308 sum
+    # beyond float64 for class 0.
+    K = np.diag([1.0, 1.0, 1.0])
+    model = kgeo.SVM(kernel="precomputed").fit(K, [0, 1, 2])
+    big = np.array([[1.2e308, 0.0, 0.0]])
+    ovr = model.decision_function(big)
+    assert np.all(np.isfinite(ovr)) and np.argmax(ovr[0]) == np.argmax(
+        kgeo.SVM(kernel="precomputed", break_ties=True).fit(K, [0, 1, 2]).decision_function(big)[0])
+
+
 @pytest.mark.parametrize("n_classes", [2, 3, 5, 17])
 def test_one_vs_one_votes_match_a_loop_over_the_pairs(n_classes, rng):
     """The compiled pass over the class pairs against the plain loop in
@@ -3058,7 +3096,7 @@ def test_one_vs_one_votes_match_a_loop_over_the_pairs(n_classes, rng):
     intercept = rng.normal(size=n_pairs)
     coef_sum = rng.random(n_pairs) * 1e3
     K_max = rng.random(n_rows) * 1e3
-    threshold = VOTE_ROUNDING * (np.abs(intercept) + coef_sum * K_max[:, None])
+    threshold = VOTE_ROUNDING * np.abs(intercept) + (VOTE_ROUNDING * coef_sum) * K_max[:, None]
     dec = np.empty((n_rows, n_pairs))
     votes = np.zeros((n_rows, n_classes), dtype=np.int64)
     confidence = np.zeros((n_rows, n_classes))
@@ -3783,6 +3821,33 @@ def test_rounding_bound_sums_the_coefficients_of_each_pairs_own_support_vectors(
                 for s in range(n_classes) for t in range(s + 1, n_classes)]
     assert seen
     np.testing.assert_allclose(seen[0], expected, rtol=1e-12)
+
+
+def test_a_two_class_prediction_chunks_its_rows_by_their_stored_values(monkeypatch):
+    """The chunk of test rows was bounded by n_classes (n_classes - 1)
+    values per row only: with two classes a batch of 200,000 documents went
+    through in one chunk, copied and prepared whole (peak 2.8 times X). Each
+    row's stored values count too, and the results do not depend on it."""
+    from kgeo import _svm
+
+    rng = np.random.default_rng(4)
+    X = sp.random(300, 500, density=0.2, random_state=rng, format="csr") * 10
+    X.data = np.ceil(X.data)
+    y = (np.asarray(X[:, :250].sum(axis=1)).ravel() > np.asarray(
+        X[:, 250:].sum(axis=1)).ravel()).astype(int)
+    model = kgeo.SVM(kernel="ngd").fit(X, y)
+    whole = model.decision_function(X)
+    rows_seen = []
+    real = _svm.one_vs_one_votes
+
+    def spy(share, *rest):
+        rows_seen.append(share.shape[0])
+        return real(share, *rest)
+
+    monkeypatch.setattr(_svm, "one_vs_one_votes", spy)
+    monkeypatch.setattr(_svm, "_PREDICT_CHUNK_VALUES", 2000)  # 100 values per row: 20 rows
+    np.testing.assert_array_equal(model.decision_function(X), whole)
+    assert max(rows_seen) <= 2000 // 100 and sum(rows_seen) == 300
 
 
 def test_a_refit_does_not_keep_the_previous_fits_support_vectors_alive():
