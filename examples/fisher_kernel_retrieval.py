@@ -37,7 +37,15 @@ def parse_args(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     args.collections = tuple(args.collections.split(","))
-    args.components = tuple(int(k) for k in args.components.split(","))
+    unknown = [name for name in args.collections if name not in COLLECTIONS]
+    if unknown:
+        parser.error(f"--collections must name some of {','.join(COLLECTIONS)}, got {unknown}")
+    try:
+        args.components = tuple(int(k) for k in args.components.split(","))
+    except ValueError:
+        parser.error(f"--components must be comma-separated integers, got {args.components!r}")
+    if not all(k >= 1 for k in args.components):
+        parser.error(f"--components must be at least 1, got {args.components}")
     return args
 
 

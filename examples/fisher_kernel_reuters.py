@@ -39,8 +39,16 @@ def parse_args(argv=None):
     parser.add_argument("--C", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    args.components = tuple(int(k) for k in args.components.split(","))
-    args.fractions = tuple(float(f) for f in args.fractions.split(","))
+    try:
+        args.components = tuple(int(k) for k in args.components.split(","))
+        args.fractions = tuple(float(f) for f in args.fractions.split(","))
+    except ValueError:
+        parser.error(f"--components and --fractions must be comma-separated numbers, got "
+                     f"{args.components!r} and {args.fractions!r}")
+    if not all(k >= 1 for k in args.components):
+        parser.error(f"--components must be at least 1, got {args.components}")
+    if not args.C > 0:
+        parser.error(f"--C must be > 0, got {args.C}")
     if not all(0 < f <= 1 for f in args.fractions):
         parser.error(f"--fractions must lie in (0, 1], got {args.fractions}")
     if args.repeats < 1:

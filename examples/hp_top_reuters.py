@@ -40,7 +40,12 @@ def parse_args(argv=None):
     parser.add_argument("--fisher", action="store_true",
                         help="also train SVMs with the PLSA Fisher kernel")
     args = parser.parse_args(argv)
-    args.sizes = tuple(int(n) for n in args.sizes.split(","))
+    try:
+        args.sizes = tuple(int(n) for n in args.sizes.split(","))
+    except ValueError:
+        parser.error(f"--sizes must be comma-separated integers, got {args.sizes!r}")
+    if not all(n >= 1 for n in args.sizes):
+        parser.error(f"--sizes must be at least 1, got {args.sizes}")
     if args.repeats < 1:
         parser.error(f"--repeats must be at least 1, got {args.repeats}")
     return args

@@ -157,6 +157,8 @@ def main(argv=None):
     parser.add_argument("--gamma", type=float, default=0.5, help="gamma of the Gaussian")
     parser.add_argument("--plot", default=None, help="write the figure to this file")
     args = parser.parse_args(argv)
+    if not (args.t > 0 and args.gamma > 0):
+        parser.error(f"--t and --gamma must be > 0, got {args.t} and {args.gamma}")
     result = trace(args.t, args.gamma)
     print(f"points (mu, sigma): {POINTS[0].tolist()} (class 0), {POINTS[1].tolist()} (class 1)")
     print(f"b*: hyperbolic {result['intercepts'][0]:.2e}, Gaussian {result['intercepts'][1]:.2e}")

@@ -171,7 +171,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         status = args.run(args)
-        sys.stdout.flush()  # a closed pipe fails here, inside the try, not at exit
+        if sys.stdout is not None:  # None when started with stdout closed (`>&-`)
+            sys.stdout.flush()  # a closed pipe fails here, inside the try, not at exit
         return status
     except BrokenPipeError:
         # The reader went away (`kgeo demo | head -1`): nothing to report.

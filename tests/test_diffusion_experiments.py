@@ -3,6 +3,7 @@
 formulas, its draws, tasks and summaries against hand-made cases, and a
 small run on Reuters-21578."""
 
+import re
 import types
 
 import numpy as np
@@ -239,3 +240,17 @@ def test_reuters_table_runs(example, reuters_dir, capsys):
         assert "diffusion best in" in out
         words.append(int(re.search(r"stories, (\d+) words", out).group(1)))
     assert words[1] > words[0]  # the stop words kept
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--table", "5", "--sizes", "40"], r"--sizes applies to tables 1-4"),
+    (["--table", "3", "--sizes", "-5"], r"--sizes must be at least 1, got \(-5,\)"),
+    (["--table", "3", "--sizes", "abc"], r"--sizes and --scales must be comma-separated"),
+])
+def test_bad_sizes_are_usage_errors_before_any_data_is_read(example, argv, match, capsys):
+    # They failed inside NumPy after loading and vectorising the corpus, or
+    # (table 5) were silently ignored.
+    with pytest.raises(SystemExit) as stop:
+        example.parse_args(["--data", "nowhere", *argv])
+    assert stop.value.code == 2
+    assert re.search(match, capsys.readouterr().err)

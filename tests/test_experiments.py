@@ -1450,6 +1450,23 @@ def test_cli_demo_into_a_closed_pipe_exits_1_quietly(tmp_path, buffered):
     assert proc.stderr == "", proc.stderr
 
 
+def test_cli_demo_with_stdout_closed_shows_no_traceback(tmp_path):
+    """Started with file descriptor 1 closed (`kgeo demo >&-`), Python sets
+    sys.stdout to None: kgeo's flush raised AttributeError ('NoneType' object
+    has no attribute 'flush') and printed an internal traceback."""
+    import kgeo
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (os.path.dirname(os.path.dirname(kgeo.__file__)), env.get("PYTHONPATH")) if p)
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os, sys, runpy; os.close(1); sys.stdout = None; "
+                               "sys.argv = ['kgeo', 'demo', '--n-documents', '200', "
+                               "'--n-classes', '2']; runpy.run_module('kgeo', run_name='__main__')"],
+        stderr=subprocess.PIPE, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert "Traceback" not in proc.stderr, proc.stderr
+
+
 def test_check_demo_args_boundary():
     """--n-documents of exactly 10 per class is enough."""
     from kgeo.__main__ import _check_demo_args
