@@ -3075,12 +3075,13 @@ def test_ovr_confidences_squash_to_a_third_beyond_float64():
     np.testing.assert_array_equal(_squashed(np.array([[np.nan, 1.0]])), [[0.0, 1 / 6]])
     # Through a precomputed model: pair values of 1.2e308 and 1.09e308 sum
     # beyond float64 for class 0.
+    # Pair values (0, 1) and (0, 2) of 1.2e308, (1, 2) of 0: votes [2, 0, 1],
+    # confidences +inf (their sum), -1.2e308 and -1.2e308.
     K = np.diag([1.0, 1.0, 1.0])
     model = kgeo.SVM(kernel="precomputed").fit(K, [0, 1, 2])
     big = np.array([[1.2e308, 0.0, 0.0]])
-    ovr = model.decision_function(big)
-    assert np.all(np.isfinite(ovr)) and np.argmax(ovr[0]) == np.argmax(
-        kgeo.SVM(kernel="precomputed", break_ties=True).fit(K, [0, 1, 2]).decision_function(big)[0])
+    np.testing.assert_allclose(model.decision_function(big), [[2 + 1 / 3, -1 / 3, 1 - 1 / 3]],
+                               rtol=1e-15)
 
 
 @pytest.mark.parametrize("n_classes", [2, 3, 5, 17])
