@@ -25,7 +25,7 @@ from cython.parallel cimport prange, threadid
 from libc.float cimport DBL_EPSILON
 from libc.math cimport INFINITY, fabs
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
-from libc.stdlib cimport calloc, free, malloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memset
 
 import os
@@ -1085,6 +1085,24 @@ cdef class KernelRowCache:
     # this cache may need.
     cdef void** spare_slabs
     cdef intp_t n_spare, max_spare, slab_bytes
+    # The buffers of blocks that left the cache (evicted for a miss, or
+    # dead at a pair's retirement), kept for the next misses to reuse
+    # through realloc rather than freed: one list per class, of buffers of
+    # that class's block length, linked through their first bytes. glibc
+    # gives each thread its own arena and returns a freed buffer to the
+    # arena it came from, while malloc takes from the caller's: blocks
+    # freed by one thread and allocated again by another moved memory
+    # between the arenas, each of which grew towards its own peak share of
+    # the cache (bench_scale at 100k documents: 270 MB beyond the 1,000 MB
+    # budget; 16 MB with MALLOC_ARENA_MAX=1). realloc keeps a buffer in
+    # its arena, so the arenas together hold about the budget. Spare
+    # buffers count against the budget, as do blocks being computed
+    # outside the lock (``reserved``): a spare is freed before a live
+    # block is evicted.
+    cdef void** spare_head
+    cdef readonly int64_t spare_values, n_spare_blocks, reserved, blocks_reused
+    # The most values in blocks, spare buffers and reserved blocks at once.
+    cdef readonly int64_t peak_allocated
     cdef readonly int64_t slab_allocations
     cdef int32_t* row_class       # the class of each row (to find a block's slab)
     cdef readonly int64_t n_computed   # blocks computed (misses)
@@ -1133,10 +1151,12 @@ cdef class KernelRowCache:
         self.slab_refs = <intp_t*> calloc(max(self.n_classes * self.n_classes, 1), sizeof(intp_t))
         self.max_spare = max(1, n_threads)
         self.spare_slabs = <void**> calloc(self.max_spare, sizeof(void*))
+        self.spare_head = <void**> calloc(max(self.n_classes, 1), sizeof(void*))
         self.row_class = <int32_t*> malloc(max(self.n_rows, 1) * sizeof(int32_t))
         self.lock_ready = lock_init(&self.lock) == 0
         if (self.slots == NULL or self.pairs_left == NULL or self.slabs == NULL
                 or self.slab_refs == NULL or self.spare_slabs == NULL
+                or self.spare_head == NULL
                 or self.row_class == NULL or not self.lock_ready):
             raise MemoryError("could not allocate the kernel row cache index")
         for c in range(self.n_classes):
@@ -1165,6 +1185,7 @@ cdef class KernelRowCache:
 
     def __dealloc__(self):
         cdef intp_t k
+        cdef void* spent
         if self.slots != NULL:
             for k in range(self.n_keys):
                 if not self.slots[k].in_slab:
@@ -1174,6 +1195,13 @@ cdef class KernelRowCache:
                 free(self.slabs[k])
         for k in range(self.n_spare):
             free(self.spare_slabs[k])
+        if self.spare_head != NULL:
+            for k in range(self.n_classes):
+                while self.spare_head[k] != NULL:
+                    spent = self.spare_head[k]
+                    self.spare_head[k] = (<void**> spent)[0]
+                    free(spent)
+        free(self.spare_head)
         free(self.slots)
         free(self.slabs)
         free(self.slab_refs)
@@ -1257,17 +1285,108 @@ cdef class KernelRowCache:
                     largest = max(largest, n * self.value_bytes)
         return largest
 
-    cdef void evict_for(self, intp_t n) noexcept nogil:
-        # Free least recently used, unpinned blocks until n more values fit.
+    cdef inline intp_t buffer_bytes(self, intp_t n) noexcept nogil:
+        # A block's allocation: room for a spare list's link in any case.
+        return max(n * self.value_bytes, <intp_t> sizeof(void*))
+
+    cdef inline void push_spare(self, intp_t c, void* values) noexcept nogil:
+        # Keep the buffer of a block of class c that left the cache. Called
+        # with the lock held.
+        (<void**> values)[0] = self.spare_head[c]
+        self.spare_head[c] = values
+        self.spare_values += self.block_length(c)
+        self.n_spare_blocks += 1
+
+    cdef inline void* pop_spare(self, intp_t c) noexcept nogil:
+        # Called with the lock held, on a class with a spare.
+        cdef void* values = self.spare_head[c]
+        self.spare_head[c] = (<void**> values)[0]
+        self.spare_values -= self.block_length(c)
+        self.n_spare_blocks -= 1
+        return values
+
+    cdef void* take_spare(self, intp_t c) noexcept nogil:
+        # A spare buffer for a block of class c, or NULL: one of c's own,
+        # else the shortest at least as long (realloc shrinks it in place),
+        # else the longest. Called with the lock held.
+        cdef intp_t d, best = -1, n = self.block_length(c), length, best_length = 0
+        if self.n_spare_blocks == 0:
+            return NULL
+        if self.spare_head[c] == NULL:
+            for d in range(self.n_classes):
+                if self.spare_head[d] == NULL:
+                    continue
+                length = self.block_length(d)
+                if (best < 0 or (length >= n and (best_length < n or length < best_length))
+                        or (best_length < n and length > best_length)):
+                    best, best_length = d, length
+            c = best
+        self.blocks_reused += 1
+        return self.pop_spare(c)
+
+    cdef bint free_one_spare(self) noexcept nogil:
+        # Free a spare buffer, the longest; False when there is none.
         # Called with the lock held.
+        cdef intp_t d, best = -1
+        if self.n_spare_blocks == 0:
+            return False
+        for d in range(self.n_classes):
+            if self.spare_head[d] != NULL and (
+                    best < 0 or self.block_length(d) > self.block_length(best)):
+                best = d
+        free(self.pop_spare(best))
+        return True
+
+    cdef void* evict_for(self, intp_t n, bint keep_one=False) noexcept nogil:
+        # Make room for n more values beside the blocks, the spare buffers
+        # and the reserved blocks: spare buffers are freed first, then the
+        # least recently used unpinned blocks. With keep_one, the first
+        # evicted block's buffer is returned instead of freed (the caller
+        # reallocs it for its own block), else NULL. Called with the lock held.
         cdef intp_t head = self.n_keys
         cdef intp_t victim = self.slots[head].lru_prev, before
-        while self.used + n > self.budget and victim != head:
+        cdef void* kept = NULL
+        cdef void* spent
+        cdef bint in_slab
+        while self.used + self.spare_values + self.reserved + n > self.budget:
+            if self.free_one_spare():
+                continue
+            if victim == head:
+                break
             before = self.slots[victim].lru_prev
             if self.slots[victim].pins == 0:
                 self.lru_unlink(victim)
-                free(self.leave_slot(victim))
+                in_slab = self.slots[victim].in_slab
+                spent = self.leave_slot(victim)
+                # A slab (its last block left) is never a block's buffer.
+                if keep_one and kept == NULL and not in_slab:
+                    kept = spent
+                else:
+                    free(spent)
             victim = before
+        return kept
+
+    cdef void* reserve_block(self, intp_t c) noexcept nogil:
+        # Count a block of class c about to be computed outside the lock
+        # against the budget, and return a buffer for it to realloc (a spare,
+        # or an evicted block's), or NULL (malloc then). Called with the
+        # lock held; matched by an insert(reserved=True) or unreserve.
+        cdef intp_t n = self.block_length(c)
+        cdef void* values = self.take_spare(c)
+        cdef void* kept
+        self.reserved += n
+        kept = self.evict_for(0, values == NULL)
+        self.peak_allocated = max(self.peak_allocated,
+                                  self.used + self.spare_values + self.reserved)
+        if values != NULL:
+            return values
+        self.blocks_reused += kept != NULL
+        return kept
+
+    cdef inline void unreserve(self, intp_t c) noexcept nogil:
+        # A reserved block of class c that will not be inserted. Called
+        # with the lock held.
+        self.reserved -= self.block_length(c)
 
     cdef inline const void* lookup(self, intp_t key) noexcept nogil:
         # Pin and return a cached block, or NULL. Called with the lock held.
@@ -1280,30 +1399,37 @@ cdef class KernelRowCache:
         return values
 
     cdef const void* insert(self, intp_t key, void* values, intp_t n,
-                            bint transposed=False, bint in_slab=False) noexcept nogil:
+                            bint transposed=False, bint in_slab=False,
+                            bint reserved=False) noexcept nogil:
         # Store and pin a block made outside the lock (computed, or filled
         # by sweep_cross from transposed blocks), or, when another thread
-        # stored the same block meanwhile, free it (unless it lies in a
-        # sweep's slab) and pin that one. Called with the lock held.
+        # stored the same block meanwhile, drop it (a spare buffer, unless
+        # it lies in a sweep's slab) and pin that one. A reserved block
+        # (see reserve_block) has its room already. Called with the lock held.
         if transposed:
             self.values_transposed += n
         else:
             self.n_computed += 1
             self.values_computed += n
+        if reserved:
+            self.reserved -= n
         if self.slots[key].values != NULL:
             if not in_slab:
-                free(values)
+                self.push_spare(key % self.n_classes, values)
             self.values_raced += n
             values = self.slots[key].values
             self.lru_unlink(key)
         else:
-            self.evict_for(n)
+            if not reserved:
+                self.evict_for(n)
             self.slots[key].values = values
             self.slots[key].in_slab = in_slab
             if in_slab:
                 self.slab_refs[self.slab_of(key)] += 1
             self.used += n
             self.peak_used = max(self.peak_used, self.used)
+            self.peak_allocated = max(self.peak_allocated,
+                                      self.used + self.spare_values + self.reserved)
             if not self.slots[key].seen:
                 self.slots[key].seen = 1
                 self.n_distinct += 1
@@ -1403,7 +1529,7 @@ cdef class KernelRowCache:
         # In a slab: the blocks (h, s) first, then the blocks (g, t).
         while ok and n_filled < n_t:
             blocks_t[n_filled] = ((slab + n_filled * n_s * self.value_bytes) if in_slab
-                                  else malloc(n_s * self.value_bytes))
+                                  else malloc(self.buffer_bytes(n_s)))
             if blocks_t[n_filled] == NULL:
                 ok = False
                 break
@@ -1418,7 +1544,7 @@ cdef class KernelRowCache:
                 ok = False
                 break
             blocks_s[n_made] = ((slab + (n_t * n_s + n_made * n_t) * self.value_bytes)
-                                if in_slab else malloc(n_t * self.value_bytes))
+                                if in_slab else malloc(self.buffer_bytes(n_t)))
             if blocks_s[n_made] == NULL:
                 ok = False
                 break
@@ -1494,12 +1620,14 @@ cdef class KernelRowCache:
         cdef intp_t keys[2]
         cdef const void** outs[2]
         cdef void* fresh[2]
+        cdef void* grown
         cdef intp_t n, side, missing = 0
         cdef timespec started, finished
         keys[0] = row * self.n_classes + c1
         keys[1] = row * self.n_classes + c2
         outs[0] = out1
         outs[1] = out2
+        fresh[0] = fresh[1] = NULL
         lock_acquire(&self.lock)
         for side in range(2):
             outs[side][0] = self.lookup(keys[side])
@@ -1511,6 +1639,9 @@ cdef class KernelRowCache:
                 self.values_used += self.block_length(keys[side] % self.n_classes)
         if missing == 0 and hold[0]:
             hold[0] = self.grant_hold(self.block_length(c1) + self.block_length(c2))
+        for side in range(2):
+            if outs[side][0] == NULL:
+                fresh[side] = self.reserve_block(keys[side] % self.n_classes)
         lock_release(&self.lock)
         if missing == 0:
             return 0
@@ -1521,16 +1652,16 @@ cdef class KernelRowCache:
             if outs[side][0] != NULL:
                 continue
             n = self.block_length(keys[side] % self.n_classes)
-            fresh[side] = malloc((n if n > 0 else 1) * self.value_bytes)
-            if fresh[side] == NULL:
-                free(fresh[0])
-                self.release_found(keys, outs)
+            # A spare of another length is resized in its own arena
+            # (realloc(NULL, size) is malloc).
+            grown = realloc(fresh[side], self.buffer_bytes(n))
+            if grown == NULL:
+                self.release_found(keys, outs, fresh)
                 with gil:
                     raise MemoryError(f"could not allocate a kernel row block of {n} values")
+            fresh[side] = grown
             if self.compute_block(keys[side], acc, scratch, fresh[side]):
-                free(fresh[0])
-                free(fresh[1])
-                self.release_found(keys, outs)
+                self.release_found(keys, outs, fresh)
                 with gil:
                     raise ValueError(
                         "a kernel value is beyond float32's range (|k| > 3.4e38): "
@@ -1541,22 +1672,29 @@ cdef class KernelRowCache:
         self.compute_seconds += ((finished.tv_sec - started.tv_sec)
                                  + 1e-9 * (finished.tv_nsec - started.tv_nsec))
         for side in range(2):
-            if fresh[side] != NULL:
+            if outs[side][0] == NULL:
                 outs[side][0] = self.insert(
-                    keys[side], fresh[side], self.block_length(keys[side] % self.n_classes))
+                    keys[side], fresh[side], self.block_length(keys[side] % self.n_classes),
+                    False, False, True)  # reserved
         if hold[0]:
             hold[0] = self.grant_hold(self.block_length(c1) + self.block_length(c2))
         lock_release(&self.lock)
         return 0
 
-    cdef void release_found(self, intp_t* keys, const void*** outs) noexcept nogil:
-        # Unpin the blocks a failed get_pair had found cached.
+    cdef void release_found(self, intp_t* keys, const void*** outs,
+                            void** fresh) noexcept nogil:
+        # Unpin the blocks a failed get_pair had found cached, and give up
+        # the ones it reserved (freeing their buffers).
         cdef intp_t side
         lock_acquire(&self.lock)
         for side in range(2):
             if outs[side][0] != NULL:
                 self.slots[keys[side]].pins -= 1
+            else:
+                self.unreserve(keys[side] % self.n_classes)
         lock_release(&self.lock)
+        free(fresh[0])
+        free(fresh[1])
 
     cdef void release_pair(self, intp_t row, intp_t c1, intp_t c2) noexcept nogil:
         lock_acquire(&self.lock)
@@ -1567,22 +1705,28 @@ cdef class KernelRowCache:
     cdef intp_t drop_blocks(self, intp_t first_row, intp_t end_row, intp_t c,
                             void** dropped) noexcept nogil:
         # Take the unpinned blocks (g, c), first_row <= g < end_row, out of
-        # the cache; their buffers go to ``dropped`` (freed by the caller,
-        # outside the lock). Called with the lock held. Returns how many.
+        # the cache: their buffers become spares (see ``spare_head``), and
+        # slabs whose last block left go to ``dropped`` (freed by the
+        # caller, outside the lock). Called with the lock held. Returns how
+        # many went to ``dropped``.
         cdef intp_t g, key, n_dropped = 0
         cdef void* spent
+        cdef bint in_slab
         for g in range(first_row, end_row):
             key = g * self.n_classes + c
             if self.slots[key].values != NULL and self.slots[key].pins == 0:
                 self.lru_unlink(key)
+                in_slab = self.slots[key].in_slab
                 spent = self.leave_slot(key)
-                if spent != NULL:
+                if not in_slab:
+                    self.push_spare(c, spent)
+                elif spent != NULL:
                     dropped[n_dropped] = spent
                     n_dropped += 1
         return n_dropped
 
     cdef void retire_pair(self, intp_t cls_s, intp_t cls_t) noexcept nogil:
-        """Free the blocks that no pair after (cls_s, cls_t) will ask for.
+        """Drop the blocks that no pair after (cls_s, cls_t) will ask for.
 
         In one-vs-one, the block (g, c) of a row g outside class c serves
         only the pair of g's class and c: it is dead once that pair is
@@ -1592,7 +1736,8 @@ cdef class KernelRowCache:
         still of use: far less memory touched (first-touch page faults are
         a large part of a fit) and no live block evicted for a dead one.
         Only when to free changes: a block asked for again is recomputed,
-        bit for bit the same.
+        bit for bit the same. Their buffers stay as spares for the next
+        pairs' blocks (see ``spare_head``); their slabs are freed.
         """
         cdef intp_t s0 = self.index.block_start[cls_s], s1 = self.index.block_start[cls_s + 1]
         cdef intp_t t0 = self.index.block_start[cls_t], t1 = self.index.block_start[cls_t + 1]
@@ -1704,7 +1849,9 @@ cdef class KernelRowCache:
         """Counters: blocks requested, computed, distinct; values computed,
         filled by transposing (``sweep_cross``), distinct (stored at least
         once), used (asked for by a solver), and computed twice at once by
-        two threads; the most values held at once; the bytes per stored
+        two threads; the most values held at once, and the most held,
+        spare or being computed at once (see ``spare_head``); blocks
+        computed into the buffer of one that left; the bytes per stored
         value."""
         return {
             "value_bytes": self.value_bytes,
@@ -1718,6 +1865,8 @@ cdef class KernelRowCache:
             "values_used": self.values_used,
             "budget_values": self.budget,
             "peak_values": self.peak_used,
+            "blocks_reused": self.blocks_reused,
+            "peak_values_allocated": self.peak_allocated,
             "compute_seconds": self.compute_seconds,
         }
 

@@ -381,9 +381,9 @@ class SVM(EstimatorMixin):
         threads, or with one below four rows of the largest pair (where a
         solver may also hold up to half the budget of rows it reuses; at the
         two-row minimum the peak reaches 1.5 times the budget). The blocks a
-        solved class pair leaves behind are
-        freed at once, so the cache often stays far below the budget
-        (``cache_stats_["peak_values"]``).
+        solved class pair leaves behind leave the cache at once, their
+        memory kept for the next pairs' blocks, so the cache often stays
+        far below the budget (``cache_stats_["peak_values_allocated"]``).
     cache_dtype : {"float64", "float32"}, default="float64"
         Storage of the cached kernel values. ``"float32"`` rounds every value
         to float32 (relative error at most 6e-8; absolute error below 1e-45
@@ -521,8 +521,11 @@ class SVM(EstimatorMixin):
         filled by transposing a class pair's computed cross-class blocks
         (``values_transposed``), stored at least once (``values_distinct``)
         and asked for by the solvers (``values_used``); the most values the
-        row cache held at once (``peak_values``), the bytes per stored value
-        (``value_bytes``).
+        row cache held at once (``peak_values``), and the most it had
+        allocated at once, with the buffers of blocks that left kept for the
+        next ones and the blocks being computed (``peak_values_allocated``);
+        blocks computed into such a buffer (``blocks_reused``); the bytes
+        per stored value (``value_bytes``).
     fit_time_ : float
         Seconds spent in ``fit``.
 

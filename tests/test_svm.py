@@ -1183,6 +1183,41 @@ def test_swept_blocks_share_a_slab_that_lives_until_its_last_block_leaves(cache_
         _solver._sweep_slab_max_bytes(limit)
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("cache_dtype", ["float64", "float32"])
+def test_buffers_of_blocks_that_leave_serve_the_next_blocks_within_the_budget(
+        cache_dtype, n_jobs, rng):
+    """A block evicted for a miss, or dead when its pair retires, leaves its
+    buffer to the next blocks (resized by realloc where its class's length
+    differs: classes of 1 to 75 rows here) instead of freeing it, so that
+    two threads' malloc arenas do not each grow to their own peak share
+    of the cache. Spare buffers and the blocks being computed count against
+    the budget with the stored ones: with a tenth of the Gram, the
+    cache's memory never exceeds it, nothing stays reserved, and the model
+    is the one a large cache gives, bit for bit."""
+    X, y = ck.make_count_data(rng, 300, 30, 6, n_duplicates=3)
+    y[np.flatnonzero(y == 2)[:25]] = 1
+    y[0] = 6  # a class of one row: its blocks are shorter than a spare list's link
+    large = kgeo.SVM(kernel="ngd", cache_dtype=cache_dtype).fit(X, y)
+    value_bytes = 4 if cache_dtype == "float32" else 8
+    budget_mb = 300 ** 2 / 10 * value_bytes / 2**20
+    for sweep in (True, False):
+        model, cache = fit_keeping_cache(X, y, sweep=sweep, kernel="ngd", n_jobs=n_jobs,
+                                         cache_dtype=cache_dtype, cache_size=budget_mb)
+        stats = cache.stats()
+        # Blocks were evicted, and computed again.
+        assert (stats["values_computed"] + stats["values_transposed"] - stats["values_raced"]
+                > stats["values_distinct"])
+        assert stats["blocks_reused"] > 0
+        assert stats["peak_values"] <= stats["peak_values_allocated"] <= stats["budget_values"]
+        assert cache.reserved == 0
+        assert cache.used == 0
+        # Every pair retired: the spares are what is left, freed with the cache.
+        assert 0 < cache.spare_values <= stats["budget_values"]
+        assert cache.n_spare_blocks > 0
+        assert_identical(model, large)
+
+
 @pytest.mark.parametrize("cache_dtype", ["float64", "float32"])
 def test_recompute_used_covers_exactly_the_blocks_solvers_asked_for(cache_dtype, rng):
     """The benchmarks' floor recomputes each block a solver asked for, once:
