@@ -25,7 +25,7 @@ from cython.parallel cimport prange, threadid
 from libc.float cimport DBL_EPSILON
 from libc.math cimport INFINITY, fabs
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
-from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
 import os
@@ -1006,6 +1006,18 @@ MAX_ITER_REACHED = STATUS_MAX_ITER
 STALLED = STATUS_STALLED
 
 
+# Bytes before the values of a block's own buffer (``new_block``): the rank
+# of its capacity; 16 keeps the values on malloc's alignment.
+cdef enum:
+    BLOCK_HEADER = 16
+
+
+cdef inline void free_block(void* values) noexcept nogil:
+    # Free a buffer of KernelRowCache.new_block (or nothing, for NULL).
+    if values != NULL:
+        free(<char*> values - BLOCK_HEADER)
+
+
 cdef struct CacheSlot:
     # Everything a lookup touches about one (row, class) block, side by side:
     # a hit then costs one cache miss here instead of one per array.
@@ -1086,22 +1098,32 @@ cdef class KernelRowCache:
     cdef void** spare_slabs
     cdef intp_t n_spare, max_spare, slab_bytes
     # The buffers of blocks that left the cache (evicted for a miss, or
-    # dead at a pair's retirement), kept for the next misses to reuse
-    # through realloc rather than freed: one list per class, of buffers of
-    # that class's block length, linked through their first bytes. glibc
-    # gives each thread its own arena and returns a freed buffer to the
-    # arena it came from, while malloc takes from the caller's: blocks
-    # freed by one thread and allocated again by another moved memory
-    # between the arenas, each of which grew towards its own peak share of
-    # the cache (bench_scale at 100k documents: 270 MB beyond the 1,000 MB
-    # budget; 16 MB with MALLOC_ARENA_MAX=1). realloc keeps a buffer in
-    # its arena, so the arenas together hold about the budget. Spare
-    # buffers count against the budget, as do blocks being computed
-    # outside the lock (``reserved``): a spare is freed before a live
-    # block is evicted.
-    cdef void** spare_head
-    cdef readonly int64_t spare_values, n_spare_blocks, reserved, blocks_reused
-    # The most values in blocks, spare buffers and reserved blocks at once.
+    # dead at a pair's retirement) serve the next blocks instead of being
+    # freed. glibc gives each thread its own arena and returns a freed
+    # buffer to the arena it came from, while malloc takes from the
+    # caller's: blocks freed by one thread and allocated again by another
+    # moved memory between the arenas, each of which grew towards its own
+    # peak share of the cache (bench_scale at 100k documents: 270 MB beyond
+    # the 1,000 MB budget; 16 MB with MALLOC_ARENA_MAX=1). A buffer reused
+    # stays in its arena, so the arenas together hold about the budget.
+    # A buffer keeps the capacity it was allocated with, one class's block
+    # length, in a header before its values (``new_block``), and serves
+    # blocks of 8/9 of that length up to all of it (``fits``): resizing it
+    # with realloc (which copies what it held to grow it) made NGD fits on
+    # 20 Newsgroups with a 20 MB cache 3-7 % slower, and reused whole they
+    # take the time malloc and free took. Capacities are ranked among the
+    # classes' distinct block lengths; spare buffers wait in one list per
+    # rank, linked through their first values, and a miss that no spare
+    # fits frees one. The budget counts capacities: of the stored blocks
+    # (``stored``; a slab's block, its length), the spare buffers and the
+    # blocks being computed outside the lock (``reserved``); a spare is
+    # freed before a stored block is evicted.
+    cdef void** spare_head        # per rank
+    cdef intp_t* length_rank      # per class: the rank of its block length
+    cdef intp_t* rank_length      # per rank: the length
+    cdef intp_t n_ranks
+    cdef readonly int64_t stored, spare_values, n_spare_blocks, reserved, blocks_reused
+    # The most values of capacity the cache had allocated at once.
     cdef readonly int64_t peak_allocated
     cdef readonly int64_t slab_allocations
     cdef int32_t* row_class       # the class of each row (to find a block's slab)
@@ -1151,14 +1173,25 @@ cdef class KernelRowCache:
         self.slab_refs = <intp_t*> calloc(max(self.n_classes * self.n_classes, 1), sizeof(intp_t))
         self.max_spare = max(1, n_threads)
         self.spare_slabs = <void**> calloc(self.max_spare, sizeof(void*))
-        self.spare_head = <void**> calloc(max(self.n_classes, 1), sizeof(void*))
+        lengths = np.diff(np.asarray(index.block_start))
+        distinct = np.unique(lengths)
+        ranks = np.searchsorted(distinct, lengths)
+        self.n_ranks = distinct.shape[0]
+        self.spare_head = <void**> calloc(max(self.n_ranks, 1), sizeof(void*))
+        self.length_rank = <intp_t*> malloc(max(self.n_classes, 1) * sizeof(intp_t))
+        self.rank_length = <intp_t*> malloc(max(self.n_ranks, 1) * sizeof(intp_t))
         self.row_class = <int32_t*> malloc(max(self.n_rows, 1) * sizeof(int32_t))
         self.lock_ready = lock_init(&self.lock) == 0
         if (self.slots == NULL or self.pairs_left == NULL or self.slabs == NULL
                 or self.slab_refs == NULL or self.spare_slabs == NULL
-                or self.spare_head == NULL
+                or self.spare_head == NULL or self.length_rank == NULL
+                or self.rank_length == NULL
                 or self.row_class == NULL or not self.lock_ready):
             raise MemoryError("could not allocate the kernel row cache index")
+        for c in range(self.n_classes):
+            self.length_rank[c] = ranks[c]
+        for c in range(self.n_ranks):
+            self.rank_length[c] = distinct[c]
         for c in range(self.n_classes):
             for g in range(index.block_start[c], index.block_start[c + 1]):
                 self.row_class[g] = <int32_t> c
@@ -1189,19 +1222,21 @@ cdef class KernelRowCache:
         if self.slots != NULL:
             for k in range(self.n_keys):
                 if not self.slots[k].in_slab:
-                    free(self.slots[k].values)
+                    free_block(self.slots[k].values)
         if self.slabs != NULL:
             for k in range(self.n_classes * self.n_classes):
                 free(self.slabs[k])
         for k in range(self.n_spare):
             free(self.spare_slabs[k])
         if self.spare_head != NULL:
-            for k in range(self.n_classes):
+            for k in range(self.n_ranks):
                 while self.spare_head[k] != NULL:
                     spent = self.spare_head[k]
                     self.spare_head[k] = (<void**> spent)[0]
-                    free(spent)
+                    free_block(spent)
         free(self.spare_head)
+        free(self.length_rank)
+        free(self.rank_length)
         free(self.slots)
         free(self.slabs)
         free(self.slab_refs)
@@ -1237,10 +1272,13 @@ cdef class KernelRowCache:
         # block, or its slab when it was the slab's last block, or NULL.
         # Called with the lock held.
         cdef void* values = self.slots[key].values
+        cdef intp_t n = self.block_length(key % self.n_classes)
         self.slots[key].values = NULL
-        self.used -= self.block_length(key % self.n_classes)
+        self.used -= n
         if not self.slots[key].in_slab:
+            self.stored -= self.capacity(values)
             return values
+        self.stored -= n
         self.slots[key].in_slab = 0
         return self.release_slab(self.slab_of(key))
 
@@ -1285,70 +1323,83 @@ cdef class KernelRowCache:
                     largest = max(largest, n * self.value_bytes)
         return largest
 
-    cdef inline intp_t buffer_bytes(self, intp_t n) noexcept nogil:
-        # A block's allocation: room for a spare list's link in any case.
-        return max(n * self.value_bytes, <intp_t> sizeof(void*))
+    cdef void* new_block(self, intp_t c) noexcept nogil:
+        # A buffer for a block of class c (its capacity: c's block length),
+        # or NULL. Freed by free_block.
+        cdef intp_t rank = self.length_rank[c]
+        cdef char* base = <char*> malloc(
+            BLOCK_HEADER + max(self.rank_length[rank] * self.value_bytes, <intp_t> sizeof(void*)))
+        if base == NULL:
+            return NULL
+        (<intp_t*> base)[0] = rank
+        return base + BLOCK_HEADER
 
-    cdef inline void push_spare(self, intp_t c, void* values) noexcept nogil:
-        # Keep the buffer of a block of class c that left the cache. Called
-        # with the lock held.
-        (<void**> values)[0] = self.spare_head[c]
-        self.spare_head[c] = values
-        self.spare_values += self.block_length(c)
+    cdef inline intp_t capacity(self, void* values) noexcept nogil:
+        # The values a buffer of new_block holds.
+        return self.rank_length[(<intp_t*> (<char*> values - BLOCK_HEADER))[0]]
+
+    cdef inline void push_spare(self, void* values) noexcept nogil:
+        # Keep the buffer of a block that left the cache. Called with the
+        # lock held.
+        cdef intp_t rank = (<intp_t*> (<char*> values - BLOCK_HEADER))[0]
+        (<void**> values)[0] = self.spare_head[rank]
+        self.spare_head[rank] = values
+        self.spare_values += self.rank_length[rank]
         self.n_spare_blocks += 1
 
-    cdef inline void* pop_spare(self, intp_t c) noexcept nogil:
-        # Called with the lock held, on a class with a spare.
-        cdef void* values = self.spare_head[c]
-        self.spare_head[c] = (<void**> values)[0]
-        self.spare_values -= self.block_length(c)
+    cdef inline void* pop_spare(self, intp_t rank) noexcept nogil:
+        # Called with the lock held, on a rank with a spare.
+        cdef void* values = self.spare_head[rank]
+        self.spare_head[rank] = (<void**> values)[0]
+        self.spare_values -= self.rank_length[rank]
         self.n_spare_blocks -= 1
         return values
 
+    cdef inline bint fits(self, intp_t capacity, intp_t n) noexcept nogil:
+        # Whether a buffer of that capacity may hold a block of n values: at
+        # most 1/8 of it left unused (the budget counts capacities, and the
+        # blocks solvers hold for a pair, up to half of it, count lengths).
+        return n <= capacity and 8 * capacity <= 9 * n
+
     cdef void* take_spare(self, intp_t c) noexcept nogil:
-        # A spare buffer for a block of class c, or NULL: one of c's own,
-        # else the shortest at least as long (realloc shrinks it in place),
-        # else the longest. Called with the lock held.
-        cdef intp_t d, best = -1, n = self.block_length(c), length, best_length = 0
+        # The spare buffer of least capacity that holds a block of class c
+        # (see ``fits``), or NULL. Called with the lock held.
+        cdef intp_t rank, n = self.block_length(c)
         if self.n_spare_blocks == 0:
             return NULL
-        if self.spare_head[c] == NULL:
-            for d in range(self.n_classes):
-                if self.spare_head[d] == NULL:
-                    continue
-                length = self.block_length(d)
-                if (best < 0 or (length >= n and (best_length < n or length < best_length))
-                        or (best_length < n and length > best_length)):
-                    best, best_length = d, length
-            c = best
-        self.blocks_reused += 1
-        return self.pop_spare(c)
+        for rank in range(self.length_rank[c], self.n_ranks):
+            if not self.fits(self.rank_length[rank], n):
+                break
+            if self.spare_head[rank] != NULL:
+                self.blocks_reused += 1
+                return self.pop_spare(rank)
+        return NULL
 
     cdef bint free_one_spare(self) noexcept nogil:
-        # Free a spare buffer, the longest; False when there is none.
+        # Free a spare buffer, one of the largest; False when there is none.
         # Called with the lock held.
-        cdef intp_t d, best = -1
+        cdef intp_t rank
         if self.n_spare_blocks == 0:
             return False
-        for d in range(self.n_classes):
-            if self.spare_head[d] != NULL and (
-                    best < 0 or self.block_length(d) > self.block_length(best)):
-                best = d
-        free(self.pop_spare(best))
-        return True
+        for rank in range(self.n_ranks - 1, -1, -1):
+            if self.spare_head[rank] != NULL:
+                free_block(self.pop_spare(rank))
+                return True
+        return False
 
-    cdef void* evict_for(self, intp_t n, bint keep_one=False) noexcept nogil:
-        # Make room for n more values beside the blocks, the spare buffers
-        # and the reserved blocks: spare buffers are freed first, then the
-        # least recently used unpinned blocks. With keep_one, the first
-        # evicted block's buffer is returned instead of freed (the caller
-        # reallocs it for its own block), else NULL. Called with the lock held.
+    cdef void* evict_for(self, intp_t n, intp_t keep_length=-1) noexcept nogil:
+        # Make room for n more values of capacity beside the stored blocks,
+        # the spare buffers and the reserved blocks: spare buffers are freed
+        # first, then the least recently used unpinned blocks. With
+        # keep_length >= 0, the first evicted buffer that holds a block that
+        # long (see ``fits``) is returned instead of freed, else NULL.
+        # Called with the lock held.
         cdef intp_t head = self.n_keys
         cdef intp_t victim = self.slots[head].lru_prev, before
         cdef void* kept = NULL
         cdef void* spent
         cdef bint in_slab
-        while self.used + self.spare_values + self.reserved + n > self.budget:
+        while self.stored + self.spare_values + self.reserved + n > self.budget:
             if self.free_one_spare():
                 continue
             if victim == head:
@@ -1358,35 +1409,44 @@ cdef class KernelRowCache:
                 self.lru_unlink(victim)
                 in_slab = self.slots[victim].in_slab
                 spent = self.leave_slot(victim)
-                # A slab (its last block left) is never a block's buffer.
-                if keep_one and kept == NULL and not in_slab:
+                if in_slab:
+                    free(spent)  # the slab, when its last block left; or NULL
+                elif keep_length >= 0 and kept == NULL and self.fits(self.capacity(spent),
+                                                                     keep_length):
                     kept = spent
                 else:
-                    free(spent)
+                    free_block(spent)
             victim = before
         return kept
 
-    cdef void* reserve_block(self, intp_t c) noexcept nogil:
+    cdef void* reserve_block(self, intp_t c, intp_t* booked) noexcept nogil:
         # Count a block of class c about to be computed outside the lock
-        # against the budget, and return a buffer for it to realloc (a spare,
-        # or an evicted block's), or NULL (malloc then). Called with the
-        # lock held; matched by an insert(reserved=True) or unreserve.
+        # against the budget (``booked[0]``: the capacity counted), and
+        # return a buffer for it: a spare, or an evicted block's, or NULL
+        # (new_block then). Called with the lock held; matched by an
+        # insert(reserved=True) or an unreserve of booked[0].
         cdef intp_t n = self.block_length(c)
         cdef void* values = self.take_spare(c)
-        cdef void* kept
-        self.reserved += n
-        kept = self.evict_for(0, values == NULL)
+        if values == NULL:
+            self.reserved += n
+            values = self.evict_for(0, n)
+            self.reserved -= n
+            self.blocks_reused += values != NULL
+        if values == NULL:
+            # No spare fits: one goes back to malloc for new_block to take,
+            # rather than waiting, unused, for a block of its length (the
+            # spares would grow towards the budget while class lengths differ).
+            self.free_one_spare()
+        booked[0] = n if values == NULL else self.capacity(values)
+        self.reserved += booked[0]
+        self.evict_for(0)
         self.peak_allocated = max(self.peak_allocated,
-                                  self.used + self.spare_values + self.reserved)
-        if values != NULL:
-            return values
-        self.blocks_reused += kept != NULL
-        return kept
+                                  self.stored + self.spare_values + self.reserved)
+        return values
 
-    cdef inline void unreserve(self, intp_t c) noexcept nogil:
-        # A reserved block of class c that will not be inserted. Called
-        # with the lock held.
-        self.reserved -= self.block_length(c)
+    cdef inline void unreserve(self, intp_t booked) noexcept nogil:
+        # A reserved block that will not be inserted. Called with the lock held.
+        self.reserved -= booked
 
     cdef inline const void* lookup(self, intp_t key) noexcept nogil:
         # Pin and return a cached block, or NULL. Called with the lock held.
@@ -1411,25 +1471,27 @@ cdef class KernelRowCache:
         else:
             self.n_computed += 1
             self.values_computed += n
+        cdef intp_t room = n if in_slab else self.capacity(values)
         if reserved:
-            self.reserved -= n
+            self.reserved -= room
         if self.slots[key].values != NULL:
             if not in_slab:
-                self.push_spare(key % self.n_classes, values)
+                self.push_spare(values)
             self.values_raced += n
             values = self.slots[key].values
             self.lru_unlink(key)
         else:
             if not reserved:
-                self.evict_for(n)
+                self.evict_for(room)
             self.slots[key].values = values
             self.slots[key].in_slab = in_slab
             if in_slab:
                 self.slab_refs[self.slab_of(key)] += 1
             self.used += n
+            self.stored += room
             self.peak_used = max(self.peak_used, self.used)
             self.peak_allocated = max(self.peak_allocated,
-                                      self.used + self.spare_values + self.reserved)
+                                      self.stored + self.spare_values + self.reserved)
             if not self.slots[key].seen:
                 self.slots[key].seen = 1
                 self.n_distinct += 1
@@ -1488,7 +1550,10 @@ cdef class KernelRowCache:
         be exceeded by what is left of the slabs of the pairs being solved,
         each at most 1/SWEEP_BUDGET_SHARE of it, until they retire. A slab
         whose blocks have all left is kept for the next sweep (at most one
-        per thread, see ``spare_slabs``) instead of being freed.
+        per thread, see ``spare_slabs``) instead of being freed. Larger
+        pairs' blocks take the buffers of blocks that left the cache (see
+        ``spare_head``). The sweep's values count against the budget from
+        its start: what is evicted for them goes before they are computed.
         """
         cdef intp_t s0 = self.index.block_start[cls_s], n_s = self.block_length(cls_s)
         cdef intp_t t0 = self.index.block_start[cls_t], n_t = self.block_length(cls_t)
@@ -1506,6 +1571,14 @@ cdef class KernelRowCache:
         cdef bint in_slab = need <= SWEEP_SLAB_MAX_BYTES
         cdef bint ok = True, worth, allocated = False
         cdef timespec started, finished
+        cdef int64_t booked = 2 * n_s * n_t
+        # Outside the lock; NULL where no spare buffer serves a block.
+        blocks_s = <void**> calloc(n_s, sizeof(void*))
+        blocks_t = <void**> calloc(n_t, sizeof(void*))
+        if blocks_s == NULL or blocks_t == NULL:
+            free(blocks_s)
+            free(blocks_t)
+            return 0  # computed on demand, where a lack of memory is reported
         lock_acquire(&self.lock)
         # Not without retiring: a slab is freed with its last block, which
         # only retire_pair makes prompt; under the LRU order alone, slabs
@@ -1513,26 +1586,46 @@ cdef class KernelRowCache:
         worth = (self.sweep_enabled and self.retire_enabled and self.cross_values > 0
                  and 2 * self.cross_values_used >= self.cross_values
                  and 2 * n_s * n_t <= self.budget // SWEEP_BUDGET_SHARE)
-        if worth and in_slab and capacity == self.slab_bytes and self.n_spare > 0:
-            self.n_spare -= 1
-            slab = <char*> self.spare_slabs[self.n_spare]
+        if worth:
+            if in_slab and capacity == self.slab_bytes and self.n_spare > 0:
+                self.n_spare -= 1
+                slab = <char*> self.spare_slabs[self.n_spare]
+            elif not in_slab:
+                # The buffers of blocks that left (the retired pairs' mostly)
+                # for this sweep's blocks, as for a miss (see spare_head).
+                for h in range(n_t):
+                    blocks_t[h] = self.take_spare(cls_s)
+                    if blocks_t[h] == NULL:
+                        break
+                    booked += self.capacity(blocks_t[h]) - n_s
+                for k in range(n_s):
+                    blocks_s[k] = self.take_spare(cls_t)
+                    if blocks_s[k] == NULL:
+                        break
+                    booked += self.capacity(blocks_s[k]) - n_t
+            # The sweep's blocks count against the budget from now on.
+            self.reserved += booked
+            self.evict_for(0)
+            self.peak_allocated = max(self.peak_allocated,
+                                      self.stored + self.spare_values + self.reserved)
         lock_release(&self.lock)
         if not worth:
+            free(blocks_s)
+            free(blocks_t)
             return 0
         clock_gettime(CLOCK_MONOTONIC, &started)
-        blocks_s = <void**> calloc(n_s, sizeof(void*))
-        blocks_t = <void**> calloc(n_t, sizeof(void*))
-        ok = blocks_s != NULL and blocks_t != NULL
-        if ok and in_slab and slab == NULL:
+        if in_slab and slab == NULL:
             slab = <char*> malloc(capacity)
             ok = allocated = slab != NULL
         # In a slab: the blocks (h, s) first, then the blocks (g, t).
         while ok and n_filled < n_t:
-            blocks_t[n_filled] = ((slab + n_filled * n_s * self.value_bytes) if in_slab
-                                  else malloc(self.buffer_bytes(n_s)))
-            if blocks_t[n_filled] == NULL:
-                ok = False
-                break
+            if in_slab:
+                blocks_t[n_filled] = slab + n_filled * n_s * self.value_bytes
+            elif blocks_t[n_filled] == NULL:
+                blocks_t[n_filled] = self.new_block(cls_s)
+                if blocks_t[n_filled] == NULL:
+                    ok = False
+                    break
             n_filled += 1
         # The blocks (g, t) of class s's rows by kgeo's row routine, scattered
         # eight at a time into the blocks (h, s) of class t's rows while
@@ -1543,11 +1636,13 @@ cdef class KernelRowCache:
             if n_made % SIGNAL_CHECK_EVERY == 0 and flag_raised(&self.stop_requested):
                 ok = False
                 break
-            blocks_s[n_made] = ((slab + (n_t * n_s + n_made * n_t) * self.value_bytes)
-                                if in_slab else malloc(self.buffer_bytes(n_t)))
-            if blocks_s[n_made] == NULL:
-                ok = False
-                break
+            if in_slab:
+                blocks_s[n_made] = slab + (n_t * n_s + n_made * n_t) * self.value_bytes
+            elif blocks_s[n_made] == NULL:
+                blocks_s[n_made] = self.new_block(cls_t)
+                if blocks_s[n_made] == NULL:
+                    ok = False
+                    break
             if self.compute_block((s0 + n_made) * nc + cls_t, acc, scratch,
                                   blocks_s[n_made]):
                 n_made += 1
@@ -1560,16 +1655,19 @@ cdef class KernelRowCache:
         clock_gettime(CLOCK_MONOTONIC, &finished)
         if not ok:
             if not in_slab:
-                for k in range(n_made):
-                    free(blocks_s[k])
-                for h in range(n_filled):
-                    free(blocks_t[h])
+                # Spare buffers taken for blocks not reached yet too.
+                for k in range(n_s):
+                    free_block(blocks_s[k])
+                for h in range(n_t):
+                    free_block(blocks_t[h])
+            spent = NULL
+            lock_acquire(&self.lock)
+            self.reserved -= booked
             if slab != NULL:
-                lock_acquire(&self.lock)
                 self.slab_allocations += allocated
                 spent = self.keep_spare(slab, capacity)
-                lock_release(&self.lock)
-                free(spent)
+            lock_release(&self.lock)
+            free(spent)
             free(blocks_s)
             free(blocks_t)
             return 0
@@ -1584,10 +1682,10 @@ cdef class KernelRowCache:
             self.slab_refs[p] = 1
         # Stored unpinned: the solver pins the rows it asks for.
         for k in range(n_s):
-            self.insert((s0 + k) * nc + cls_t, blocks_s[k], n_t, False, in_slab)
+            self.insert((s0 + k) * nc + cls_t, blocks_s[k], n_t, False, in_slab, True)
             self.slots[(s0 + k) * nc + cls_t].pins -= 1
         for h in range(n_t):
-            self.insert((t0 + h) * nc + cls_s, blocks_t[h], n_s, True, in_slab)
+            self.insert((t0 + h) * nc + cls_s, blocks_t[h], n_s, True, in_slab, True)
             self.slots[(t0 + h) * nc + cls_s].pins -= 1
         spent = self.release_slab(p) if in_slab else NULL
         lock_release(&self.lock)
@@ -1620,7 +1718,7 @@ cdef class KernelRowCache:
         cdef intp_t keys[2]
         cdef const void** outs[2]
         cdef void* fresh[2]
-        cdef void* grown
+        cdef intp_t booked[2]
         cdef intp_t n, side, missing = 0
         cdef timespec started, finished
         keys[0] = row * self.n_classes + c1
@@ -1628,6 +1726,7 @@ cdef class KernelRowCache:
         outs[0] = out1
         outs[1] = out2
         fresh[0] = fresh[1] = NULL
+        booked[0] = booked[1] = 0
         lock_acquire(&self.lock)
         for side in range(2):
             outs[side][0] = self.lookup(keys[side])
@@ -1641,7 +1740,7 @@ cdef class KernelRowCache:
             hold[0] = self.grant_hold(self.block_length(c1) + self.block_length(c2))
         for side in range(2):
             if outs[side][0] == NULL:
-                fresh[side] = self.reserve_block(keys[side] % self.n_classes)
+                fresh[side] = self.reserve_block(keys[side] % self.n_classes, &booked[side])
         lock_release(&self.lock)
         if missing == 0:
             return 0
@@ -1652,16 +1751,15 @@ cdef class KernelRowCache:
             if outs[side][0] != NULL:
                 continue
             n = self.block_length(keys[side] % self.n_classes)
-            # A spare of another length is resized in its own arena
-            # (realloc(NULL, size) is malloc).
-            grown = realloc(fresh[side], self.buffer_bytes(n))
-            if grown == NULL:
-                self.release_found(keys, outs, fresh)
-                with gil:
-                    raise MemoryError(f"could not allocate a kernel row block of {n} values")
-            fresh[side] = grown
+            if fresh[side] == NULL:
+                fresh[side] = self.new_block(keys[side] % self.n_classes)
+                if fresh[side] == NULL:
+                    self.release_found(keys, outs, fresh, booked)
+                    with gil:
+                        raise MemoryError(
+                            f"could not allocate a kernel row block of {n} values")
             if self.compute_block(keys[side], acc, scratch, fresh[side]):
-                self.release_found(keys, outs, fresh)
+                self.release_found(keys, outs, fresh, booked)
                 with gil:
                     raise ValueError(
                         "a kernel value is beyond float32's range (|k| > 3.4e38): "
@@ -1682,7 +1780,7 @@ cdef class KernelRowCache:
         return 0
 
     cdef void release_found(self, intp_t* keys, const void*** outs,
-                            void** fresh) noexcept nogil:
+                            void** fresh, intp_t* booked) noexcept nogil:
         # Unpin the blocks a failed get_pair had found cached, and give up
         # the ones it reserved (freeing their buffers).
         cdef intp_t side
@@ -1691,10 +1789,10 @@ cdef class KernelRowCache:
             if outs[side][0] != NULL:
                 self.slots[keys[side]].pins -= 1
             else:
-                self.unreserve(keys[side] % self.n_classes)
+                self.unreserve(booked[side])
         lock_release(&self.lock)
-        free(fresh[0])
-        free(fresh[1])
+        free_block(fresh[0])
+        free_block(fresh[1])
 
     cdef void release_pair(self, intp_t row, intp_t c1, intp_t c2) noexcept nogil:
         lock_acquire(&self.lock)
@@ -1719,7 +1817,7 @@ cdef class KernelRowCache:
                 in_slab = self.slots[key].in_slab
                 spent = self.leave_slot(key)
                 if not in_slab:
-                    self.push_spare(c, spent)
+                    self.push_spare(spent)
                 elif spent != NULL:
                     dropped[n_dropped] = spent
                     n_dropped += 1

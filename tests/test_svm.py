@@ -1183,18 +1183,22 @@ def test_swept_blocks_share_a_slab_that_lives_until_its_last_block_leaves(cache_
         _solver._sweep_slab_max_bytes(limit)
 
 
+@pytest.mark.parametrize("slab", [True, False], ids=["slab", "malloc-per-block"])
 @pytest.mark.parametrize("n_jobs", [1, 2])
 @pytest.mark.parametrize("cache_dtype", ["float64", "float32"])
 def test_buffers_of_blocks_that_leave_serve_the_next_blocks_within_the_budget(
-        cache_dtype, n_jobs, rng):
+        cache_dtype, n_jobs, slab, rng):
     """A block evicted for a miss, or dead when its pair retires, leaves its
-    buffer to the next blocks (resized by realloc where its class's length
-    differs: classes of 1 to 75 rows here) instead of freeing it, so that
-    two threads' malloc arenas do not each grow to their own peak share
-    of the cache. Spare buffers and the blocks being computed count against
-    the budget with the stored ones: with a tenth of the Gram, the
-    cache's memory never exceeds it, nothing stays reserved, and the model
-    is the one a large cache gives, bit for bit."""
+    buffer to the next blocks that fit it (of 8/9 to all of its capacity;
+    classes of 1 to 75 rows here) instead of freeing it, so that two
+    threads' malloc arenas do not each grow to their own peak share of the
+    cache; so do the blocks of a pair swept outside a slab. The budget
+    counts the buffers' capacities, of the stored blocks, the spare
+    buffers and the blocks being computed (or swept): with a tenth of the
+    Gram, the cache's memory never exceeds it, nothing stays stored or
+    reserved, and the model is the one a large cache gives, bit for bit."""
+    from kgeo import _solver
+
     X, y = ck.make_count_data(rng, 300, 30, 6, n_duplicates=3)
     y[np.flatnonzero(y == 2)[:25]] = 1
     y[0] = 6  # a class of one row: its blocks are shorter than a spare list's link
@@ -1202,9 +1206,14 @@ def test_buffers_of_blocks_that_leave_serve_the_next_blocks_within_the_budget(
     value_bytes = 4 if cache_dtype == "float32" else 8
     budget_mb = 300 ** 2 / 10 * value_bytes / 2**20
     for sweep in (True, False):
-        model, cache = fit_keeping_cache(X, y, sweep=sweep, kernel="ngd", n_jobs=n_jobs,
-                                         cache_dtype=cache_dtype, cache_size=budget_mb)
+        limit = _solver._sweep_slab_max_bytes(1 << 30 if slab else 0)
+        try:
+            model, cache = fit_keeping_cache(X, y, sweep=sweep, kernel="ngd", n_jobs=n_jobs,
+                                             cache_dtype=cache_dtype, cache_size=budget_mb)
+        finally:
+            _solver._sweep_slab_max_bytes(limit)
         stats = cache.stats()
+        assert (stats["values_transposed"] > 0) == sweep
         # Blocks were evicted, and computed again.
         assert (stats["values_computed"] + stats["values_transposed"] - stats["values_raced"]
                 > stats["values_distinct"])
@@ -1212,6 +1221,7 @@ def test_buffers_of_blocks_that_leave_serve_the_next_blocks_within_the_budget(
         assert stats["peak_values"] <= stats["peak_values_allocated"] <= stats["budget_values"]
         assert cache.reserved == 0
         assert cache.used == 0
+        assert cache.stored == 0
         # Every pair retired: the spares are what is left, freed with the cache.
         assert 0 < cache.spare_values <= stats["budget_values"]
         assert cache.n_spare_blocks > 0
