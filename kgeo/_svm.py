@@ -463,7 +463,9 @@ class SVM(EstimatorMixin):
         Indices of the support vectors in the training set, grouped by class.
     support_vectors_ : ndarray or CSR matrix of shape (n_SV, n_features)
         Read-only: prediction keeps what it derives from them. A matrix
-        assigned in their place is used. Empty for ``kernel="precomputed"``;
+        assigned in their place is used; if its arrays are writable, every
+        prediction reads them again (an edit in place is seen, at the cost
+        of preparing them per call). Empty for ``kernel="precomputed"``;
         for a callable kernel given samples other than numbers, the support
         vectors as given (a list, or an ndarray).
     n_support_ : ndarray of shape (n_classes,)
@@ -1661,16 +1663,49 @@ class SVM(EstimatorMixin):
         )
 
 
+def _arrays_of(support_vectors):
+    """The arrays holding a support-vector matrix's values."""
+    return ((support_vectors.data, support_vectors.indices, support_vectors.indptr)
+            if sp.issparse(support_vectors) else (support_vectors,))
+
+
 def _freeze(support_vectors):
     """Make the arrays of ``support_vectors_`` read-only: prediction keeps what
     it derives from them (``_prediction_cache``), so an edit in place would
     go unseen; it raises instead. A new matrix assigned is seen (the cache
-    is keyed by the object)."""
-    arrays = ((support_vectors.data, support_vectors.indices, support_vectors.indptr)
-              if sp.issparse(support_vectors) else (support_vectors,))
-    for array in arrays:
-        if isinstance(array, np.ndarray):
+    is keyed by the object). The arrays they view are frozen too (the fit's
+    own buffers, cut to length: nothing else holds them), so that
+    `_cache_key` finds the whole chain read-only."""
+    for array in _arrays_of(support_vectors):
+        while isinstance(array, np.ndarray):
             array.flags.writeable = False
+            array = array.base
+
+
+def _cache_key(support_vectors):
+    """What the prediction cache keys derived support vectors by: the matrix
+    and the arrays that hold its values (a sparse matrix's ``data`` may be
+    replaced under the same object), or None where prediction must not keep
+    them. The fit's arrays are read-only (`_freeze`); a matrix the user
+    assigns may be edited in place later, unseen by a key of objects, so
+    writable arrays (or read-only views of writable ones) are prepared
+    again at every call."""
+    arrays = _arrays_of(support_vectors)
+    for array in arrays:
+        if not isinstance(array, np.ndarray):
+            return None
+        base = array
+        while isinstance(base, np.ndarray):
+            if base.flags.writeable:
+                return None
+            base = base.base
+    return (support_vectors, *arrays)
+
+
+def _same_key(kept, key):
+    """Whether a kept cache key is ``key`` (the same objects)."""
+    return (key is not None and kept is not None and len(kept) == len(key)
+            and all(a is b for a, b in zip(kept, key)))
 
 
 class _FittedView:
@@ -1690,8 +1725,9 @@ def _support_vector_side(model, kernel, X, n_threads):
     """The support vectors prepared for ``kernel`` and their posting index,
     and X over the same columns.
 
-    Built once per fit (again if ``support_vectors_`` is replaced) and kept
-    in the model's prediction cache where they do not depend on X: where
+    Built once per fit (again if ``support_vectors_`` is replaced, and at
+    every call for a writable one, see `_cache_key`) and kept in the
+    model's prediction cache where they do not depend on X: where
     the support vectors alone make the posting tables cheap,
     `used_columns_only` leaves every matrix as it is. Rebuilt
     at every call, a 20-class 20 Newsgroups model spent 6-10 ms predicting
@@ -1700,10 +1736,11 @@ def _support_vector_side(model, kernel, X, n_threads):
     vectors or X use, so their index is made for each X.
     """
     cache = getattr(model, "_prediction_cache", None)  # None: saved before kgeo kept one
-    kept = cache.get("support_vectors") if cache is not None else None
-    if kept is not None and kept[0] is model.support_vectors_:  # not replaced since
-        return (*kept[1:], X)
     source = model.support_vectors_
+    key = _cache_key(source)
+    kept = cache.get("support_vectors") if cache is not None else None
+    if kept is not None and _same_key(kept[0], key):  # not replaced since
+        return (*kept[1:], X)
     support_vectors = check_matrix(source, name="support_vectors_", min_samples=0)
     # Cheap for the support vectors alone, so with X too: used_columns_only
     # would return both as given.
@@ -1713,9 +1750,9 @@ def _support_vector_side(model, kernel, X, n_threads):
     sv_rows = prepare_rows(kernel, support_vectors, name="support_vectors_",
                            kernel_name=model.kernel, n_threads=n_threads)
     sv_index = single_block(sv_rows)
-    if reusable and cache is not None:
+    if reusable and cache is not None and key is not None:
         # Read only from here on: predictions in several threads share it.
-        cache["support_vectors"] = (source, sv_rows, sv_index)
+        cache["support_vectors"] = (key, sv_rows, sv_index)
     return sv_rows, sv_index, X
 
 
@@ -1728,15 +1765,16 @@ def _centred_support_vector_side(model, kernel, centre, n_threads):
     at every call, one row of a 2,000-vector dense rbf model took 27 ms.
     """
     cache = getattr(model, "_prediction_cache", None)  # None: saved before kgeo kept one
-    if cache is None:
+    source = model.support_vectors_
+    key = _cache_key(source)
+    if cache is None or key is None:
         cache = {}  # this call's only
     kept = cache.get("centred_support_vectors")
-    if kept is None or kept[0] is not model.support_vectors_:  # none yet, or replaced
-        source = model.support_vectors_
+    if kept is None or not _same_key(kept[0], key):  # none yet, or replaced
         unmoved = check_matrix(source, name="support_vectors_", min_samples=0)
         sv_rows = prepare_rows(kernel, centred(unmoved, centre), name="support_vectors_",
                                kernel_name=model.kernel, n_threads=n_threads)
-        kept = (source, sv_rows, single_block(sv_rows), fits_unmoved(unmoved), unmoved)
+        kept = (key, sv_rows, single_block(sv_rows), fits_unmoved(unmoved), unmoved)
         cache["centred_support_vectors"] = kept
     _, sv_rows, sv_index, unmoved_fit, unmoved = kept
 

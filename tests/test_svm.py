@@ -3546,6 +3546,42 @@ def test_support_vectors_replaced_after_a_prediction_are_used(kernel, offset, rn
     assert not loaded.support_vectors_.flags.writeable
 
 
+@pytest.mark.parametrize("kernel, offset", [("linear", 0.0), ("ngd", 0.0), ("rbf", 5.0)])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_support_vectors_the_user_assigns_are_read_again_after_an_edit_in_place(
+        kernel, offset, sparse, rng):
+    """The fit's support vectors are read-only, so prediction keeps what it
+    derives from them. Writable ones a user assigns (or read-only views of
+    writable ones) may change in place after a prediction: each prediction
+    reads them again, and sees the edit, as a model given the edited matrix
+    does."""
+    X = rng.random((60, 5)) + offset
+    y = (X[:, 0] > 0.5 + offset).astype(int)
+    T = rng.random((3, 5)) + offset
+    model = kgeo.SVM(kernel=kernel).fit(sp.csr_matrix(X) if sparse else X, y)
+    own = model.support_vectors_.copy()
+    own_view = None
+    if not sparse:
+        own_view = own.view()
+        own_view.flags.writeable = False  # read-only, over writable memory
+    for assigned in ([own] if sparse else [own, own_view]):
+        model.support_vectors_ = assigned
+        model.decision_function(T)  # the cache would keep the rows from here
+        if sparse:
+            own.data *= 1.5  # the same matrix object, its values edited
+        else:
+            own *= 1.5
+        reference = kgeo.SVM(kernel=kernel).fit(sp.csr_matrix(X) if sparse else X, y)
+        reference.support_vectors_ = own.copy()
+        np.testing.assert_array_equal(model.decision_function(T),
+                                      reference.decision_function(T))
+    if sparse:  # the data array replaced under the same matrix object
+        own.data = own.data * 2.0
+        reference.support_vectors_ = own.copy()
+        np.testing.assert_array_equal(model.decision_function(T),
+                                      reference.decision_function(T))
+
+
 # --------------------------------------------------------------------------
 # sample_weight
 # --------------------------------------------------------------------------
