@@ -97,8 +97,9 @@ def main():
               f"{r['fit_peak_mb']:>8.0f} {r['data_mb']:>8.1f} {r['before_fit_mb']:>10.0f} "
               f"{r['dense_gram_gb']:>13.1f} {r['n_sv']:>7}", flush=True)
         # The cache takes up to cache_size, but drops the blocks of solved
-        # pairs: its own peak (blocks, the buffers it keeps for the next
-        # ones, and blocks being computed) is often far below.
+        # pairs: its own peak (what it counts against cache_size: blocks,
+        # the buffers it keeps for the next ones, and blocks being
+        # computed) is often far below.
         cache_mb = (r["cache"]["peak_values_allocated"] * r["cache"]["value_bytes"]
                     / 2**20)
         over = r["fit_peak_mb"] - r["before_fit_mb"] - cache_mb

@@ -1187,6 +1187,11 @@ cdef class KernelRowCache:
                 or self.spare_head == NULL or self.length_rank == NULL
                 or self.rank_length == NULL
                 or self.row_class == NULL or not self.lock_ready):
+            # The slots are not zeroed yet: __dealloc__, which runs after a
+            # failed __cinit__, must not read their blocks (it freed
+            # uninitialised pointers, and glibc aborted the process).
+            free(self.slots)
+            self.slots = NULL
             raise MemoryError("could not allocate the kernel row cache index")
         for c in range(self.n_classes):
             self.length_rank[c] = ranks[c]
@@ -1947,10 +1952,13 @@ cdef class KernelRowCache:
         """Counters: blocks requested, computed, distinct; values computed,
         filled by transposing (``sweep_cross``), distinct (stored at least
         once), used (asked for by a solver), and computed twice at once by
-        two threads; the most values held at once, and the most held,
-        spare or being computed at once (see ``spare_head``); blocks
-        computed into the buffer of one that left; the bytes per stored
-        value."""
+        two threads; the most values held at once, and the most values of
+        capacity counted against the budget at once (``spare_head``: the
+        stored blocks' buffers, a swept block as its length, the spare
+        buffers and the blocks being computed or swept; not the buffers'
+        16-byte headers, the room a slab has beyond its pair's blocks, nor
+        the spare slabs kept for the next sweep); blocks computed into the
+        buffer of one that left; the bytes per stored value."""
         return {
             "value_bytes": self.value_bytes,
             "blocks_requested": self.n_requests,

@@ -523,9 +523,12 @@ class SVM(EstimatorMixin):
         filled by transposing a class pair's computed cross-class blocks
         (``values_transposed``), stored at least once (``values_distinct``)
         and asked for by the solvers (``values_used``); the most values the
-        row cache held at once (``peak_values``), and the most it had
-        allocated at once, with the buffers of blocks that left kept for the
-        next ones and the blocks being computed (``peak_values_allocated``);
+        row cache held at once (``peak_values``), and the most it counted
+        against ``cache_size`` at once: the stored blocks' buffers, those of
+        blocks that left, kept for the next ones, and the blocks being
+        computed (``peak_values_allocated``; a class pair's swept blocks
+        sharing one allocation of up to 8 MB count their own values, not
+        the whole allocation);
         blocks computed into such a buffer (``blocks_reused``); the bytes
         per stored value (``value_bytes``).
     fit_time_ : float
