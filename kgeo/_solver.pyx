@@ -2291,6 +2291,7 @@ cdef void update_pair(Pair* P, intp_t i, intp_t j, float64_t Kij,
     cdef float64_t quad, delta, diff, total, reach
     cdef float64_t* alpha = P.alpha
     cdef float64_t* G = P.G
+    cdef bint clipped = False
     quad = P.QD[i] + P.QD[j] - 2.0 * Kij
     if quad <= 0:
         quad = TAU
@@ -2303,18 +2304,22 @@ cdef void update_pair(Pair* P, intp_t i, intp_t j, float64_t Kij,
             if alpha[j] < 0:
                 alpha[j] = 0
                 alpha[i] = diff
+                clipped = True
         else:
             if alpha[i] < 0:
                 alpha[i] = 0
                 alpha[j] = -diff
+                clipped = True
         if diff > Ci - Cj:
             if alpha[i] > Ci:
                 alpha[i] = Ci
                 alpha[j] = Ci - diff
+                clipped = True
         else:
             if alpha[j] > Cj:
                 alpha[j] = Cj
                 alpha[i] = Cj + diff
+                clipped = True
     else:
         delta = (G[i] - G[j]) / quad
         total = alpha[i] + alpha[j]
@@ -2324,20 +2329,24 @@ cdef void update_pair(Pair* P, intp_t i, intp_t j, float64_t Kij,
             if alpha[i] > Ci:
                 alpha[i] = Ci
                 alpha[j] = total - Ci
+                clipped = True
         else:
             if alpha[j] < 0:
                 alpha[j] = 0
                 alpha[i] = total
+                clipped = True
         if total > Cj:
             if alpha[j] > Cj:
                 alpha[j] = Cj
                 alpha[i] = total - Cj
+                clipped = True
         else:
             if alpha[i] < 0:
                 alpha[i] = 0
                 alpha[j] = total
-    snap_to_bound(P, i, j)
-    snap_to_bound(P, j, i)
+                clipped = True
+    snap_to_bound(P, i, j, clipped)
+    snap_to_bound(P, j, i, clipped)
     reach = G_rounding / quad
     snap_toward(P, i, j, old_ai, reach, alpha_sum)
     snap_toward(P, j, i, old_aj, reach, alpha_sum)
@@ -2345,19 +2354,24 @@ cdef void update_pair(Pair* P, intp_t i, intp_t j, float64_t Kij,
     refresh_masks(P, j)
 
 
-cdef inline void snap_to_bound(Pair* P, intp_t k, intp_t m) noexcept nogil:
+cdef inline void snap_to_bound(Pair* P, intp_t k, intp_t m, bint clipped) noexcept nogil:
     # Put alpha_k on a bound it is within SNAP of (or beyond, by a rounding
     # of the clipping above), moving alpha_m so that sum y alpha stays as it
     # was; alpha_m is then clamped into its own box.
     cdef float64_t target, delta, partner
-    # Near 0 the rounding is relative to the partner's value (the clipping
-    # computes alpha_k from it), near C relative to C; but never beyond SNAP
-    # of alpha_k's own box. Weights spanning more than 1/SNAP give boxes
-    # below SNAP alpha_m: a step clipped such a variable to its box C_k, this
-    # put it back on 0 (undoing the step), and SMO stopped as stalled with a
-    # wrong intercept (X = [0, 1, 2, 0.5], sample_weight 1e-16 on the last).
+    # Near 0 the rounding is relative to the partner's value where the
+    # clipping computed alpha_k from it, near C relative to C; but never
+    # beyond SNAP of alpha_k's own box. Weights spanning more than 1/SNAP
+    # give boxes below SNAP alpha_m: a step clipped such a variable to its
+    # box C_k, this put it back on 0 (undoing the step), and SMO stopped as
+    # stalled with a wrong intercept (X = [0, 1, 2, 0.5], sample_weight
+    # 1e-16 on the last). An unclipped step leaves alpha_k + delta, no
+    # residue of the partner's: snapped to 0, a step from 0 shorter than
+    # SNAP alpha_m (7e-8 next to 1e7, where quad was 45,000 and the gap
+    # 3e-3) was undone every time, and SMO stopped as stalled where the
+    # step met tol (fuzzed poly problems with weights up to 1e8).
     if P.alpha[k] <= (SNAP * (P.alpha[m] if P.alpha[m] < P.C[k] else P.C[k])
-                      if P.alpha[m] > 0.0 else 0.0):
+                      if P.alpha[m] > 0.0 and clipped else 0.0):
         target = 0.0
     elif P.alpha[k] >= P.C[k] * (1.0 - SNAP):
         target = P.C[k]

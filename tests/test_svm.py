@@ -21,6 +21,7 @@ import pickle
 import re
 import sys
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -3769,6 +3770,41 @@ def test_a_box_below_the_rounding_of_its_partner_keeps_its_step(tiny):
     assert alpha[3] == tiny and alpha[0] == pytest.approx(1.0, abs=1e-12)
     dec = model.decision_function(X)
     assert dec[0] < -0.4 and dec[2] > 0.9
+
+
+@pytest.mark.parametrize("gamma", [118.0, 150.0])
+def test_a_step_from_zero_below_snap_of_its_partner_is_kept(gamma):
+    """An unclipped step from alpha_j = 0 ends at delta, no residue of the
+    partner's value: the snap to 0 within SNAP (1e-14) of the partner is
+    for values the clipping computes from it. Here (duplicated points of
+    both classes, weights from 1.6e-6 to 6.5e7) the step that met tol was
+    7e-8 next to a partner of 1e7: the snap undid it every time, and SMO
+    stopped as stalled after 26 steps with an exact KKT gap of 3e-3, where
+    scikit-learn's SVC meets tol. Now it converges."""
+    X = np.array([[1, 0], [0, 1], [0, 0], [1, 1], [0, 0], [0, 0], [0, 1], [0, 0], [1, 1]],
+                 dtype=float)
+    y = np.array([0, 1, 0, 1, 0, 1, 0, 1, 1])
+    weight = np.array([197.0, 16.2, 10713.0, 8.0e6, 6.5e7, 2.3e5, 0.018, 1.6e-6, 0.1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ConvergenceWarning
+        model = kgeo.SVM(kernel="poly", degree=2, coef0=1.0, gamma=gamma, C=44.0,
+                         shrinking=False).fit(X, y, sample_weight=weight)
+    assert model.fit_status_ == 0
+    # The KKT gap in exact arithmetic, from the model's coefficients and
+    # kernel values (their float64 rounding makes the float gap noisy here).
+    K = (gamma * X @ X.T + 1.0) ** 2
+    box = [Fraction(c) for c in 44.0 * weight]
+    sign = np.where(y == model.classes_[1], 1, -1)
+    alpha = [Fraction(0)] * len(y)
+    for k, c in zip(model.support_, model.dual_coef_[0]):
+        alpha[k] = Fraction(abs(float(c)))
+    grad = [sum(Fraction(int(sign[k] * sign[j])) * Fraction(K[k, j]) * alpha[j]
+                for j in range(len(y))) - 1 for k in range(len(y))]
+    up = [-sign[k] * grad[k] for k in range(len(y))
+          if (sign[k] > 0 and alpha[k] < box[k]) or (sign[k] < 0 and alpha[k] > 0)]
+    low = [-sign[k] * grad[k] for k in range(len(y))
+           if (sign[k] > 0 and alpha[k] > 0) or (sign[k] < 0 and alpha[k] < box[k])]
+    assert max(up) - min(low) <= 1e-3
 
 
 def test_sample_weight_is_not_modified(rng):
