@@ -1594,6 +1594,7 @@ class SVM(EstimatorMixin):
                 f"coef_ exists only for kernel='linear'; this SVM was fitted with "
                 f"kernel={fitted_kernel!r}, whose decision function is not linear in X's "
                 f"features: use dual_coef_ and support_vectors_")
+        _checked_support_vectors(model)  # the fitted columns
         support_vectors = model.support_vectors_
         n_classes, n_support, dual_coef, _ = _check_fitted_arrays(model,
                                                                    support_vectors.shape[0])
@@ -1705,6 +1706,23 @@ def _cache_key(support_vectors):
     return (support_vectors, *arrays)
 
 
+def _checked_support_vectors(model):
+    """``support_vectors_`` as a checked CSR matrix of the columns the model
+    was fitted on: a matrix of other columns assigned in their place (the
+    attribute is documented as replaceable) read the posting tables beyond
+    their end (a segmentation fault with fewer columns) or gave silently
+    wrong decision values."""
+    support_vectors = check_matrix(model.support_vectors_, name="support_vectors_",
+                                   min_samples=0)
+    n_features = getattr(model, "n_features_in_", None)
+    if n_features is not None and support_vectors.shape[1] != n_features:
+        raise ValueError(
+            f"support_vectors_ has {support_vectors.shape[1]} columns, but this SVM was "
+            f"fitted on {n_features} features: a matrix assigned to support_vectors_ must "
+            f"keep the fitted columns")
+    return support_vectors
+
+
 def _same_key(kept, key):
     """Whether a kept cache key is ``key`` (the same objects)."""
     return (key is not None and kept is not None and len(kept) == len(key)
@@ -1744,7 +1762,7 @@ def _support_vector_side(model, kernel, X, n_threads):
     kept = cache.get("support_vectors") if cache is not None else None
     if kept is not None and _same_key(kept[0], key):  # not replaced since
         return (*kept[1:], X)
-    support_vectors = check_matrix(source, name="support_vectors_", min_samples=0)
+    support_vectors = _checked_support_vectors(model)
     # Cheap for the support vectors alone, so with X too: used_columns_only
     # would return both as given.
     reusable = posting_tables_are_cheap(support_vectors.shape[1], support_vectors.nnz)
@@ -1774,7 +1792,7 @@ def _centred_support_vector_side(model, kernel, centre, n_threads):
         cache = {}  # this call's only
     kept = cache.get("centred_support_vectors")
     if kept is None or not _same_key(kept[0], key):  # none yet, or replaced
-        unmoved = check_matrix(source, name="support_vectors_", min_samples=0)
+        unmoved = _checked_support_vectors(model)
         sv_rows = prepare_rows(kernel, centred(unmoved, centre), name="support_vectors_",
                                kernel_name=model.kernel, n_threads=n_threads)
         kept = (key, sv_rows, single_block(sv_rows), fits_unmoved(unmoved), unmoved)

@@ -463,6 +463,8 @@ class RainbowVectorizer:
         # Columns in sorted word order, as scikit-learn's vectorisers number them.
         kept = kept[np.argsort(words[kept], kind="stable")]
         self.vocabulary_ = {w: j for j, w in enumerate(words[kept].tolist())}
+        # Numbered here, so transform need not check it (see _check_vocabulary).
+        self._fitted_vocabulary = self.vocabulary_
         self.document_frequency_ = df[kept].astype(np.int64)
         self.occurrence_count_ = total[kept]
         self.n_documents_fit_ = len(docs)
@@ -523,11 +525,16 @@ class RainbowVectorizer:
             zeros.
         """
         self._check_fitted()
+        vocabulary = self.vocabulary_
+        if vocabulary is not getattr(self, "_fitted_vocabulary", None):
+            _check_vocabulary(vocabulary)  # assigned since the fit
         docs = _check_docs(raw_documents)
         dtype = self._check_dtype()
-        vocab_get = self.vocabulary_.get
+        vocab_get = vocabulary.get
         X = self._scan(docs, lambda token: vocab_get(token, -1))
-        return self._finish(X.data, X.indices, X.indptr, len(self.vocabulary_), dtype)
+        if X.nnz and X.indices.max() >= len(vocabulary):  # the fit's, edited in place
+            _check_vocabulary(vocabulary)
+        return self._finish(X.data, X.indices, X.indptr, len(vocabulary), dtype)
 
     def get_feature_names_out(self, input_features=None):
         """Return the vocabulary in column order.
@@ -544,6 +551,7 @@ class RainbowVectorizer:
             ``names[j]`` is the word counted in column j.
         """
         self._check_fitted()
+        _check_vocabulary(self.vocabulary_)
         names = np.empty(len(self.vocabulary_), dtype=object)
         for w, j in self.vocabulary_.items():
             names[j] = w
@@ -554,3 +562,39 @@ class RainbowVectorizer:
             raise not_fitted_error(
                 "This RainbowVectorizer instance is not fitted yet; call 'fit' with "
                 "training documents first")
+
+
+def _check_vocabulary(vocabulary):
+    """Refuse a ``vocabulary_`` (assigned by hand, or edited) that does not
+    map words to the columns 0..n-1, each once: column numbers beyond n made
+    a CSR matrix SciPy rejects (and whose ``toarray`` crashed the process),
+    negative ones dropped their word, and repeated ones merged words."""
+    if not isinstance(vocabulary, collections.abc.Mapping):
+        raise TypeError(
+            f"vocabulary_ must be a dict from words to column numbers, got "
+            f"{type(vocabulary).__name__}")
+    n = len(vocabulary)
+    for word, column in vocabulary.items():
+        if not isinstance(word, str):
+            raise TypeError(
+                f"vocabulary_ must map words (str) to column numbers, got the key {word!r} "
+                f"of type {type(word).__name__}")
+        if isinstance(column, (bool, np.bool_)) or not isinstance(column, (int, np.integer)):
+            raise TypeError(
+                f"vocabulary_ must map words to integer column numbers, got {column!r} "
+                f"({type(column).__name__}) for {word!r}")
+    # Integers now: out of range (int64's too) or repeated is the rest.
+    columns = np.array([c if -1 <= c <= n else -1 for c in vocabulary.values()],
+                       dtype=np.int64)
+    inside = columns >= 0
+    inside[inside] = columns[inside] < n
+    counts = np.bincount(columns[inside], minlength=n)
+    bad = ~inside
+    bad[inside] = counts[columns[inside]] > 1
+    if np.any(bad):
+        k = int(np.flatnonzero(bad)[0])
+        word, column = list(vocabulary.items())[k]
+        raise ValueError(
+            f"vocabulary_ must number its {n} words 0 to {n - 1}, each number once, got "
+            f"{int(column)} for {word!r}"
+            + (" (given to another word too)" if inside[k] else ""))

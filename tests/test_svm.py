@@ -3547,6 +3547,34 @@ def test_support_vectors_replaced_after_a_prediction_are_used(kernel, offset, rn
     assert not loaded.support_vectors_.flags.writeable
 
 
+@pytest.mark.parametrize("kernel", ["linear", "ngd", "rbf"])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("n_columns", [2, 5])
+def test_support_vectors_assigned_with_other_columns_are_refused(kernel, sparse, n_columns,
+                                                                  rng):
+    """support_vectors_ may be replaced, but by rows of the fitted columns:
+    fewer columns read the posting tables beyond their end (a segmentation
+    fault for a model of 1e8 sparse columns), and other widths gave
+    silently wrong decision values (or a NumPy broadcasting error)."""
+    X = rng.random((40, 3)) + (5.0 if kernel == "rbf" else 0.0)
+    y = (X[:, 0] > X[:, 0].mean()).astype(int)
+    model = kgeo.SVM(kernel=kernel).fit(sp.csr_matrix(X) if sparse else X, y)
+    support_vectors = model.support_vectors_
+    other = (support_vectors[:, :2] if n_columns == 2
+             else (sp.hstack([support_vectors, support_vectors[:, :2]]).tocsr() if sparse
+                   else np.hstack([support_vectors, support_vectors[:, :2]])))
+    model.support_vectors_ = other
+    for method in (model.decision_function, model.predict):
+        with pytest.raises(ValueError, match=rf"support_vectors_ has {n_columns} columns, "
+                                             r"but this SVM was fitted on 3 features"):
+            method(X)
+    if kernel == "linear":
+        with pytest.raises(ValueError, match="support_vectors_ has"):
+            model.coef_
+    model.support_vectors_ = support_vectors
+    model.decision_function(X)
+
+
 @pytest.mark.parametrize("kernel, offset", [("linear", 0.0), ("ngd", 0.0), ("rbf", 5.0)])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_support_vectors_the_user_assigns_are_read_again_after_an_edit_in_place(

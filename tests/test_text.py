@@ -223,6 +223,38 @@ def test_vocabulary_learned_on_training_documents_only():
     assert vec.vocabulary_ == {"apple": 0, "banana": 1}
 
 
+@pytest.mark.parametrize("vocabulary, error, match", [
+    ({"apple": 100_000_000}, ValueError, r"number its 1 words 0 to 0.*got 100000000"),
+    ({"apple": -1, "banana": 0}, ValueError, r"got -1 for 'apple'"),
+    ({"apple": 0, "banana": 0}, ValueError, r"given to another word too"),
+    ({"apple": 2**70, "banana": 0}, ValueError, r"got 1180591620717411303424"),
+    ({"apple": 1.0, "banana": 0}, TypeError, r"integer column numbers, got 1.0 \(float\)"),
+    ({"apple": True, "banana": 0}, TypeError, r"got True \(bool\)"),
+    ({1: 0}, TypeError, r"words \(str\).*key 1"),
+    (["apple"], TypeError, r"must be a dict.*got list"),
+])
+def test_an_assigned_vocabulary_must_number_its_words(vocabulary, error, match):
+    """A vocabulary_ assigned by hand must map words to the columns 0..n-1,
+    each once: a number beyond n made a CSR matrix SciPy rejects, whose
+    toarray crashed the process; -1 dropped its word and a repeated number
+    merged two words, silently."""
+    vec = RainbowVectorizer(stoplist=None).fit(TOY)
+    vec.vocabulary_ = vocabulary
+    with pytest.raises(error, match=match):
+        vec.transform(["apple banana"])
+    with pytest.raises(error, match=match):
+        vec.get_feature_names_out()
+    # The fitted one edited in place, beyond its columns: refused too.
+    vec = RainbowVectorizer(stoplist=None).fit(TOY)
+    vec.vocabulary_["apple"] = len(vec.vocabulary_)
+    with pytest.raises(ValueError, match="each number once"):
+        vec.transform(["apple banana"])
+    # Numbers of any integer type, 0..n-1 each once, are a vocabulary.
+    vec.vocabulary_ = {"banana": np.int8(0), "apple": np.uint64(1)}
+    np.testing.assert_array_equal(vec.transform(["apple apple banana"]).toarray(), [[1, 2]])
+    assert vec.get_feature_names_out().tolist() == ["banana", "apple"]
+
+
 def test_transform_matches_fit_transform_and_fit():
     docs = ["Zeta alpha, alpha!", "beta <b>gamma</b> 12", "ALPHA beta"]
     a = RainbowVectorizer(skip_html=True, tag_digits=True)
