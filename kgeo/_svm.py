@@ -842,10 +842,15 @@ class SVM(EstimatorMixin):
                                                       minlength=classes.shape[0]))
         with np.errstate(over="ignore", under="ignore"):
             class_box = float(self.C) * class_weight  # float: C may be a Fraction
-        if not np.all(np.isfinite(class_box) & (class_box > 0)):
-            bad = int(np.flatnonzero(~(np.isfinite(class_box) & (class_box > 0)))[0])
+        # A subnormal bound would pin the variables at values whose products
+        # with the kernel lose their bits (decision values of -4e-323), as
+        # the sample-weighted bounds below are refused for.
+        normal = np.isfinite(class_box) & (class_box >= np.finfo(np.float64).tiny)
+        if not np.all(normal):
+            bad = int(np.flatnonzero(~normal)[0])
             raise ValueError(
-                f"C * class_weight must be a finite float64 > 0 for every class, got "
+                f"C * class_weight must be a finite, normal float64 > 0 (at least "
+                f"{np.finfo(np.float64).tiny:.4g}) for every class, got "
                 f"{self.C!r} * {float(class_weight[bad])!r} = {float(class_box[bad])!r} for "
                 f"class {_label(classes[bad])!r}")
         n_classes = classes.shape[0]

@@ -800,7 +800,10 @@ def check_labels(y, n_samples):
                     "needs discrete labels")
             if element_kind(v) == "c":
                 raise ValueError(f"Complex data not supported in y, got {v!r}")
-        if len(kinds) > 1 and not all(issubclass(k, numbers.Number) for k in kinds):
+        # str with np.str_ (bytes with np.bytes_, numbers of any types) are
+        # one kind of label: they compare equal across the types.
+        letters = {element_kind(v) for v in y}
+        if len(kinds) > 1 and not (len(letters) == 1 and letters <= {"n", "U", "S"}):
             raise ValueError(
                 f"Unknown label type: y mixes label types {sorted(k.__name__ for k in kinds)}")
         try:

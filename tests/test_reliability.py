@@ -435,8 +435,13 @@ BAD_INPUTS = [
     ("degree-nan-pairwise", "kgeo.pairwise_kernels(X, kernel='poly', degree=float('nan'))",
      ValueError, r"degree must be an integer >= 1, got nan"),
     ("C-times-weight-underflows", "fitted(C=5e-324, class_weight={0: 0.4})", ValueError,
-     r"C \* class_weight must be a finite float64 > 0 for every class, got 5e-324 \* 0.4 = "
-     r"0.0 for class 0"),
+     r"C \* class_weight must be a finite, normal float64 > 0 \(at least 2.225e-308\) for "
+     r"every class, got 5e-324 \* 0.4 = 0.0 for class 0"),
+    ("C-subnormal", "fitted(C=1e-310)", ValueError,
+     r"normal float64 > 0 \(at least 2.225e-308\) for every class, got 1e-310 \* 1.0 = "
+     r"1e-310 for class 0"),
+    ("class-weight-subnormal", "fitted(class_weight={0: 1e-310})", ValueError,
+     r"got 1.0 \* 1e-310 = 1e-310 for class 0"),
     ("C-times-weight-overflows", "fitted(C=1e200, class_weight={1: 1e200})", ValueError,
      r"= inf for class 1"),
     ("gamma-scale-overflows", "fitted(kernel='rbf', X_scale=1e-155)", ValueError,

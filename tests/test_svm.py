@@ -1719,6 +1719,22 @@ def test_labels_of_any_type(labels, rng):
     ck.check_svm(model, X, y, X_test=Xt)
 
 
+@pytest.mark.parametrize("spam, ham", [(np.str_("spam"), "ham"), (np.bytes_(b"spam"), b"ham")],
+                         ids=["str", "bytes"])
+def test_labels_mixing_str_and_numpy_str_are_one_kind(spam, ham, rng):
+    """An object array of np.str_ and str labels (NumPy's and Python's
+    strings, equal across the types; bytes likewise) is a set of string
+    labels, not a mix of label types."""
+    X, y_int = ck.make_count_data(rng, 30, 6, 2)
+    y = np.array([spam if v else ham for v in y_int], dtype=object)
+    plain = np.array([str(spam) if isinstance(spam, str) else bytes(spam) for _ in y_int],
+                     dtype=object)
+    plain[y_int == 0] = ham
+    model = kgeo.SVM(kernel="ngd").fit(X, y)
+    assert_identical(model, kgeo.SVM(kernel="ngd").fit(X, plain))
+    assert model.classes_.tolist() == sorted([ham, spam])
+
+
 @pytest.mark.parametrize("kernel,params", [("ngd", {}), ("rbf", {"gamma": 0.3}),
                                            ("poly", {"gamma": 0.1, "coef0": 1.0})])
 def test_binary_decision_function_formula(kernel, params, rng):
