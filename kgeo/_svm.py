@@ -1140,14 +1140,21 @@ class SVM(EstimatorMixin):
 
     def _kernel_scale(self, X, kernel_args):
         """The largest |k| of the unshifted kernel on X's rows, estimated:
-        k(x, x) of every row and the values among 128 evenly spaced rows
-        (the distance kernels are 0 on the diagonal)."""
+        k(x, x) of every row, the values among 128 evenly spaced rows, and
+        those of the first row with every row (the distance kernels are 0 on
+        the diagonal, and the spaced rows may all be one document: ned's
+        estimate was then 0, and a shift of 1e20 that rounds the kernel away
+        passed unchecked)."""
         unshifted = get_kernel(self.kernel, X.shape[1], 0.0, **kernel_args)
         spaced = np.unique(np.linspace(0, X.shape[0] - 1, 128).astype(np.int64))
         sample = prepare_rows(unshifted, *used_columns_only(X[spaced]))
         probe = kernel_matrix(unshifted, sample, single_block(sample), 1)
         diagonal = kernel_diagonal(unshifted, prepare_rows(unshifted, X))
-        return max(float(np.max(np.abs(probe))), float(np.max(np.abs(diagonal))))
+        rows, first = used_columns_only(X, X[:1])
+        against_first = kernel_matrix(unshifted, prepare_rows(unshifted, rows),
+                                      single_block(prepare_rows(unshifted, first)), 1)
+        return max(float(np.max(np.abs(probe))), float(np.max(np.abs(diagonal))),
+                   float(np.max(np.abs(against_first))))
 
     def _check_matrix_range(self, largest):
         """Refuse a precomputed kernel matrix (largest magnitude ``largest``)

@@ -457,6 +457,26 @@ def test_sparse_coef_is_a_canonical_csr_matrix(rng):
         assert np.all(np.diff(columns) > 0), p
 
 
+@pytest.mark.parametrize("kernel", ["ned", "ngd"])
+def test_a_swamping_shift_is_refused_where_the_probed_rows_coincide(kernel):
+    """The kernel's magnitude, against which a shift is judged, was
+    estimated from k(x, x) and 128 evenly spaced rows; for a distance
+    kernel (0 on the diagonal) whose spaced rows are one document, the
+    estimate was 0 and shift=1e20 passed unchecked: every decision value
+    came out -1, training accuracy 0.36. The first row against every row
+    is part of the estimate now."""
+    n = 200
+    spaced = np.unique(np.linspace(0, n - 1, 128).astype(np.int64))
+    others = np.setdiff1d(np.arange(n), spaced)
+    X = np.ones((n, 2))
+    X[others] = [5.0, 3.0] if kernel == "ngd" else [5.0, -3.0]
+    y = np.zeros(n, int)
+    y[others] = 1
+    assert kgeo.SVM(kernel=kernel).fit(X, y).score(X, y) == 1.0
+    with pytest.raises(ValueError, match=r"shift=1e\+20 swamps the kernel"):
+        kgeo.SVM(kernel=kernel, shift=1e20).fit(X, y)
+
+
 def test_coef_with_a_shift_is_the_unshifted_one(rng):
     """Each pair's coefficients sum to zero, so a shift of the linear kernel
     moves neither w nor the decision values X w + b (Proposition 3)."""
