@@ -283,6 +283,18 @@ def spherical_normal_mle(sets):
             points = points.toarray()
         try:
             points = as_rectangular(points, f"set {i}", what="points")
+        except (TypeError, ValueError, OverflowError) as error:
+            raise ValueError(f"set {i} is not an array of numbers: {error}") from None
+        # float64's conversion would read digits in strings and count days
+        # in dates: only numbers (and booleans) are points.
+        if points.dtype.kind not in "biufcO" or (points.dtype == object and not all(
+                isinstance(v, (numbers.Number, np.bool_)) for v in points.flat)):
+            kind = ({"U": "str", "S": "bytes", "M": "datetime64", "m": "timedelta64"}.get(
+                points.dtype.kind, str(points.dtype)) if points.dtype != object else type(next(
+                    v for v in points.flat
+                    if not isinstance(v, (numbers.Number, np.bool_)))).__name__)
+            raise TypeError(f"set {i} must hold numbers, got {kind} values")
+        try:
             complex_values = np.iscomplexobj(points) or points.dtype == object and any(
                 isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real)
                 for v in points.flat)

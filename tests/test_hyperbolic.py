@@ -360,6 +360,20 @@ def test_spherical_normal_mle():
     np.testing.assert_array_equal(kgeo.spherical_normal_mle(np.stack([b, b])), [rows[1]] * 2)
 
 
+@pytest.mark.parametrize("points, kind", [
+    ([["1", "2"], ["3", "5"]], "str"),
+    ([[b"1", b"2"], [b"3", b"5"]], "bytes"),
+    (np.array([["2020-01-01", "2020-01-03"]], dtype="datetime64[D]"), "datetime64"),
+    (np.array([[1, 2]], dtype="timedelta64[s]"), "timedelta64"),
+    (np.array([[1.0, "2"]], dtype=object), "str"),
+])
+def test_spherical_normal_mle_refuses_points_that_are_not_numbers(points, kind):
+    # float64's conversion read the digits of strings ([["1", "2"], ["3", "5"]]
+    # gave a mean of (2, 3.5)) and counted the days of dates.
+    with pytest.raises(TypeError, match=rf"set 0 must hold numbers, got {kind} values"):
+        kgeo.spherical_normal_mle([points])
+
+
 def _decimal_mle(points):
     """The MLE of one set from the points' exact values."""
     import decimal
@@ -420,7 +434,6 @@ def test_spherical_normal_mle_at_any_scale(monkeypatch):
     ([np.array([[np.nan, 1.0], [0.0, 0.0]])], "set 0 has NaN"),
     ([np.zeros(3)], r"set 0 must be a 2-D array"),
     ([], "sets is empty"),
-    ([[["a", "b"]]], "set 0 is not an array of numbers"),
     ([[[1.0, 2.0], [3.0]]], r"set 0 must be a rectangular array-like, but its points have "
                             r"different lengths \(1, 2\)"),
     # NumPy's conversion to float64 dropped the imaginary parts, with a warning.
