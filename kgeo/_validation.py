@@ -227,8 +227,44 @@ def check_kernel_samples(X, *, name="X", numbers=None):
     return (list(X) if isinstance(X, (list, tuple)) else array), False
 
 
+def _check_sparse_arrays(X, name):
+    """Refuse a sparse matrix whose arrays were replaced by other objects or
+    by index arrays of non-integers: SciPy reads float indices truncated (a
+    column 0.9 became column 0, silently) and a list as ``data`` failed on
+    its missing ``dtype``."""
+    fmt = X.format
+    if fmt in ("csr", "csc", "bsr"):
+        arrays = [("data", X.data), ("indices", X.indices), ("indptr", X.indptr)]
+    elif fmt == "coo":
+        coords = X.coords if hasattr(X, "coords") else (X.row, X.col)
+        arrays = [("data", X.data)] + [(f"coords[{k}]", c) for k, c in enumerate(coords)]
+    elif fmt == "dia":
+        arrays = [("data", X.data), ("offsets", X.offsets)]
+    elif fmt == "lil":
+        bad = next((j for row in X.rows for j in row
+                    if isinstance(j, (bool, np.bool_)) or not isinstance(j, (int, np.integer))),
+                   None)
+        if bad is not None:
+            raise TypeError(
+                f"{name} is a LIL matrix whose rows hold a column index that is not an "
+                f"integer: {bad!r}")
+        return
+    else:
+        return
+    for attr, array in arrays:
+        if not isinstance(array, np.ndarray):
+            raise TypeError(
+                f"{name} is a {fmt.upper()} matrix whose {attr} is a {type(array).__name__}, "
+                f"not a NumPy array")
+        if attr != "data" and array.dtype.kind not in "iu":
+            raise TypeError(
+                f"{name} is a {fmt.upper()} matrix whose {attr} must hold integers, got "
+                f"dtype {array.dtype}")
+
+
 def _sparse_float64(X, name):
     """A SciPy sparse matrix of numbers as a CSR matrix of float64 (values unchecked)."""
+    _check_sparse_arrays(X, name)
     if np.iscomplexobj(X.data if hasattr(X, "data") else X):
         raise ValueError(f"Complex data not supported; {name} has dtype {X.dtype}")
     if X.dtype.kind not in "biuf":

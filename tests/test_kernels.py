@@ -829,6 +829,49 @@ def test_coo_coordinates_out_of_range_rejected():
         kgeo.pairwise_kernels(X, kernel="linear")
 
 
+def _with(X, **arrays):
+    X = X.copy()
+    for attr, value in arrays.items():
+        setattr(X, attr, value)
+    return X
+
+
+_DENSE = np.array([[3.0, 0.0, 1.0], [2.0, 1.0, 0.0]])
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: _with(sp.csr_matrix(_DENSE), indices=np.array([0.9, 2.9, 0.9, 1.9])),
+     r"X is a CSR matrix whose indices must hold integers, got dtype float64"),
+    (lambda: _with(sp.csr_matrix(_DENSE), indptr=np.array([0.0, 2.0, 4.0])),
+     r"X is a CSR matrix whose indptr must hold integers"),
+    (lambda: _with(sp.csr_matrix(_DENSE), data=[3.0, 1.0, 2.0, 1.0]),
+     r"X is a CSR matrix whose data is a list, not a NumPy array"),
+    (lambda: _coo_with_columns(np.array([0.7, 2.7, 0.7, 1.7])),
+     r"X is a COO matrix whose coords\[1\] must hold integers"),
+    (lambda: _lil_with_row(0, [0.5, 2.5]),
+     r"X is a LIL matrix whose rows hold a column index that is not an integer: 0.5"),
+], ids=["csr-float-indices", "csr-float-indptr", "csr-list-data", "coo-float-col", "lil"])
+def test_sparse_arrays_that_are_not_integer_indices_are_refused(make, match):
+    # SciPy read float indices truncated: column 0.9 was column 0, silently.
+    with pytest.raises(TypeError, match=match):
+        kgeo.pairwise_kernels(make(), kernel="linear")
+
+
+def _coo_with_columns(columns):
+    X = sp.coo_matrix(_DENSE)
+    if hasattr(X, "coords"):  # SciPy >= 1.13: its col setter casts to the old dtype
+        X.coords = (X.coords[0], columns)
+    else:
+        X.col = columns
+    return X
+
+
+def _lil_with_row(i, columns):
+    X = sp.lil_matrix(_DENSE)
+    X.rows[i] = columns
+    return X
+
+
 @pytest.mark.parametrize("kernel", ["linear", "rbf", "ned", "poly", "sigmoid"])
 def test_overflowing_squared_norms_rejected(kernel):
     # |x|^2 = inf would make rbf 1 and ned 0 for distinct rows, silently.
