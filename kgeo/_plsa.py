@@ -82,7 +82,11 @@ def _word_major(model):
     """``components_`` transposed, C-contiguous: ``P(w | z)`` with word w's
     K-vector contiguous, as the loops read it. Made from ``components_`` at
     each call, so that components assigned to a fitted model are used."""
-    components = np.asarray(model.components_, dtype=np.float64)
+    given = np.asarray(model.components_)
+    if given.dtype.kind not in "biuf":
+        # float64's conversion would read the digits of strings.
+        raise TypeError(f"components_ must hold numbers, got dtype {given.dtype}")
+    components = given.astype(np.float64, copy=False)
     # The fit's number of topics, not n_components, which set_params may
     # have changed since (a fitted model keeps its fitted attributes).
     n_topics = model.topic_probability_.shape[0]
@@ -91,6 +95,14 @@ def _word_major(model):
             f"components_ has shape {components.shape}, expected ({n_topics}, "
             f"{model.n_features_in_}) for the fit's {n_topics} topics and "
             f"{model.n_features_in_} features")
+    # Probabilities P(w | z): a NaN or inf gave NaN topics, negative ones
+    # silently uniform ones.
+    if not np.all(np.isfinite(components)) or np.any(components < 0):
+        bad = np.flatnonzero(~(np.isfinite(components) & (components >= 0)).ravel())
+        raise ValueError(
+            f"components_ must hold finite probabilities >= 0, got {bad.size} other "
+            f"value(s), first {float(components.flat[bad[0]])!r} at "
+            f"{tuple(int(k) for k in np.unravel_index(bad[0], components.shape))}")
     return np.ascontiguousarray(components.T)
 
 
@@ -305,6 +317,17 @@ class PLSA(TransformerMixin, EstimatorMixin):
                 raise ValueError(
                     f"X's counts (the largest {float(X.data.max()):.3g}) make PLSA's "
                     f"log-likelihood overflow float64 ({log_likelihood}); scale X down")
+            if not np.isfinite(objective) and (
+                    (self.topic_word_smoothing > 0 and np.any(word_topic == 0))
+                    or (self.doc_topic_smoothing > 0 and np.any(doc_topic == 0))):
+                # smoothing * log P with a P that underflowed to 0: a tiny
+                # (subnormal) pseudo-count cannot keep it away from 0.
+                raise ValueError(
+                    f"the smoothing (topic_word_smoothing={self.topic_word_smoothing!r}, "
+                    f"doc_topic_smoothing={self.doc_topic_smoothing!r}) is too small to keep "
+                    f"PLSA's probabilities above 0 in float64: one reached 0, where the "
+                    f"log-density of its Dirichlet prior is -inf; use 0 (no prior) or a "
+                    f"larger smoothing")
             if not np.isfinite(objective):
                 raise ValueError(
                     f"the smoothing (topic_word_smoothing={self.topic_word_smoothing!r}, "

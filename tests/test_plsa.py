@@ -435,6 +435,27 @@ def test_assigned_components_are_used(corpus):
         model.transform(corpus)
 
 
+@pytest.mark.parametrize("edit, error, match", [
+    (lambda c: np.where(np.arange(c.size).reshape(c.shape) == 4, np.nan, c), ValueError,
+     r"finite probabilities >= 0, got 1 other value\(s\), first nan at \(0, 4\)"),
+    (lambda c: np.where(np.arange(c.size).reshape(c.shape) == 0, np.inf, c), ValueError,
+     r"first inf at \(0, 0\)"),
+    (lambda c: -c, ValueError, r"finite probabilities >= 0, got 120 other value\(s\)"),
+    (lambda c: c.astype(str), TypeError, r"components_ must hold numbers, got dtype <U"),
+], ids=["nan", "inf", "negative", "str"])
+def test_assigned_components_must_be_probabilities(corpus, edit, error, match):
+    # A NaN or inf gave NaN topics (and NaN Fisher scores), negated
+    # components a uniform 0.5 for every document, strings were parsed.
+    model = PLSA(3, random_state=0).fit(corpus)
+    model.components_ = edit(model.components_)
+    with pytest.raises(error, match=match):
+        model.transform(corpus)
+    embedding = PLSAFisherEmbedding(3, random_state=0).fit(corpus)
+    embedding.models_[0].components_ = edit(embedding.models_[0].components_)
+    with pytest.raises(error, match=match):
+        embedding.transform(corpus)
+
+
 @pytest.mark.parametrize("estimator", [PLSA(3, random_state=0),
                                        PLSAFisherEmbedding((2, 3), random_state=0)])
 def test_fit_transform_is_fit_then_transform(corpus, estimator):
@@ -503,6 +524,19 @@ def test_smoothing_whose_prior_overflows_is_named_not_the_counts():
                                          r"doc_topic_smoothing=0.01\) makes the log-density "
                                          r"of PLSA's Dirichlet priors overflow float64"):
         PLSA(2, topic_word_smoothing=1e308, random_state=0).fit(X)
+
+
+def test_smoothing_too_small_to_keep_probabilities_above_zero_is_named_so():
+    # A subnormal pseudo-count lets P(w | z) reach 0, whose log is -inf: the
+    # message said to make the smoothing smaller, which cannot help (0, or
+    # a larger value, fits).
+    X = np.array([[5, 4, 0, 0], [4, 5, 0, 0], [0, 0, 5, 4], [0, 1, 4, 5]], float)
+    with pytest.raises(ValueError, match=r"topic_word_smoothing=5e-324, doc_topic_smoothing="
+                                         r"0.01\) is too small to keep PLSA's probabilities "
+                                         r"above 0 in float64.*use 0 \(no prior\) or a larger"):
+        PLSA(2, topic_word_smoothing=5e-324, random_state=0).fit(X)
+    for smoothing in (0.0, 1e-300):
+        PLSA(2, topic_word_smoothing=smoothing, random_state=0).fit(X)
 
 
 # --- real documents --------------------------------------------------------
