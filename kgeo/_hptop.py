@@ -25,6 +25,8 @@ so :class:`HPTOPEmbedding` returns the vectors and kgeo's linear kernel on
 them is the HP-TOP kernel, exactly.
 """
 
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -194,10 +196,18 @@ class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
         # names a single category: too few).
         if sp.issparse(y):
             y = y.toarray()
-        y = np.asarray(y)
+        try:
+            y = np.asarray(y)
+        except ValueError as error:  # NumPy's words for rows of different lengths
+            raise ValueError(
+                f"y must be one label per document or a rectangular 0/1 indicator matrix, "
+                f"but its rows have different lengths ({error})") from None
         if y.ndim == 2:
             if y.shape[0] != n_documents:
                 raise ValueError(f"X has {n_documents} documents but y has {y.shape[0]} rows")
+            if y.dtype.kind == "O" and all(
+                    isinstance(v, (numbers.Real, np.bool_)) for v in y.flat):
+                y = y.astype(np.float64)  # numbers held as objects (a frame's, say)
             if y.dtype.kind not in "biuf" or not np.all((y == 0) | (y == 1)):
                 raise ValueError("an indicator matrix y must hold only 0 and 1")
             return np.arange(y.shape[1]), y.astype(bool)
@@ -208,6 +218,10 @@ class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
     def _target_column(self, classes):
         """The column of ``target`` among ``classes``. Booleans name only
         boolean categories, and those only booleans (``False == 0``)."""
+        if np.ndim(self.target) != 0 or isinstance(self.target, (dict, set)):
+            raise TypeError(
+                f"target must be one category (a label, or a column of an indicator y), "
+                f"got {type(self.target).__name__} {self.target!r}")
         is_bool = isinstance(self.target, (bool, np.bool_))
         matches = []
         if is_bool == (classes.dtype.kind == "b"):

@@ -130,6 +130,29 @@ def test_indicator_matrix_and_labels_give_the_same_scores(categories):
     assert (by_labels != by_indicator).nnz == 0
 
 
+def test_an_indicator_of_numbers_held_as_objects_is_an_indicator(categories):
+    # An object array of 0/1 (a data frame's values, say) was refused as
+    # holding values other than 0 and 1.
+    X, y = categories
+    Y = (y[:, None] == np.arange(4)).astype(np.int8)
+    by_numbers = HPTOPEmbedding(target=3).fit_transform(X, Y)
+    by_objects = HPTOPEmbedding(target=3).fit_transform(X, Y.astype(object))
+    assert (by_numbers != by_objects).nnz == 0
+
+
+def test_a_target_that_is_not_one_category_and_a_ragged_y_are_refused(categories):
+    # NumPy's own errors came through: "the truth value of an array is
+    # ambiguous" for target=np.array([0, 1]), "inhomogeneous shape" for y.
+    X, y = categories
+    with pytest.raises(TypeError, match=r"target must be one category .*got ndarray"):
+        HPTOPEmbedding(target=np.array([0, 1])).fit(X, y)
+    with pytest.raises(TypeError, match=r"target must be one category .*got list"):
+        HPTOPEmbedding(target=[0]).fit(X, y)
+    ragged = [[0, 1]] * (X.shape[0] - 1) + [[1]]
+    with pytest.raises(ValueError, match=r"rows have different lengths"):
+        HPTOPEmbedding().fit(X, ragged)
+
+
 def test_target_is_read_by_transform(categories):
     X, y = categories
     embedding = HPTOPEmbedding(target=0).fit(X, y)
