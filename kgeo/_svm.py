@@ -894,9 +894,32 @@ class SVM(EstimatorMixin):
             index, centre = self._training_rows(X_checked, y_index, kernel, kernel_args,
                                                 order, class_start, n_threads, kept)
         scale = None
+        if self.kernel in ("poly", "sigmoid"):
+            # Their values can underflow where the rows' norms do not (a
+            # degree of 150 on unit rows): all of them below float64's normal
+            # range gave a model of zeros, silently, or an SMO failure
+            # blamed on values too large.
+            scale = self._kernel_scale(X_checked, kernel_args)
+            # An exact 0 is no underflow (K = 0 is what was asked: rows of
+            # zeros, or gamma <x, y> + coef0 = 0); a poly value 0 from a
+            # base of the diagonal that is not 0 is (tanh keeps a base
+            # that is not 0 away from 0).
+            underflowed = 0.0 < scale < np.finfo(np.float64).tiny
+            if scale == 0.0 and self.kernel == "poly":
+                squared_norms = np.asarray(X_checked.multiply(X_checked).sum(axis=1)).ravel()
+                underflowed = bool(np.any(float(kernel_args["gamma"]) * squared_norms
+                                          + float(kernel_args["coef0"]) != 0.0))
+            if underflowed:
+                raise ValueError(
+                    f"kernel {self.kernel!r} underflows float64 on X: its values (parameters "
+                    f"{kernel_args}) are at most {scale:.3g} in magnitude, below float64's "
+                    f"smallest normal number ({np.finfo(np.float64).tiny:.3g}), so they lose "
+                    f"their bits; raise gamma or coef0"
+                    + (", or lower degree" if self.kernel == "poly" else ""))
         if self.shift != 0.0:
-            scale = (largest if precomputed or by_callable
-                     else self._kernel_scale(X_checked, kernel_args))
+            if scale is None:
+                scale = (largest if precomputed or by_callable
+                         else self._kernel_scale(X_checked, kernel_args))
             self._check_shift(scale)
         single = self._cache_single()
         if single and (precomputed or by_callable or not kernel.on_simplex
@@ -924,6 +947,15 @@ class SVM(EstimatorMixin):
         except FloatingPointError as error:
             if kernel.overflowed:
                 raise ValueError(overflow_message(self.kernel, kernel_args, "X")) from error
+            if scale is not None and scale < _TOO_SMALL_FOR_SMO:
+                # Steps of G / quad, quad of the kernel's order: beyond
+                # float64 when the values are barely normal (sigmoid with
+                # gamma=1e-309 had values of 2.6e-308).
+                raise ValueError(
+                    f"SMO's arithmetic leaves float64's range on this problem ({error}): the "
+                    f"values of kernel {self.kernel!r} (parameters {kernel_args}) are too "
+                    f"small in magnitude (at most {scale:.3g}), so its steps, of about "
+                    f"1 / k, overflow; scale the kernel up (gamma, coef0, or X)") from error
             # Finite kernel values, yet the solver's gradients or objectives
             # left float64 (their squares, times C): the values are too large.
             raise ValueError(
@@ -1677,6 +1709,11 @@ class SVM(EstimatorMixin):
             input_tags=InputTags(sparse=True, positive_only=on_simplex,
                                  pairwise=_is_precomputed(self.kernel)),
         )
+
+
+# Kernel values below this (about the square root of float64's smallest
+# normal number) make SMO's steps, of order 1 / k, leave float64's range.
+_TOO_SMALL_FOR_SMO = 1e-150
 
 
 def _arrays_of(support_vectors):

@@ -456,6 +456,19 @@ BAD_INPUTS = [
      "kgeo.SVM(kernel='poly', gamma=1e103, coef0=-1e103, degree=2).fit(SIGNED, [0, 1, 0, 1])",
      ValueError, r"SMO's arithmetic leaves float64's range on this problem .* too large in "
                  r"magnitude for C=1.0"),
+    # Values below float64's normal range: a model of zeros, silently, or
+    # an SMO failure blamed on values too large.
+    ("poly-underflows", "fitted(kernel='poly', gamma=1e-105)", ValueError,
+     r"kernel 'poly' underflows float64 on X: its values \(parameters \{'gamma': 1e-105, "
+     r"'coef0': 0.0, 'degree': 3\}\) are at most 1.\d+e-31\d in magnitude.*raise gamma or "
+     r"coef0, or lower degree"),
+    ("poly-underflows-to-zero", "fitted(kernel='poly', gamma=1e-3, degree=400)", ValueError,
+     r"kernel 'poly' underflows float64 on X: .* at most 0 in magnitude"),
+    ("sigmoid-underflows", "fitted(kernel='sigmoid', gamma=1e-320)", ValueError,
+     r"kernel 'sigmoid' underflows float64 on X: .*raise gamma or coef0$"),
+    ("sigmoid-too-small-for-smo", "fitted(kernel='sigmoid', gamma=1e-309)", ValueError,
+     r"SMO's arithmetic leaves float64's range .* too small in magnitude \(at most "
+     r"\d.*e-30\d\), so its steps, of about 1 / k, overflow; scale the kernel up"),
     ("C-times-weight-object-labels",
      "kgeo.SVM(C=5e-324, class_weight={'a': 0.4}).fit(X, np.array(list('aaabbb'), dtype=object))",
      ValueError, r"= 0.0 for class 'a'"),
