@@ -1658,8 +1658,21 @@ class SVM(EstimatorMixin):
             (np.concatenate(values), (np.concatenate(pair_rows), np.concatenate(columns))),
             shape=(n_pairs, support_vectors.shape[0]))
         if sp.issparse(support_vectors):
-            coef = sp.csr_matrix(weights @ sp.csr_matrix(support_vectors))
-            coef.sort_indices()
+            # Over the columns the support vectors use: SciPy's product keeps
+            # a table of all the columns (a model of 2**31 - 1 hashed columns
+            # asked for gigabytes, and failed).
+            support_vectors = sp.csr_matrix(support_vectors)
+            used = np.unique(support_vectors.indices)
+            compact = sp.csr_matrix(
+                (support_vectors.data, np.searchsorted(used, support_vectors.indices),
+                 support_vectors.indptr), shape=(support_vectors.shape[0], used.shape[0]))
+            product = sp.csr_matrix(weights @ compact)
+            product.sort_indices()
+            index_dtype = np.int32 if support_vectors.shape[1] < 2**31 else np.int64
+            coef = sp.csr_matrix(
+                (product.data, used[product.indices].astype(index_dtype),
+                 product.indptr.astype(index_dtype)),
+                shape=(n_pairs, support_vectors.shape[1]))
             for array in (coef.data, coef.indices, coef.indptr):
                 array.flags.writeable = False
         else:

@@ -477,6 +477,33 @@ def test_a_swamping_shift_is_refused_where_the_probed_rows_coincide(kernel):
         kgeo.SVM(kernel=kernel, shift=1e20).fit(X, y)
 
 
+def test_coef_of_a_model_of_many_hashed_columns_uses_only_theirs():
+    """coef_ of a sparse linear model is computed over the columns its
+    support vectors use: SciPy's product kept a table of all the columns,
+    and a model of 2**31 - 1 hashed columns asked for gigabytes. The same
+    weights, at the same columns, as a model of only those columns has,
+    and the decision values they imply."""
+    n = 2**31 - 1
+    rows = np.array([0, 0, 1, 1, 2, 2, 3, 3, 4, 5])
+    cols = np.array([0, n - 1, 5, n - 1, 0, 7, 9, n - 2, 5, 7])
+    X = sp.csr_matrix((np.array([1.0, 2, 3, 1, 2, 2, 1, 4, 1, 3]), (rows, cols)), shape=(6, n))
+    y = [0, 0, 1, 1, 2, 2]
+    model = kgeo.SVM(kernel="linear", decision_function_shape="ovo").fit(X, y)
+    coef = model.coef_
+    assert coef.shape == (3, n) and coef.indices.dtype == np.int32
+    used = np.unique(cols)
+    assert set(coef.indices.tolist()) <= set(used.tolist())
+
+    def over_used(M):  # (SciPy's own column slicing of 2**31 columns takes seconds)
+        return sp.csr_matrix((M.data, np.searchsorted(used, M.indices), M.indptr),
+                             shape=(M.shape[0], used.shape[0]))
+
+    compact = kgeo.SVM(kernel="linear").fit(over_used(X), y)
+    np.testing.assert_array_equal(over_used(coef).toarray(), compact.coef_.toarray())
+    np.testing.assert_allclose((over_used(X) @ over_used(coef).T).toarray() + model.intercept_,
+                               model.decision_function(X), rtol=1e-12, atol=1e-12)
+
+
 def test_coef_with_a_shift_is_the_unshifted_one(rng):
     """Each pair's coefficients sum to zero, so a shift of the linear kernel
     moves neither w nor the decision values X w + b (Proposition 3)."""
