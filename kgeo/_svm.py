@@ -894,7 +894,7 @@ class SVM(EstimatorMixin):
             index, centre = self._training_rows(X_checked, y_index, kernel, kernel_args,
                                                 order, class_start, n_threads, kept)
         scale = None
-        if self.kernel in ("poly", "sigmoid"):
+        if isinstance(self.kernel, str) and self.kernel in ("poly", "sigmoid"):
             # Their values can underflow where the rows' norms do not (a
             # degree of 150 on unit rows): all of them below float64's normal
             # range gave a model of zeros, silently, or an SMO failure
