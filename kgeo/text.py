@@ -409,7 +409,7 @@ class RainbowVectorizer:
                     indices.append(j)
                     values.append(n)
             indptr.append(len(indices))
-        n_columns = max(indices, default=-1) + 1
+        n_columns = int(max(indices, default=-1)) + 1  # NumPy 1: uint64 + 1 is a float
         X = sp.csr_matrix(
             (np.array(values, dtype=np.int64), np.array(indices, dtype=np.int64),
              np.array(indptr, dtype=np.int64)),
