@@ -1123,7 +1123,7 @@ cdef class KernelRowCache:
     cdef intp_t* rank_length      # per rank: the length
     cdef intp_t n_ranks
     cdef readonly int64_t stored, spare_values, n_spare_blocks, reserved, blocks_reused
-    # The most values of capacity the cache had allocated at once.
+    # The most values of capacity counted against the budget at once.
     cdef readonly int64_t peak_allocated
     cdef readonly int64_t slab_allocations
     cdef int32_t* row_class       # the class of each row (to find a block's slab)

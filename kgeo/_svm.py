@@ -1181,9 +1181,10 @@ class SVM(EstimatorMixin):
         spaced = np.unique(np.linspace(0, X.shape[0] - 1, 128).astype(np.int64))
         sample = prepare_rows(unshifted, *used_columns_only(X[spaced]))
         probe = kernel_matrix(unshifted, sample, single_block(sample), 1)
-        diagonal = kernel_diagonal(unshifted, prepare_rows(unshifted, X))
-        rows, first = used_columns_only(X, X[:1])
-        against_first = kernel_matrix(unshifted, prepare_rows(unshifted, rows),
+        rows, first = used_columns_only(X, X[:1])  # every column keeps its values
+        prepared = prepare_rows(unshifted, rows)
+        diagonal = kernel_diagonal(unshifted, prepared)
+        against_first = kernel_matrix(unshifted, prepared,
                                       single_block(prepare_rows(unshifted, first)), 1)
         return max(float(np.max(np.abs(probe))), float(np.max(np.abs(diagonal))),
                    float(np.max(np.abs(against_first))))
