@@ -950,7 +950,16 @@ cdef float64_t SNAP = 1e-14
 # coefficient that is genuinely that small (1e-13..1e-12 C next to a shift of
 # 100) is put on its bound in the shifted run and kept in the other, one
 # support vector apart (both solutions within tol).
+# A snap lengthens a step past the pair's optimum by at most reach, and so
+# opens a gap of up to quad * reach between the two variables the other way;
+# reach is therefore also held to SNAP_TOL_SHARE * tol / quad. Without that
+# cap, where G's terms are large (weights up to 1e8: boxes of 1.5e12 next to
+# 1.5e-4, max |K| sum(alpha) = 3.6e14, reach 0.17 at quad 29), each snap
+# opened a gap of 3.4 that the next step closed and its snap reopened: two
+# variables on C swapped 0.12 back and forth, and SMO stopped as stalled at
+# a gap of 2 where SVC reaches 7e-4 in 26 iterations (fuzzed poly problem).
 cdef float64_t RESIDUE_ULPS = 64.0
+cdef float64_t SNAP_TOL_SHARE = 0.5
 cdef float64_t FLOAT64_EPS = 2.220446049250313e-16
 # A tol below float64's resolution of the gradient cannot be met: SMO's
 # steps then change nothing (STATUS_STALLED) or, with G's rounding, cycle with
@@ -996,14 +1005,27 @@ cdef intp_t SLOT_ZEROING_BYTES = 1 << 16
 cdef intp_t SWEEP_BUDGET_SHARE = 8
 
 # Return codes of the solver core (and of solve_pair's status).
+# A gap below tol proves nothing when tol is below one ulp of the largest
+# alpha times max |K|: float64 alphas cannot come nearer the optimum than
+# their ulps, so no float64 solution need have a gap within tol, and the gap
+# SMO computes wanders with the rounding of its terms and may dip below tol by
+# chance. Such a pair ends STATUS_UNRESOLVED, not converged. Rows moved to
+# 1e8 (linear kernel values of 8e16, alphas <= 1) "converged" after 50
+# iterations with an exact KKT gap of 30 at tol=1e-3; C = 436 (|K| <= 0.16)
+# at tol=1e-15 converged with an exact gap of 4.1e-15. (The stuck rule's
+# scale, max |K| sum(alpha), bounds G's rounding but is too loose a test:
+# with rows moved to 1e6 it is 20 tol, and SMO reaches an exact gap of 9e-4
+# at tol=1e-3.)
 cdef enum:
     STATUS_CONVERGED = 0
     STATUS_MAX_ITER = 1
     STATUS_STALLED = 2
+    STATUS_UNRESOLVED = 3
 
 CONVERGED = STATUS_CONVERGED
 MAX_ITER_REACHED = STATUS_MAX_ITER
 STALLED = STATUS_STALLED
+UNRESOLVED = STATUS_UNRESOLVED
 
 
 # Bytes before the values of a block's own buffer (``new_block``): the rank
@@ -2586,7 +2608,7 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
     cdef int64_t least_gap_at = 0
     cdef int64_t stuck_after = max(STUCK_STEPS_PER_VARIABLE * P.l, STUCK_STEPS_MIN)
     # The scale of G's terms (see STUCK_GAP): max |K_kk| and sum(alpha).
-    cdef float64_t kernel_scale = 0.0, alpha_sum = 0.0
+    cdef float64_t kernel_scale = 0.0, alpha_sum = 0.0, alpha_max = 0.0
     # max |K| over the diagonal and the K_ij of the steps so far: with
     # alpha_sum, the scale of G's rounding that a step's snap allows for
     # (see RESIDUE_ULPS; the geodesic kernels' diagonal is 0).
@@ -2661,7 +2683,8 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
         uj = is_upper(P, j)
         term_scale = max(term_scale, fabs(Kij))
         update_pair(P, i, j, Kij,
-                    RESIDUE_ULPS * FLOAT64_EPS * (1.0 + term_scale * alpha_sum), alpha_sum)
+                    min(RESIDUE_ULPS * FLOAT64_EPS * (1.0 + term_scale * alpha_sum),
+                        SNAP_TOL_SHARE * tol), alpha_sum)
         dai = P.alpha[i] - old_ai
         daj = P.alpha[j] - old_aj
         alpha_sum += dai + daj
@@ -2686,6 +2709,11 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
     if P.active_size < P.l:
         reconstruct_gradient(cache, P)
         activate_all(P)
+    if status == STATUS_CONVERGED:
+        for k in range(P.l):
+            alpha_max = max(alpha_max, P.alpha[k])
+        if tol < FLOAT64_EPS * term_scale * alpha_max:
+            status = STATUS_UNRESOLVED
     n_iter[0] = it
     return status
 
@@ -2765,7 +2793,10 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
     objective : float
         The dual objective sum(alpha) - 1/2 alpha'Q alpha at the solution.
     status : int
-        CONVERGED or MAX_ITER_REACHED.
+        CONVERGED; MAX_ITER_REACHED; STALLED (steps no longer change
+        alpha, or the gap no longer falls, within G's rounding); UNRESOLVED
+        (the gap fell below a tol that is itself below one ulp of the
+        largest alpha times max |K|: see STATUS_UNRESOLVED).
     """
     cdef PostingIndex index = cache.index
     cdef intp_t start_s = index.block_start[cls_s], start_t = index.block_start[cls_t]

@@ -35,8 +35,9 @@ from ._kernels import (
 from ._pairwise import (centred, fits_unmoved, overflow_message, posting_tables_are_cheap,
                         prepare_rows, resolve_n_jobs, rows_to_move, single_block,
                         translation_centre, used_columns_only)
-from ._solver import (MAX_ITER_REACHED, STALLED, KernelRowCache, _release_openmp_threads,
-                      one_vs_one_coefficients, one_vs_one_votes, solve_pair)
+from ._solver import (MAX_ITER_REACHED, STALLED, UNRESOLVED, KernelRowCache,
+                      _release_openmp_threads, one_vs_one_coefficients, one_vs_one_votes,
+                      solve_pair)
 from ._validation import (_callers_stacklevel, check_feature_names, check_kernel_matrix,
                           check_kernel_samples, check_labels, check_matrix, check_n_features,
                           check_on_simplex, check_positive, check_real, check_sample_weight,
@@ -499,10 +500,12 @@ class SVM(EstimatorMixin):
         SMO iterations of each class pair.
     fit_status_ : int
         0 when every class pair reached ``tol``, 1 when one stopped before
-        it: at ``max_iter``, or stalled, its steps no longer changing
-        anything in float64 (the fit warns with a ``ConvergenceWarning``
-        saying which). scikit-learn's SVC convention. Missing on models
-        pickled by kgeo before it recorded whether every pair converged.
+        it: at ``max_iter``; stalled, its steps no longer changing
+        anything in float64; or with a gap below a ``tol`` that is itself
+        below one ulp of the largest dual variable times max |K| (the fit
+        warns with a ``ConvergenceWarning`` saying which). scikit-learn's
+        SVC convention. Missing on models pickled by kgeo before it recorded
+        whether every pair converged.
     class_weight_ : ndarray of shape (n_classes,)
     n_features_in_ : int
         Absent after a fit of a callable kernel on samples that are not
@@ -974,12 +977,22 @@ class SVM(EstimatorMixin):
                        if solution[4] == MAX_ITER_REACHED]
         stalled = [(_label(classes[s]), _label(classes[t]))
                    for (s, t), solution in zip(pairs, solutions) if solution[4] == STALLED]
+        unresolved = [(_label(classes[s]), _label(classes[t]))
+                      for (s, t), solution in zip(pairs, solutions) if solution[4] == UNRESOLVED]
         if stalled:
             warnings.warn(
                 f"SMO stopped before tol={self.tol} for {len(stalled)} of {n_pairs} class "
                 f"pair(s), first {stalled[0]}: its steps no longer change the dual variables "
                 f"in float64, or its gap, down to the gradient's rounding, no longer falls; "
                 f"tol is below what this problem can resolve; use a larger tol",
+                sklearn_compatible(ConvergenceWarning), stacklevel=3)
+        if unresolved:
+            warnings.warn(
+                f"SMO's gap fell below tol={self.tol} for {len(unresolved)} of {n_pairs} class "
+                f"pair(s), first {unresolved[0]}, but tol is below one float64 ulp of the "
+                f"largest alpha times max |K|, the nearest float64 alphas come to the optimum, "
+                f"so convergence is not established; tol is below what this problem can "
+                f"resolve; use a larger tol, or scale the kernel or C down",
                 sklearn_compatible(ConvergenceWarning), stacklevel=3)
         if unconverged and self.max_iter == -1:
             first = next(p for p, solution in enumerate(solutions)
@@ -1017,7 +1030,7 @@ class SVM(EstimatorMixin):
         self.intercept_ = intercepts
         self.dual_objective_ = objectives
         self.n_iter_ = n_iter
-        self.fit_status_ = int(bool(unconverged or stalled))
+        self.fit_status_ = int(bool(unconverged or stalled or unresolved))
         self.class_weight_ = class_weight
         if len(given_shape) == 2:
             self.n_features_in_ = given_shape[1]

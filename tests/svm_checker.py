@@ -38,6 +38,8 @@ Use from a test file (tests have no ``__init__.py`` and run with
     import svm_checker
 """
 
+from fractions import Fraction
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -51,6 +53,7 @@ __all__ = [
     "pair_alphas",
     "pair_decisions",
     "check_svm",
+    "exact_kkt_gap",
     "make_count_data",
 ]
 
@@ -528,6 +531,32 @@ def check_svm(model, X, y, *, C=None, class_weight=None, tol=None, X_test=None,
                        "gap": gap, "b": b, "objective": objective,
                        "n_free": int(free.sum()), "n_upper": int(upper.sum())})
     return report
+
+
+def exact_kkt_gap(model, K, y, box):
+    """The KKT gap of a binary model in exact rational arithmetic.
+
+    Where the gradient's terms are large next to tol (weights of 1e8, rows
+    far from the origin), its float64 rounding exceeds tol and makes the
+    float gap noise; here every value is exact: the model's coefficients and
+    the float64 kernel values ``K`` (n_samples x n_samples) as given, ``box``
+    each sample's bound (C times its weights; 0 leaves the sample out).
+    """
+    sign = np.where(np.asarray(y) == model.classes_[1], 1, -1)
+    n = len(sign)
+    present = [k for k in range(n) if box[k] > 0]
+    bound = [Fraction(float(c)) for c in box]
+    alpha = [Fraction(0)] * n
+    for k, c in zip(model.support_, model.dual_coef_[0]):
+        alpha[k] = Fraction(abs(float(c)))
+    # G_k = (Q alpha)_k - 1; -y_k G_k is the decision's y_k - sum_j ... form.
+    minus_yG = {k: sign[k] - sum(int(sign[j]) * Fraction(float(K[k, j])) * alpha[j]
+                                 for j in present) for k in present}
+    up = [minus_yG[k] for k in present
+          if (sign[k] > 0 and alpha[k] < bound[k]) or (sign[k] < 0 and alpha[k] > 0)]
+    low = [minus_yG[k] for k in present
+           if (sign[k] > 0 and alpha[k] > 0) or (sign[k] < 0 and alpha[k] < bound[k])]
+    return float(max(up) - min(low))
 
 
 # --------------------------------------------------------------------------

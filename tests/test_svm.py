@@ -21,7 +21,6 @@ import pickle
 import re
 import sys
 import warnings
-from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -2664,7 +2663,9 @@ def test_a_step_whose_other_change_rounds_away_is_no_stall(shrinking):
     ended this fit with the tol-below-resolution warning, gap > tol).
     The case hangs on the rounding of one step at this exact C (436.35
     makes the original warn too); it is the same on every machine, since
-    every scan copy gives the same bits."""
+    every scan copy gives the same bits. tol=1e-15 is below one ulp of
+    C = 436 times max |K| = 0.16 (its exact gap is 4e-15): the pair ends
+    with the warning that says so, not as stalled."""
     X = np.array([
         [-0.017, 0.085, 0.014], [-0.071, 0.048, 0.173], [0.125, -0.093, -0.167],
         [-0.082, 0.005, -0.308], [-0.029, -0.165, -0.097], [-0.072, -0.042, 0.054],
@@ -2680,11 +2681,12 @@ def test_a_step_whose_other_change_rounds_away_is_no_stall(shrinking):
         [0.067, 0.131, -0.022], [-0.142, 0.115, -0.169]])
     y = np.array([1, 0, 1, 0, 0, 0, 1, 0, 0, 1, 1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0,
                   0, 0, 1, 0, 1, 1, 1, 0, 1, 1, 0])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", kgeo.ConvergenceWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", kgeo.ConvergenceWarning)
         model = kgeo.SVM(kernel="linear", C=436.3508704477379, tol=1e-15,
                          shrinking=shrinking).fit(X, y)
-    assert model.fit_status_ == 0
+    assert [str(w.message)[:44] for w in caught] == [
+        "SMO's gap fell below tol=1e-15 for 1 of 1 cl"]
     ck.check_svm(model, X, y, tol=1e-15)
 
 
@@ -3881,21 +3883,63 @@ def test_a_step_from_zero_below_snap_of_its_partner_is_kept(gamma):
         model = kgeo.SVM(kernel="poly", degree=2, coef0=1.0, gamma=gamma, C=44.0,
                          shrinking=False).fit(X, y, sample_weight=weight)
     assert model.fit_status_ == 0
-    # The KKT gap in exact arithmetic, from the model's coefficients and
-    # kernel values (their float64 rounding makes the float gap noisy here).
+    # (The float64 rounding of the kernel's terms makes the float gap noisy.)
     K = (gamma * X @ X.T + 1.0) ** 2
-    box = [Fraction(c) for c in 44.0 * weight]
-    sign = np.where(y == model.classes_[1], 1, -1)
-    alpha = [Fraction(0)] * len(y)
-    for k, c in zip(model.support_, model.dual_coef_[0]):
-        alpha[k] = Fraction(abs(float(c)))
-    grad = [sum(Fraction(int(sign[k] * sign[j])) * Fraction(K[k, j]) * alpha[j]
-                for j in range(len(y))) - 1 for k in range(len(y))]
-    up = [-sign[k] * grad[k] for k in range(len(y))
-          if (sign[k] > 0 and alpha[k] < box[k]) or (sign[k] < 0 and alpha[k] > 0)]
-    low = [-sign[k] * grad[k] for k in range(len(y))
-           if (sign[k] > 0 and alpha[k] > 0) or (sign[k] < 0 and alpha[k] < box[k])]
-    assert max(up) - min(low) <= 1e-3
+    assert ck.exact_kkt_gap(model, K, y, 44.0 * weight) <= 1e-3
+
+
+def test_a_snap_never_opens_a_gap_beyond_tol():
+    """A step that leaves a variable within the rounding of its gradient
+    (RESIDUE_ULPS of max |K| sum(alpha)) of a bound puts it on the bound,
+    lengthening the step past the pair's optimum. With weights of 1e8 that
+    rounding was 5 here, against quad 29: two variables on C = 1.5e12 swapped
+    0.12 back and forth, each snap opening the gap of 3.4 that the next step
+    closed, and SMO stopped as stalled at tol 0.1, where scikit-learn's SVC
+    converges in 26 iterations. A snap now opens at most tol / 2."""
+    pattern = np.array([[1, 0], [1, 0], [0, 0], [0, 1], [0, 1], [1, 1], [1, 1], [1, 1], [0, 0],
+                        [0, 1], [1, 1], [1, 0], [0, 0], [0, 0], [1, 1], [1, 0], [1, 0], [0, 1],
+                        [1, 1], [1, 0], [1, 0], [0, 0], [1, 0], [1, 1], [1, 0], [1, 1]])
+    X = pattern * 0.0031311345795793
+    y = np.array([1, 1, 0, 1, 0, 0, 0, 0, 1, 0, 1, 0, 1, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1])
+    weight = np.array([1, 1e-8, 1, 1e-8, 1, 1e8, 1, 1e8, 1e-8, 1e-8, 1e8, 1e8, 1e-8, 1e-8, 1,
+                       1e-8, 1e-8, 0, 1e-8, 0, 1e-8, 0, 1e8, 0, 1e8, 1])
+    C, gamma = 15267.767861004844, 2976427.0924236104
+    for shrinking in (True, False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no ConvergenceWarning
+            model = kgeo.SVM(kernel="poly", degree=1, coef0=1.0, gamma=gamma, C=C, tol=0.1,
+                             shrinking=shrinking).fit(X, y, sample_weight=weight)
+        assert model.fit_status_ == 0
+        K = gamma * X @ X.T + 1.0
+        assert ck.exact_kkt_gap(model, K, y, C * weight) <= 0.1
+
+
+def test_a_gap_below_what_float64_alphas_resolve_is_no_convergence():
+    """Rows moved to 1e8: linear kernel values of 8e16, so one ulp of an
+    alpha near 1 moves the gradient by 17, and no float64 alphas need have a
+    gap within tol=1e-3. The gap SMO computes then wanders with its rounding:
+    it fell below tol after 50 iterations and the fit reported convergence,
+    with an exact gap of 30. It now warns that convergence is not
+    established; rows moved to 1e6, whose kernel values of 1e12 leave the
+    alphas' ulps at 2e-4 of the gradient, still converge."""
+    rng = np.random.default_rng(0)
+    Z = rng.poisson(2, (15, 8)) + 0.0
+    Z[:, 0] += 1
+    y = rng.integers(0, 2, 15)
+    X = Z + 1e8
+    with pytest.warns(kgeo.ConvergenceWarning,
+                      match=r"tol is below one float64 ulp of the largest alpha times max \|K\|"):
+        model = kgeo.SVM(kernel="linear", shrinking=False).fit(X, y)
+    assert model.fit_status_ == 1
+    K = X @ X.T
+    assert ck.exact_kkt_gap(model, K, y, np.ones(15)) > 1.0
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(200, 2))
+    y = (Z[:, 0] + 0.3 * rng.normal(size=200) > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = kgeo.SVM(kernel="linear").fit(Z + 1e6, y)
+    assert model.fit_status_ == 0
 
 
 def test_sample_weight_is_not_modified(rng):
