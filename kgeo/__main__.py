@@ -12,6 +12,10 @@ def _check_demo_args(args):
     """The options' errors name the option, and come before any data is loaded."""
     if not (args.C > 0 and args.C < float("inf")):
         raise ValueError(f"--C must be a finite number > 0, got {args.C}")
+    if args.C < sys.float_info.min:
+        # SVM's box bounds must be normal floats: found at the first fit.
+        raise ValueError(f"--C must be at least {sys.float_info.min:.4g} (a normal float), "
+                         f"got {args.C}")
     if args.seed < 0:
         raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
     if args.data is None:
@@ -90,6 +94,10 @@ def _check_reproduce_args(args):
     """As for the demo: errors name the option the user typed, not the parameter."""
     if not (args.C > 0 and args.C < float("inf")):
         raise ValueError(f"--C must be a finite number > 0, got {args.C}")
+    if args.C < sys.float_info.min:
+        # SVM's box bounds must be normal floats: found at the first fit.
+        raise ValueError(f"--C must be at least {sys.float_info.min:.4g} (a normal float), "
+                         f"got {args.C}")
     if args.n_jobs is not None and args.n_jobs != -1 and args.n_jobs < 1:
         raise ValueError(f"--n-jobs must be -1 or an integer >= 1, got {args.n_jobs}")
     if len(set(args.dataset)) != len(args.dataset):

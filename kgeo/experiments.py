@@ -61,7 +61,7 @@ from ._base import check_is_fitted, progress_bars_shown
 from ._embedding import MultinomialEmbedding
 from ._kernels import KERNELS
 from ._pairwise import resolve_n_jobs
-from ._svm import SVM
+from ._svm import SVM, _squashed
 from ._validation import check_positive, checked_accuracy, is_one_of
 from ._version import __version__
 from .datasets import (
@@ -297,6 +297,16 @@ def load_zhang2005_splits(dataset, data_dir, vocabulary="train"):
 # One cell
 # ---------------------------------------------------------------------------
 
+def _check_C(C):
+    """C as a float: finite, and normal, as SVM's box bounds must be (a
+    subnormal C failed only at the first fit, after the corpora were loaded)."""
+    C = check_positive(C, "C")
+    if C < np.finfo(np.float64).tiny:
+        raise ValueError(f"C must be a normal float64 (at least "
+                         f"{np.finfo(np.float64).tiny:.4g}), got {C!r}")
+    return C
+
+
 def predict_from_intercepts(model, n_samples):
     """Predict documents whose kernel row is constant: by the intercepts alone.
 
@@ -323,18 +333,24 @@ def predict_from_intercepts(model, n_samples):
         raise ValueError(f"n_samples must be an integer >= 0, got {n_samples!r}")
     classes = model.classes_
     n_classes = classes.shape[0]
+    break_ties = model._check_break_ties()
     if n_classes == 2:
         # intercept_ follows scikit-learn (positive means classes_[1]); in
         # LIBSVM's orientation the pair's decision value is -intercept_.
         winner = 0 if -model.intercept_[0] > 0 else 1
     else:
         votes = np.zeros(n_classes, dtype=np.int64)
+        confidence = np.zeros(n_classes)
         p = 0
         for s in range(n_classes):
             for t in range(s + 1, n_classes):
                 votes[s if model.intercept_[p] > 0 else t] += 1
+                confidence[s] += model.intercept_[p]
+                confidence[t] -= model.intercept_[p]
                 p += 1
-        winner = int(np.argmax(votes))  # ties to the first class, as SVM.predict
+        # As SVM.predict: ties to the first class, or, with break_ties, to
+        # the tied class of the largest ovr decision value.
+        winner = int(np.argmax(votes + _squashed(confidence) if break_ties else votes))
     return np.full(n_samples, classes[winner])
 
 
@@ -424,7 +440,7 @@ def evaluate_cell(split, representation, normalization, kernel, C=1.0, n_jobs=No
         raise ValueError(
             f"(representation, normalization, kernel) must be one of the cells "
             f"{list(CELLS)}, got {(representation, normalization, kernel)}")
-    C = check_positive(C, "C")
+    C = _check_C(C)
     X_train, X_test = _Embeddings(split)(representation, normalization)
     outcome = _fit_predict(kernel, C, X_train, split.y_train, X_test, n_jobs)
     return 100.0 * checked_accuracy(split.y_test, outcome.predictions), outcome.predictions
@@ -855,7 +871,7 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
     """
     started = time.perf_counter()
     datasets = _check_datasets(dataset)
-    C = check_positive(C, "C")
+    C = _check_C(C)
     _check_vocabulary(vocabulary)
     for flag, value in (("c_sweep", c_sweep), ("progress", progress), ("figure", figure)):
         # Any truthy value used to switch these on: c_sweep="no" ran the sweep.
@@ -984,9 +1000,7 @@ def write_outputs(results, out_dir, figure=True, progress=False):
     -------
     files : dict of str to pathlib.Path
     """
-    if not isinstance(results, Zhang2005Results):
-        raise TypeError(f"results must be the Zhang2005Results run_zhang2005 returns, got "
-                        f"{type(results).__name__}")
+    _check_results(results)
     out_dir = _prepare_out_dir(out_dir)
     files = {}
     # Every file is written beside its final name first and renamed into
@@ -1112,8 +1126,15 @@ def _label(representation, normalization, kernel):
     return f"{rep} {normalization.upper()} {kernel.upper()}"
 
 
+def _check_results(results):
+    if not isinstance(results, Zhang2005Results):
+        raise TypeError(f"results must be the Zhang2005Results run_zhang2005 returns, got "
+                        f"{type(results).__name__}")
+
+
 def markdown_report(results):
     """The tables of the run as Markdown, ours beside the paper's."""
+    _check_results(results)
     lines = ["# Zhang, Chen & Lee (2005) reproduced with kgeo", "",
              f"kgeo {__version__}; C = {_fmt_C(results.C)}; one-vs-one; vocabulary learnt from "
              f"{'the training documents of each split' if results.vocabulary == 'train' else 'all documents'}; "
@@ -1205,6 +1226,7 @@ def plot_accuracy(results, path):
     drawn : bool
         False when matplotlib is not installed (nothing is written).
     """
+    _check_results(results)
     try:
         from matplotlib.figure import Figure
     except ImportError:

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse
 from scipy import stats
 
-from ._validation import KIND_NAMES, element_kind, is_missing_label
+from ._validation import KIND_NAMES, _is_infinite_label, element_kind, is_missing_label
 
 __all__ = [
     "McNemarResult",
@@ -110,6 +110,11 @@ def _label_kinds(name, arr):
         if arr.dtype.kind in "fc" and np.isnan(arr).any():
             raise ValueError(f"{name} contains {int(np.isnan(arr).sum())} NaN label(s); every "
                              f"document needs a label")
+        if name == "y_true" and arr.dtype.kind in "fc" and np.isinf(arr).any():
+            # kgeo.SVM refuses infinite labels (predictions of inf are
+            # decision values, which _check_not_scores judges).
+            raise ValueError(f"{name} contains {int(np.isinf(arr).sum())} infinite label(s); "
+                             f"labels must be finite")
         if arr.dtype.kind in "mM" and np.isnat(arr).any():
             raise ValueError(f"{name} contains {int(np.isnat(arr).sum())} NaT label(s); every "
                              f"document needs a label")
@@ -117,16 +122,20 @@ def _label_kinds(name, arr):
     # An object array says nothing about its elements: ["a", "b"] against
     # [0, 1] compared unequal everywhere and gave n = 0, P = 1.
     kinds = set()
-    n_missing = 0
+    n_missing = n_infinite = 0
     for value in arr:
         # None, NaN of any number type (Decimal's signalling one too), NaT.
         if is_missing_label(value):
             n_missing += 1
             continue
+        n_infinite += name == "y_true" and _is_infinite_label(value)
         kinds.add(element_kind(value))
     if n_missing:
         raise ValueError(f"{name} contains {n_missing} missing label(s) (None, NaN or NaT); "
                          f"every document needs a label")
+    if n_infinite:
+        raise ValueError(f"{name} contains {n_infinite} infinite label(s); labels must be "
+                         f"finite")
     return kinds
 
 
@@ -149,10 +158,22 @@ def _correctness(y_true, pred_a, pred_b):
             # np.asarray wraps a sparse matrix as a 0-d object array.
             raise TypeError(f"{name} must be a dense array-like of labels, one per document, "
                             f"got a sparse {type(values).__name__} of shape {values.shape}")
+        if np.ma.isMaskedArray(values) and np.ma.count_masked(values):
+            # np.asarray reads the values under the mask, as labels.
+            raise ValueError(f"{name} has {np.ma.count_masked(values)} masked label(s); every "
+                             f"document needs a label")
         try:
             arr = np.asarray(values)
         except ValueError as exc:  # ragged nesting
             raise ValueError(f"{name} must be 1D (one label per document): {exc}") from None
+        if arr.dtype.kind in "US" and not isinstance(values, np.ndarray):
+            # NumPy turns a list mixing strings with other values into
+            # strings ([1, "2", nan] -> ["1", "2", "nan"]): the int 1 then
+            # equalled the label "1", and NaN became a label. Judge the
+            # values as given.
+            as_given = np.asarray(values, dtype=object)
+            if as_given.shape == arr.shape and len({type(v) for v in as_given.flat}) > 1:
+                arr = as_given
         if arr.ndim not in (1, 2):
             raise ValueError(f"{name} must be 1D (one label per document) or 2D (one decision "
                              f"per document and category), got shape {arr.shape}")
@@ -234,7 +255,8 @@ def _check_not_scores(name, pred, y_true):
         f"{name} holds {int(outside.sum())} values of {pred.shape[0]} that are not labels "
         f"of y_true, such as {examples}: they look like decision values or probabilities "
         f"(decision_function's, predict_proba's); pass the predicted labels (predict's "
-        f"output){precision}")
+        f"output){precision}; fractional labels that y_true mostly lacks look alike: pass "
+        f"those as int or str")
 
 
 def _is_whole_number(value):
@@ -273,6 +295,10 @@ def discordant_counts(y_true, pred_a, pred_b):
         True labels and the predicted labels of systems A and B (not their
         decision values). For a multi-label task, indicator matrices of the
         same shape: each (document, category) decision is one entry.
+        Predictions over half of which are not labels of ``y_true``, some of
+        those fractional, are refused as decision values; fractional labels
+        that ``y_true`` mostly lacks look alike, so pass such labels as int
+        or str.
 
     Returns
     -------
@@ -309,6 +335,10 @@ def micro_sign_test(y_true, pred_a, pred_b, *, exact=None):
         True labels and the predicted labels of systems A and B (not their
         decision values). For a multi-label task, indicator matrices of the
         same shape: each (document, category) decision is one entry.
+        Predictions over half of which are not labels of ``y_true``, some of
+        those fractional, are refused as decision values; fractional labels
+        that ``y_true`` mostly lacks look alike, so pass such labels as int
+        or str.
     exact : bool or None, default=None
         How to compute the P-value. None follows Yang & Liu: the exact
         binomial tail ``P(K >= k)`` when ``n <= 12``, the standard normal
@@ -368,6 +398,10 @@ def mcnemar_test(y_true, pred_a, pred_b, *, exact=None):
         True labels and the predicted labels of systems A and B (not their
         decision values). For a multi-label task, indicator matrices of the
         same shape: each (document, category) decision is one entry.
+        Predictions over half of which are not labels of ``y_true``, some of
+        those fractional, are refused as decision values; fractional labels
+        that ``y_true`` mostly lacks look alike, so pass such labels as int
+        or str.
     exact : bool or None, default=None
         None uses the exact binomial test when ``b + c < 25`` and the
         chi-square approximation otherwise; True or False forces one.

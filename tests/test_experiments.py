@@ -279,6 +279,8 @@ def test_evaluate_cell_rejects_unknown_cells(ng_data):
         evaluate_cell(splits[0], np.array(["tf", "tfidf"]), "l1", "ngd")
     with pytest.raises(ValueError, match="C must be finite and > 0"):
         evaluate_cell(splits[0], "tf", "l1", "ngd", C=0)
+    with pytest.raises(ValueError, match="C must be a normal float64"):
+        evaluate_cell(splits[0], "tf", "l1", "ngd", C=5e-324)
 
 
 # ---------------------------------------------------------------------------
@@ -502,6 +504,10 @@ def test_bad_arguments(ng_data, tmp_path):
             run_zhang2005(dataset, ng_data, tmp_path / "out")
     with pytest.raises(ValueError, match="C must be finite and > 0, got -1.0"):
         run_zhang2005("20ng", ng_data, tmp_path / "out", C=-1.0)
+    # Subnormal: it failed at the first fit, after the corpora were loaded.
+    with pytest.raises(ValueError, match=r"C must be a normal float64 \(at least 2.225e-308\), "
+                                         r"got 1e-320"):
+        run_zhang2005("20ng", ng_data, tmp_path / "out", C=1e-320)
     missing = tmp_path / "nowhere"
     with pytest.raises(DatasetNotFoundError, match=f"data directory '{missing}' does not exist"):
         run_zhang2005("20ng", missing, tmp_path / "out")
@@ -675,6 +681,8 @@ def test_a_damaged_second_corpus_fails_before_any_training(ng_data, monkeypatch)
 @pytest.mark.parametrize("option, value, match", [
     ("--C", "0", r"--C must be a finite number > 0, got 0.0"),
     ("--C", "nan", r"--C must be a finite number > 0, got nan"),
+    # Subnormal: it failed at the first fit, after the corpus was built.
+    ("--C", "1e-320", r"--C must be at least 2.225e-308 \(a normal float\), got 1e-320"),
     ("--seed", "-1", r"--seed must be an integer >= 0, got -1"),
     ("--n-documents", "3", r"--n-documents must be at least 10 per class \(100 for --n-classes "
                            r"10\)"),
@@ -695,6 +703,7 @@ def test_cli_demo_bad_options_name_the_option(option, value, match, capsys):
     ("--C", "0", "--C must be a finite number > 0, got 0.0"),
     ("--C", "nan", "--C must be a finite number > 0, got nan"),
     ("--C", "inf", "--C must be a finite number > 0, got inf"),
+    ("--C", "1e-320", "--C must be at least 2.225e-308 (a normal float), got 1e-320"),
     ("--n-jobs", "0", "--n-jobs must be -1 or an integer >= 1, got 0"),
     # These two used to name run_zhang2005's parameters (data_dir, out_dir).
     ("--data", "", "--data must name the folder holding the corpora, got ''"),
@@ -1600,6 +1609,11 @@ def test_write_outputs_checks_its_arguments_as_run_zhang2005_does(tmp_path):
     with pytest.raises(TypeError, match="results must be the Zhang2005Results run_zhang2005 "
                                         "returns, got NoneType"):
         write_outputs(None, tmp_path)
+    # The report's two other writers crashed with AttributeError.
+    from kgeo.experiments import markdown_report, plot_accuracy
+    for call in (lambda: markdown_report({}), lambda: plot_accuracy(None, tmp_path / "a.png")):
+        with pytest.raises(TypeError, match="results must be the Zhang2005Results"):
+            call()
     (tmp_path / "a_file").write_text("")
     with pytest.raises(NotADirectoryError, match="exists and is not a directory"):
         write_outputs(_hand_results(), tmp_path / "a_file")
@@ -1740,6 +1754,22 @@ def test_20ng_test_documents_take_the_training_vocabulary(tmp_path):
     assert "nebula" not in paper.vocabulary_
     assert split.X_test.shape == (len(test), len(paper.vocabulary_))
     assert (split.X_test != paper.transform(test)).nnz == 0
+
+
+def test_predict_from_intercepts_breaks_ties_as_the_model_does():
+    """With break_ties=True, SVM.predict gives a three-way tie of the votes
+    to the class of the largest ovr decision value; the helper gave it to
+    the first class (a review found 4 disagreements in 400 random fits)."""
+    X = sp.csr_matrix(np.array([[3, 1], [1, 3], [2, 2], [3, 0], [0, 3], [2, 1]], dtype=float))
+    model = SVM(kernel="linear", break_ties=True).fit(X, [5, 7, 9, 5, 7, 9])
+    # Pairs (5, 7), (5, 9), (7, 9): 5 beats 7, 9 beats 5, 7 beats 9; the
+    # sums of decision values are 0.5 - 3 for 5, -0.5 + 3 for 7, 3 - 3 for 9.
+    model.intercept_ = np.array([0.5, -3.0, 3.0])
+    np.testing.assert_array_equal(predict_from_intercepts(model, 2), [7, 7])
+    np.testing.assert_array_equal(model.predict(sp.csr_matrix((2, 2))), [7, 7])
+    model.break_ties = False
+    np.testing.assert_array_equal(predict_from_intercepts(model, 2), [5, 5])
+    np.testing.assert_array_equal(model.predict(sp.csr_matrix((2, 2))), [5, 5])
 
 
 def test_predict_from_intercepts_breaks_a_tie_to_the_first_class():

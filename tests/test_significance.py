@@ -193,7 +193,8 @@ def test_decision_values_passed_as_predictions_are_refused(test):
     scores = rng.normal(size=60) + y
     with pytest.raises(ValueError, match=r"pred_a holds 60 values of 60 that are not labels of "
                                          r"y_true, such as .*look like decision values or "
-                                         r"probabilities .*pass the predicted labels"):
+                                         r"probabilities .*pass the predicted labels.* "
+                                         r"pass those as int or str"):
         test(y, scores, (scores > 0.5).astype(int))
     with pytest.raises(ValueError, match=r"pred_b holds"):
         test(y, y, rng.random(60))  # probabilities
@@ -237,9 +238,11 @@ def test_decision_values_passed_as_predictions_are_refused(test):
     with pytest.raises(ValueError, match=r"another precision than y_true's \(float64 against "
                                          r"float32\)"):
         test(labels.astype(np.float32), labels, labels)
-    with pytest.raises(ValueError, match=r"pass the predicted labels \(predict's output\)$"):
+    with pytest.raises(ValueError, match=r"pass the predicted labels \(predict's output\); "
+                                         r"fractional labels .*as int or str$"):
         test(y.astype(float), scores, y)
-    with pytest.raises(ValueError, match=r"pass the predicted labels \(predict's output\)$"):
+    with pytest.raises(ValueError, match=r"pass the predicted labels \(predict's output\); "
+                                         r"fractional labels .*as int or str$"):
         test(y.astype(float), np.array(list(scores), dtype=object), y)
     # Floats held in an object array are float64 against float32 too.
     with pytest.raises(ValueError, match=r"another precision than y_true's \(float64 against "
@@ -488,7 +491,8 @@ def test_no_precision_hint_for_objects_of_several_float_types(test):
     mixed = np.array([np.float32(v) for v in labels[:30]]
                      + [np.float16(v) for v in labels[30:]], dtype=object)
     with pytest.raises(ValueError, match=r"pred_a holds 60 values of 60 .*pass the predicted "
-                                         r"labels \(predict's output\)$"):
+                                         r"labels \(predict's output\); fractional labels "
+                                         r".*as int or str$"):
         test(labels, mixed, labels)
 
 
@@ -510,10 +514,45 @@ def test_score_message_shows_four_significant_digits_and_no_precision_hint_for_i
     y = np.array([0, 1] * 30)
     scores = np.full(60, 0.123456789)
     with pytest.raises(ValueError, match=r"such as 0\.1235, 0\.1235, 0\.1235: they look .*"
-                                         r"pass the predicted labels \(predict's output\)$"):
+                                         r"pass the predicted labels \(predict's output\); "
+                                         r"fractional labels .*as int or str$"):
         test(y, scores.astype(np.float32), y)
-    with pytest.raises(ValueError, match=r"pass the predicted labels \(predict's output\)$"):
+    with pytest.raises(ValueError, match=r"pass the predicted labels \(predict's output\); "
+                                         r"fractional labels .*as int or str$"):
         test(y, y, np.array(list(scores), dtype=object))
+
+
+@pytest.mark.parametrize("test", PUBLIC_TESTS)
+def test_lists_mixing_str_with_other_values_are_judged_as_given(test):
+    """NumPy turns a list that mixes strings with other values into
+    strings: the int 1 then equalled the label "1" (A right on 6 documents
+    where Python's == finds 2), and a NaN became the label "nan". A review
+    found both; an object array of the same values was refused already."""
+    with pytest.raises(TypeError, match=r"pred_a: object \(numbers, str\)"):
+        test(["1", "2", "3", "1", "2", "3"], [1, "2", 3, 1, "2", 3],
+             ["1", "3", "3", "1", "3", "3"])
+    with pytest.raises(ValueError, match=r"y_true contains 1 missing label\(s\)"):
+        test(["a", "b", float("nan"), "a"], ["a", "b", "nan", "a"], ["a", "a", "b", "a"])
+    # str with np.str_ is one kind of label, as for SVM.fit.
+    assert discordant_counts(["a", np.str_("b")], ["a", "a"], ["b", "b"]) == (1, 1)
+
+
+@pytest.mark.parametrize("test", PUBLIC_TESTS)
+def test_masked_and_infinite_labels_are_refused(test):
+    # np.asarray reads the value under a mask: a document without a label
+    # counted with its hidden one. kgeo.SVM refuses infinite labels, so no
+    # true label is one (predictions of inf are decision values, refused
+    # as such).
+    y = np.ma.array([0, 1, 2], mask=[False, True, False])
+    with pytest.raises(ValueError, match=r"^y_true has 1 masked label\(s\); every document"):
+        test(y, [0, 1, 1], [0, 0, 2])
+    assert discordant_counts(np.ma.array([0, 1, 2]), [0, 1, 1], [0, 0, 2]) == (1, 1)
+    with pytest.raises(ValueError, match=r"^y_true contains 1 infinite label\(s\); labels "
+                                         r"must be finite$"):
+        test([0.0, np.inf, 1.0, 1.0], [0.0, np.inf, 1.0, 0.0], [0.0, 0.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match=r"^y_true contains 2 infinite label"):
+        test(_objects([decimal.Decimal("inf"), 1, -math.inf]), _objects([0, 1, 2]),
+             _objects([0, 1, 2]))
 
 
 @pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
