@@ -42,6 +42,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ._validation import _callers_stacklevel
+
 __all__ = [
     "DatasetNotFoundError",
     "IRCollection",
@@ -99,8 +101,8 @@ class IncompleteCorpusWarning(UserWarning):
 
 
 def _warn_incomplete(message):
-    # Called by a load_* function's check: the warning names its caller's line.
-    warnings.warn(message, IncompleteCorpusWarning, stacklevel=4)
+    # The warning names the user's line, through fetch_* as well as load_*.
+    warnings.warn(message, IncompleteCorpusWarning, stacklevel=_callers_stacklevel())
 
 
 def _listed(items, limit=5):
@@ -581,6 +583,23 @@ def _decode(raw):
     return raw.decode("latin-1")
 
 
+def _warn_nul_bytes(raw, keys, name_of):
+    """Warn about documents holding NUL bytes, naming the first.
+
+    The corpora are single-byte text (none of the distributed files holds a
+    NUL); a file saved as UTF-16 has one after every ASCII letter, and
+    Rainbow's lexer, like RainbowVectorizer, ends a document at its first
+    NUL: such a document silently had no words.
+    """
+    with_nul = [k for k in keys if b"\x00" in raw[k]]
+    if with_nul:
+        warnings.warn(
+            f"{len(with_nul)} document(s) hold NUL bytes, such as {name_of(with_nul[0])!r}: "
+            f"not single-byte text (UTF-16, or binary?); Rainbow's lexer, and "
+            f"RainbowVectorizer, end a document at its first NUL", UserWarning,
+            stacklevel=_callers_stacklevel())
+
+
 # ---------------------------------------------------------------------------
 # 20 Newsgroups
 # ---------------------------------------------------------------------------
@@ -714,6 +733,7 @@ def load_20newsgroups(path, subset="train"):
     index = {g: i for i, g in enumerate(target_names)}
     split_order = {"train": 0, "test": 1}
     keys = sorted(raw, key=lambda k: (split_order[k[0]], k[1], k[2]))
+    _warn_nul_bytes(raw, keys, lambda k: k[3])
     return NewsgroupsCorpus(
         data=[_decode(raw[k]) for k in keys],
         target=np.array([index[k[1]] for k in keys], dtype=np.int64),
@@ -781,10 +801,10 @@ def _locate_webkb(path):
 
 
 def _warn_other_universities(where, others):
-    # stacklevel 3: the caller of load_webkb.
     warnings.warn(
         f"WebKB: {where} holds folders {others} that are not among the universities "
-        f"{list(_WEBKB_UNIVERSITIES)}; their pages are not loaded", UserWarning, stacklevel=3)
+        f"{list(_WEBKB_UNIVERSITIES)}; their pages are not loaded", UserWarning,
+        stacklevel=_callers_stacklevel())
 
 
 def _check_ordered(values, name):
@@ -896,6 +916,7 @@ def load_webkb(path, classes=("student", "faculty", "course", "project")):
     universities = np.array([k[1] for k in keys], dtype="<U10")
     splits = [(np.flatnonzero(universities != u), np.flatnonzero(universities == u))
               for u in _WEBKB_HELD_OUT]
+    _warn_nul_bytes(raw, keys, lambda k: f"{k[0]}/{k[1]}/{k[2]}")
     return WebKBCorpus(
         data=[_decode(raw[k]) for k in keys],
         target=np.array([index[k[0]] for k in keys], dtype=np.int64),
@@ -1238,6 +1259,11 @@ def topics_to_indicator(topics, category_names=None, sparse=True, dtype=np.int8)
                         f"got {dtype}")
     if isinstance(topics, str):
         raise TypeError("topics must be a sequence of label lists, got a single str")
+    if hasattr(topics, "columns") or hasattr(topics, "__dataframe__"):
+        # Iterating over a data frame gives its column names.
+        raise TypeError(f"topics must be a sequence of label lists, got a data frame "
+                        f"({type(topics).__name__}); pass its column, such as df['topics']")
+    _check_ordered(topics, "topics")
     if not hasattr(topics, "__iter__"):
         raise TypeError(f"topics must be a sequence of label lists, got {type(topics).__name__}")
     try:

@@ -93,6 +93,18 @@ def _check_docs(docs, name="raw_documents"):
         raise TypeError(
             f"{name} must be an iterable of str documents, got a single "
             f"{type(docs).__name__}; wrap it in a list")
+    if hasattr(docs, "columns") or hasattr(docs, "__dataframe__"):
+        # Iterating over a data frame gives its column names: three
+        # documents became the one document "text".
+        raise TypeError(
+            f"{name} must be an iterable of str documents, got a data frame "
+            f"({type(docs).__name__}); pass its text column, such as df['text']")
+    if isinstance(docs, collections.abc.Set) and not isinstance(docs, collections.abc.KeysView):
+        # A set's order changes from run to run (string hashing is salted),
+        # and the rows of the counts with it.
+        raise TypeError(
+            f"{name} must be an ordered iterable of str documents such as a list, got a "
+            f"{type(docs).__name__}, whose order changes from run to run")
     try:
         docs = list(docs)
     except TypeError:
@@ -117,7 +129,9 @@ class RainbowVectorizer:
     and longer than 99 characters) and not in the stop list. This is
     ``bow_lexer_simple_get_raw_word`` (``isalpha`` in the C locale, then
     ``tolower``) and ``bow_lexer_simple_postprocess_word`` of libbow, without
-    stemming (Rainbow's default).
+    stemming (Rainbow's default). As libbow's lexer, which reads a document
+    as a C string, a document ends at its first NUL character (after the
+    header that ``skip_header`` drops).
 
     Parameters
     ----------
@@ -342,6 +356,9 @@ class RainbowVectorizer:
             if skip_header:
                 m = _HEADER_END.search(doc)
                 doc = doc[m.end():] if m is not None else ""
+            # libbow's lexer reads the document (after the header, which it
+            # skips on the file) as a C string: it ends at the first NUL.
+            doc = doc.partition("\x00")[0]
             if skip_html:
                 doc = _without_html(doc)
             return doc

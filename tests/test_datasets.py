@@ -898,6 +898,20 @@ def test_topics_to_indicator_bad_input(topics, match):
         topics_to_indicator(topics)
 
 
+def test_topics_to_indicator_refuses_frames_and_sets():
+    class Frame:  # iterating over a pandas DataFrame gives its column names
+        columns = ["topics"]
+
+        def __iter__(self):
+            return iter(self.columns)
+
+    with pytest.raises(TypeError, match=r"got a data frame \(Frame\); pass its column"):
+        topics_to_indicator(Frame())
+    with pytest.raises(TypeError, match=r"topics must be an ordered sequence such as a list, "
+                                        r"got a set"):
+        topics_to_indicator({"earn", "acq"})
+
+
 @pytest.mark.parametrize("names, match", [
     # "earn" used to give the columns 'e', 'a', 'r', 'n'.
     ("earn", r"category_names must be a sequence of str or None, got 'earn'"),
@@ -1198,6 +1212,31 @@ _NG_GROUPS = [
     "sci.electronics", "sci.med", "sci.space", "soc.religion.christian",
     "talk.politics.guns", "talk.politics.mideast", "talk.politics.misc",
     "talk.religion.misc"]
+
+
+def test_20newsgroups_messages_with_nul_bytes_warn(ng_dir):
+    # A message saved as UTF-16 loaded without a word, silently: Rainbow's
+    # lexer (and RainbowVectorizer) ends a document at its first NUL.
+    path = ng_dir / "20news-bydate-train" / "sci.space" / "8"
+    path.write_bytes("Subject: utf-16\n\nwords".encode("utf-16"))
+    with pytest.warns(UserWarning, match=r"^1 document\(s\) hold NUL bytes, such as "
+                                         r"'20news-bydate-train/sci.space/8': not single-byte "
+                                         r"text") as record:
+        corpus = load_20newsgroups(ng_dir, subset="train")
+    assert record[0].filename == __file__
+    assert len(corpus) == 4  # kept, as Rainbow keeps it
+
+
+def test_fetch_names_the_callers_line_in_its_warnings(local_server, tmp_path):
+    # The warning's fixed stacklevel pointed inside kgeo through fetch_*.
+    www, base = local_server
+    files = {f"20news-bydate-test/{g}/{i}": b"From: a@b\n\nbody\n"
+             for i, g in enumerate(_NG_GROUPS)}
+    _write_tar(www / "20news-bydate.tar.gz", files)
+    with pytest.warns(IncompleteCorpusWarning) as record:
+        fetch_20newsgroups(data_home=tmp_path / "cache", subset="test",
+                           url=f"{base}/20news-bydate.tar.gz", sha256=None)
+    assert record[0].filename == __file__
 
 
 def test_20newsgroups_with_the_published_groups_but_fewer_messages_warns(tmp_path):

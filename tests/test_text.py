@@ -497,6 +497,45 @@ def test_single_bytes_document_is_refused_as_a_whole():
         RainbowVectorizer().fit(b"bytes words")
 
 
+class _Frame:
+    """Stands in for a pandas DataFrame: iterating gives its column names."""
+
+    columns = ["text"]
+
+    def __iter__(self):
+        return iter(self.columns)
+
+    def __len__(self):
+        return 3
+
+
+def test_data_frames_and_sets_of_documents_are_refused():
+    # A review found a data frame of three documents read as the one
+    # document "text", and a set's rows in a new order in every process.
+    with pytest.raises(TypeError, match=r"got a data frame \(_Frame\); pass its text column, "
+                                        r"such as df\['text'\]"):
+        RainbowVectorizer().fit(_Frame())
+    with pytest.raises(TypeError, match=r"must be an ordered iterable of str documents such as "
+                                        r"a list, got a frozenset"):
+        RainbowVectorizer().fit_transform(frozenset({"lemon lime", "kiwi melon"}))
+    # dict keys keep their order.
+    counts = RainbowVectorizer().fit_transform({"lemon lime": 0, "kiwi melon": 1}.keys())
+    assert counts.shape == (2, 4)
+
+
+def test_a_document_ends_at_its_first_nul():
+    """libbow's lexer reads a document as a C string (lex-simple.c stops at
+    the NUL); the header, which --skip-header drops on the file, may hold
+    one. A file saved as UTF-16 thus has no words, in Rainbow as here."""
+    vec = RainbowVectorizer(stoplist=None)
+    assert vec.tokenize("alpha beta\x00gamma delta") == ["alpha", "beta"]
+    assert vec.set_params(skip_header=True).tokenize(
+        "Subject: a\x00b\n\nalpha\x00beta") == ["alpha"]
+    assert vec.set_params(skip_header=False, skip_html=True).tokenize(
+        "<p>alpha</p>\x00<p>beta</p>") == ["alpha"]
+    assert vec.tokenize("Subject: hi".encode("utf-16").decode("latin-1")) == []
+
+
 def test_numeric_character_references_are_separators():
     # lex-html.c computes N of "&#N;", then overwrites it by reading past the
     # digits: a reference separates words, whatever letter N stands for.
