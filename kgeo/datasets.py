@@ -621,10 +621,20 @@ _NG_MEMBER = re.compile(r"(?:^|/)20news-bydate-(train|test)/([^/]+)/([0-9]+)\Z")
 _NG_ARCHIVE_NAMES = ("20news-bydate.tar.gz", "20news-bydate.tgz", "20news-bydate.tar")
 
 
+def _refuse_member_file(path, corpus, folder):
+    # One of the corpus's own files passed for the corpus: the archive
+    # reader's "not a readable tar archive" did not say what would load.
+    raise DatasetNotFoundError(
+        f"{str(path)!r} is one of the {corpus} files, not the corpus: pass the folder "
+        f"holding them, {str(folder)!r}, or the archive")
+
+
 def _locate_20newsgroups(path):
     """Return ("tar", file) or ("dir", root holding 20news-bydate-{train,test}/)."""
     _require_exists(path, "20 Newsgroups corpus not found")
     if path.is_file():
+        if path.parent.parent.name in ("20news-bydate-train", "20news-bydate-test"):
+            _refuse_member_file(path, "20 Newsgroups", path.parent.parent.parent)
         return "tar", path
     candidates = [path, path / "20news-bydate"]
     for root in candidates:
@@ -787,6 +797,8 @@ def _locate_webkb(path):
     """Return ("tar", file) or ("dir", root holding the class folders)."""
     _require_exists(path, "WebKB corpus not found")
     if path.is_file():
+        if path.parent.parent.name in _WEBKB_CLASSES:  # <class>/<university>/<page>
+            _refuse_member_file(path, "WebKB", path.parent.parent.parent)
         return "tar", path
     for root in (path, path / "webkb"):
         if any((root / c).is_dir() for c in _WEBKB_CLASSES):
@@ -1027,6 +1039,8 @@ def _locate_reuters(path):
     """Return ("tar", file) or ("dir", folder holding reut2-*.sgm)."""
     _require_exists(path, "Reuters-21578 corpus not found")
     if path.is_file():
+        if re.fullmatch(r"reut2-\d{3}\.sgm", path.name, flags=re.IGNORECASE):
+            _refuse_member_file(path, "Reuters-21578", path.parent)
         return "tar", path
     for root in (path, path / "reuters21578"):
         if any(root.glob("reut2-*.sgm")):
@@ -1444,6 +1458,10 @@ def _locate_smart(path, name):
     """Return ("tar", archive) or ("dir", folder holding the collection files)."""
     _require_exists(path, f"{name.upper()} collection not found")
     if path.is_file():
+        doc_file, query_file, rel_files = _SMART_FILES[name]
+        if path.name.lower() in {f.lower() for f in (doc_file, query_file)
+                                 + tuple(r[0] for r in rel_files)}:
+            _refuse_member_file(path, f"{name.upper()} collection's", path.parent)
         return "tar", path
     if not path.is_dir():
         raise DatasetNotFoundError(

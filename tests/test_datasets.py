@@ -12,6 +12,7 @@ import http.server
 import io
 import lzma
 import os
+import re
 import tarfile
 import threading
 import warnings
@@ -1212,6 +1213,26 @@ _NG_GROUPS = [
     "sci.electronics", "sci.med", "sci.space", "soc.religion.christian",
     "talk.politics.guns", "talk.politics.mideast", "talk.politics.misc",
     "talk.religion.misc"]
+
+
+def test_a_file_of_the_corpus_is_refused_naming_its_folder(ng_dir, tmp_path):
+    # It was read as an archive: "not a readable tar archive", which did not
+    # say that the folder holding it would load.
+    _write_tree(tmp_path / "r", {"reut2-000.sgm": b"<REUTERS>", "ADI.QRY": b".I 1",
+                                 "course/cornell/page": b"<html>"})
+    for load, path, corpus, folder in (
+            (load_20newsgroups, ng_dir / "20news-bydate-train" / "sci.space" / "9",
+             "20 Newsgroups", ng_dir),
+            (load_reuters21578, tmp_path / "r" / "reut2-000.sgm", "Reuters-21578",
+             tmp_path / "r"),
+            (lambda p: load_smart(p, "adi"), tmp_path / "r" / "ADI.QRY",
+             "ADI collection's", tmp_path / "r"),
+            (load_webkb, tmp_path / "r" / "course" / "cornell" / "page", "WebKB",
+             tmp_path / "r")):
+        expected = (f"{str(path)!r} is one of the {corpus} files, not the corpus: pass the "
+                    f"folder holding them, {str(folder)!r}, or the archive")
+        with pytest.raises(DatasetNotFoundError, match=re.escape(expected)):
+            load(path)
 
 
 def test_20newsgroups_messages_with_nul_bytes_warn(ng_dir):
