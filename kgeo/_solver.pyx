@@ -23,7 +23,7 @@ document's own class is then reused by every pair its class takes part in.
 from cpython.exc cimport PyErr_CheckSignals
 from cython.parallel cimport prange, threadid
 from libc.float cimport DBL_EPSILON
-from libc.math cimport INFINITY, fabs
+from libc.math cimport INFINITY, fabs, fma
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
@@ -974,6 +974,9 @@ cdef float64_t FLOAT64_EPS = 2.220446049250313e-16
 # fallen for STUCK_STEPS_PER_VARIABLE * l (at least STUCK_STEPS_MIN)
 # iterations; any tol that float64 resolves stops the pair well before.
 cdef float64_t STUCK_GAP = 1e-13
+# See STATUS_UNRESOLVED below.
+cdef float64_t VERIFY_MARGIN = 1e3
+cdef int VERIFY_ROUNDS = 3
 cdef intp_t STUCK_STEPS_PER_VARIABLE = 10
 cdef intp_t STUCK_STEPS_MIN = 10000
 # Iterations between two shrinking passes (libsvm: min(l, 1000)).
@@ -1005,17 +1008,21 @@ cdef intp_t SLOT_ZEROING_BYTES = 1 << 16
 cdef intp_t SWEEP_BUDGET_SHARE = 8
 
 # Return codes of the solver core (and of solve_pair's status).
-# A gap below tol proves nothing when tol is below one ulp of the largest
-# alpha times max |K|: float64 alphas cannot come nearer the optimum than
-# their ulps, so no float64 solution need have a gap within tol, and the gap
-# SMO computes wanders with the rounding of its terms and may dip below tol by
-# chance. Such a pair ends STATUS_UNRESOLVED, not converged. Rows moved to
-# 1e8 (linear kernel values of 8e16, alphas <= 1) "converged" after 50
-# iterations with an exact KKT gap of 30 at tol=1e-3; C = 436 (|K| <= 0.16)
-# at tol=1e-15 converged with an exact gap of 4.1e-15. (The stuck rule's
-# scale, max |K| sum(alpha), bounds G's rounding but is too loose a test:
-# with rows moved to 1e6 it is 20 tol, and SMO reaches an exact gap of 9e-4
-# at tol=1e-3.)
+# A gap below tol proves little when tol is within VERIFY_MARGIN ulps of G's
+# terms (1, and max |K| sum(alpha)): the incremental G drifts by ulps of
+# them at every step, and the gap SMO computes may dip below tol by chance.
+# Such a pair's G is then computed again from its support vectors' rows,
+# each product split exactly (fma) and summed with Neumaier's compensation
+# (exact_gradient): the pair has converged when that gap is within tol;
+# otherwise SMO goes on from the exact G, and after VERIFY_ROUNDS failed
+# checks the pair ends STATUS_UNRESOLVED. Rows moved to 1e8 (linear kernel
+# values of 8e16, where an ulp of an alpha near 1 moves G by 17): SMO's gap
+# fell below tol=1e-3 after 80 iterations, where the exact KKT gap over the
+# kernel values it used was 0.55. Rows moved to 1e6 (G's terms of 1e14)
+# converge, checked: their exact gap is 9e-4. A cheaper test, tol against
+# one ulp of max |K| max(alpha), warned on fits whose exact gap was within
+# tol, and, as max |K| includes a shift, on a shifted problem and not on
+# the same one unshifted (Proposition 3).
 cdef enum:
     STATUS_CONVERGED = 0
     STATUS_MAX_ITER = 1
@@ -2590,6 +2597,55 @@ cdef int do_shrinking(KernelRowCache cache, Pair* P, float64_t tol,
     return 0
 
 
+cdef int exact_gradient(KernelRowCache cache, Pair* P) except -1 nogil:
+    """G = Q alpha - 1 from the support vectors' rows, to about an ulp of G.
+
+    Each term K_km alpha_k is split exactly into its rounded product and
+    that product's error (fma), and both are summed with Neumaier's
+    compensation, so that terms far larger than G (1e14 against G of order
+    1, with rows far from the origin) cancel without leaving their
+    rounding. All variables must be active.
+    """
+    cdef intp_t k, m
+    cdef float64_t a, value, product, error, total, part
+    cdef Row r
+    cdef float64_t* compensation = <float64_t*> malloc(P.l * sizeof(float64_t))
+    if compensation == NULL:
+        with gil:
+            raise MemoryError("could not allocate the exact gradient's compensation")
+    try:
+        for m in range(P.l):
+            P.G[m] = -1.0
+            compensation[m] = 0.0
+        for k in range(P.l):
+            a = P.alpha[k]
+            if a == 0.0:
+                continue
+            fetch_row(cache, P, k, &r)
+            for m in range(P.l):
+                value = K_at(&r, P, m)
+                product = value * a
+                error = fma(value, a, -product)
+                if (k < P.n_s) != (m < P.n_s):  # y_k y_m = -1
+                    product = -product
+                    error = -error
+                total = P.G[m] + product
+                if fabs(P.G[m]) >= fabs(product):
+                    part = (P.G[m] - total) + product
+                else:
+                    part = (product - total) + P.G[m]
+                P.G[m] = total
+                compensation[m] += part + error
+            release_row(cache, P, &r)
+            if k % SIGNAL_CHECK_EVERY == 0:
+                check_signals(cache, P)
+        for m in range(P.l):
+            P.G[m] += compensation[m]
+    finally:
+        free(compensation)
+    return 0
+
+
 cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
                          int shrinking, int64_t max_iter,
                          int64_t* n_iter) except -1 nogil:
@@ -2608,7 +2664,8 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
     cdef int64_t least_gap_at = 0
     cdef int64_t stuck_after = max(STUCK_STEPS_PER_VARIABLE * P.l, STUCK_STEPS_MIN)
     # The scale of G's terms (see STUCK_GAP): max |K_kk| and sum(alpha).
-    cdef float64_t kernel_scale = 0.0, alpha_sum = 0.0, alpha_max = 0.0
+    cdef float64_t kernel_scale = 0.0, alpha_sum = 0.0
+    cdef int checks_failed = 0
     # max |K| over the diagonal and the K_ij of the steps so far: with
     # alpha_sum, the scale of G's rounding that a step's snap allows for
     # (see RESIDUE_ULPS; the geodesic kernels' diagonal is 0).
@@ -2624,96 +2681,108 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
         refresh_masks(P, k)
         kernel_scale = max(kernel_scale, fabs(P.QD[k]))
     term_scale = kernel_scale
-    while True:
-        if max_iter >= 0 and it >= max_iter:
-            status = STATUS_MAX_ITER
-            break
-        if it % SIGNAL_CHECK_EVERY == 0:
-            check_signals(cache, P)
-        if shrinking:
-            counter -= 1
-            if counter == 0:
-                counter = P.l if P.l < SHRINK_EVERY else SHRINK_EVERY
-                do_shrinking(cache, P, tol, &unshrunk)
+    while True:  # SMO, then the check of its gap where tol is near G's rounding
+        while True:
+            if max_iter >= 0 and it >= max_iter:
+                status = STATUS_MAX_ITER
+                break
+            if it % SIGNAL_CHECK_EVERY == 0:
+                check_signals(cache, P)
+            if shrinking:
+                counter -= 1
+                if counter == 0:
+                    counter = P.l if P.l < SHRINK_EVERY else SHRINK_EVERY
+                    do_shrinking(cache, P, tol, &unshrunk)
+                    maxima_known = False
+            if not maxima_known:
+                violation_maxima(P, &Gmax, &Gmax2)
+            if Gmax + Gmax2 < least_gap:
+                least_gap = Gmax + Gmax2
+                least_gap_at = it
+            elif (it - least_gap_at > stuck_after and Gmax + Gmax2 > tol
+                  and Gmax + Gmax2 <= STUCK_GAP * max(fabs(Gmax), fabs(Gmax2),
+                                                      kernel_scale * alpha_sum)):
+                # (A gap within tol is no stall: the selection below ends the pair,
+                # or, on a shrunk set, judges all the variables.)
+                if P.active_size == P.l:
+                    status = STATUS_STALLED
+                    break
+                # Stuck on the shrunk set only: the variables left out may still
+                # violate. Judge all of them, and go on without shrinking, so that
+                # the next verdict is on all of them too.
+                reconstruct_gradient(cache, P)
+                activate_all(P)
+                shrinking = SHRINK_OFF
+                violation_maxima(P, &Gmax, &Gmax2)
                 maxima_known = False
-        if not maxima_known:
-            violation_maxima(P, &Gmax, &Gmax2)
-        if Gmax + Gmax2 < least_gap:
-            least_gap = Gmax + Gmax2
-            least_gap_at = it
-        elif (it - least_gap_at > stuck_after and Gmax + Gmax2 > tol
-              and Gmax + Gmax2 <= STUCK_GAP * max(fabs(Gmax), fabs(Gmax2),
-                                                  kernel_scale * alpha_sum)):
-            # (A gap within tol is no stall: the selection below ends the pair,
-            # or, on a shrunk set, judges all the variables.)
-            if P.active_size == P.l:
+                least_gap = Gmax + Gmax2
+                least_gap_at = it
+            # On 0, row i stays pinned in ri.
+            if select_working_set(cache, P, tol, Gmax, Gmax2, maxima_known, &i, &j, &ri):
+                # Optimal on the active set: check again on all variables.
+                reconstruct_gradient(cache, P)
+                activate_all(P)
+                violation_maxima(P, &Gmax, &Gmax2)
+                if select_working_set(cache, P, tol, Gmax, Gmax2, False, &i, &j, &ri):
+                    break
+                counter = 1  # shrink again at the next iteration
+                # The least gap so far was the shrunk set's, smaller than any
+                # gap on all the variables may be for long: measure anew.
+                least_gap = Gmax + Gmax2
+                least_gap_at = it
+            it += 1
+            fetch_row(cache, P, j, &rj)
+            yi = y_of(P, i)
+            yj = y_of(P, j)
+            Kij = K_at(&ri, P, j)
+            old_ai = P.alpha[i]
+            old_aj = P.alpha[j]
+            ui = is_upper(P, i)
+            uj = is_upper(P, j)
+            term_scale = max(term_scale, fabs(Kij))
+            update_pair(P, i, j, Kij,
+                        min(RESIDUE_ULPS * FLOAT64_EPS * (1.0 + term_scale * alpha_sum),
+                            SNAP_TOL_SHARE * tol), alpha_sum)
+            dai = P.alpha[i] - old_ai
+            daj = P.alpha[j] - old_aj
+            alpha_sum += dai + daj
+            if dai == 0.0 and daj == 0.0:
+                # The step underflowed: the same pair would be chosen forever. The
+                # gap left is below what float64 can resolve for this problem.
                 status = STATUS_STALLED
+                release_row(cache, P, &ri)
+                release_row(cache, P, &rj)
                 break
-            # Stuck on the shrunk set only: the variables left out may still
-            # violate. Judge all of them, and go on without shrinking, so that
-            # the next verdict is on all of them too.
-            reconstruct_gradient(cache, P)
-            activate_all(P)
-            shrinking = SHRINK_OFF
-            violation_maxima(P, &Gmax, &Gmax2)
-            maxima_known = False
-            least_gap = Gmax + Gmax2
-            least_gap_at = it
-        # On 0, row i stays pinned in ri.
-        if select_working_set(cache, P, tol, Gmax, Gmax2, maxima_known, &i, &j, &ri):
-            # Optimal on the active set: check again on all variables.
-            reconstruct_gradient(cache, P)
-            activate_all(P)
-            violation_maxima(P, &Gmax, &Gmax2)
-            if select_working_set(cache, P, tol, Gmax, Gmax2, False, &i, &j, &ri):
-                break
-            counter = 1  # shrink again at the next iteration
-            # The least gap so far was the shrunk set's, smaller than any
-            # gap on all the variables may be for long: measure anew.
-            least_gap = Gmax + Gmax2
-            least_gap_at = it
-        it += 1
-        fetch_row(cache, P, j, &rj)
-        yi = y_of(P, i)
-        yj = y_of(P, j)
-        Kij = K_at(&ri, P, j)
-        old_ai = P.alpha[i]
-        old_aj = P.alpha[j]
-        ui = is_upper(P, i)
-        uj = is_upper(P, j)
-        term_scale = max(term_scale, fabs(Kij))
-        update_pair(P, i, j, Kij,
-                    min(RESIDUE_ULPS * FLOAT64_EPS * (1.0 + term_scale * alpha_sum),
-                        SNAP_TOL_SHARE * tol), alpha_sum)
-        dai = P.alpha[i] - old_ai
-        daj = P.alpha[j] - old_aj
-        alpha_sum += dai + daj
-        if dai == 0.0 and daj == 0.0:
-            # The step underflowed: the same pair would be chosen forever. The
-            # gap left is below what float64 can resolve for this problem.
-            status = STATUS_STALLED
+            # G_k += Q_ik dai + Q_jk daj over the active set, and the next
+            # iteration's violation maxima in the same pass.
+            update_gradient(P, &ri, yi * dai, &rj, yj * daj, &Gmax, &Gmax2)
+            maxima_known = True
+            if shrinking:
+                if ui != is_upper(P, i):
+                    add_row_to_G_bar(P, &ri, yi * P.C[i] * (-1.0 if ui else 1.0))
+                if uj != is_upper(P, j):
+                    add_row_to_G_bar(P, &rj, yj * P.C[j] * (-1.0 if uj else 1.0))
             release_row(cache, P, &ri)
             release_row(cache, P, &rj)
+        if P.active_size < P.l:
+            reconstruct_gradient(cache, P)
+            activate_all(P)
+        if (status != STATUS_CONVERGED or tol >= VERIFY_MARGIN * FLOAT64_EPS
+                * (1.0 + term_scale * alpha_sum)):
             break
-        # G_k += Q_ik dai + Q_jk daj over the active set, and the next
-        # iteration's violation maxima in the same pass.
-        update_gradient(P, &ri, yi * dai, &rj, yj * daj, &Gmax, &Gmax2)
-        maxima_known = True
-        if shrinking:
-            if ui != is_upper(P, i):
-                add_row_to_G_bar(P, &ri, yi * P.C[i] * (-1.0 if ui else 1.0))
-            if uj != is_upper(P, j):
-                add_row_to_G_bar(P, &rj, yj * P.C[j] * (-1.0 if uj else 1.0))
-        release_row(cache, P, &ri)
-        release_row(cache, P, &rj)
-    if P.active_size < P.l:
-        reconstruct_gradient(cache, P)
-        activate_all(P)
-    if status == STATUS_CONVERGED:
-        for k in range(P.l):
-            alpha_max = max(alpha_max, P.alpha[k])
-        if tol < FLOAT64_EPS * term_scale * alpha_max:
+        # tol is near G's rounding: check the gap on an exact G (see
+        # STATUS_UNRESOLVED), and go on from it where it is above tol.
+        exact_gradient(cache, P)
+        violation_maxima(P, &Gmax, &Gmax2)
+        if Gmax + Gmax2 <= tol:
+            break
+        checks_failed += 1
+        if checks_failed == VERIFY_ROUNDS:
             status = STATUS_UNRESOLVED
+            break
+        maxima_known = False
+        least_gap = Gmax + Gmax2
+        least_gap_at = it
     n_iter[0] = it
     return status
 
@@ -2795,8 +2864,8 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
     status : int
         CONVERGED; MAX_ITER_REACHED; STALLED (steps no longer change
         alpha, or the gap no longer falls, within G's rounding); UNRESOLVED
-        (the gap fell below a tol that is itself below one ulp of the
-        largest alpha times max |K|: see STATUS_UNRESOLVED).
+        (the gap fell below tol, but on an exact G it stays above: see
+        STATUS_UNRESOLVED).
     """
     cdef PostingIndex index = cache.index
     cdef intp_t start_s = index.block_start[cls_s], start_t = index.block_start[cls_t]

@@ -501,11 +501,12 @@ class SVM(EstimatorMixin):
     fit_status_ : int
         0 when every class pair reached ``tol``, 1 when one stopped before
         it: at ``max_iter``; stalled, its steps no longer changing
-        anything in float64; or with a gap below a ``tol`` that is itself
-        below one ulp of the largest dual variable times max |K| (the fit
-        warns with a ``ConvergenceWarning`` saying which). scikit-learn's
-        SVC convention. Missing on models pickled by kgeo before it recorded
-        whether every pair converged.
+        anything in float64; or unresolved, its gap below ``tol`` only by
+        the rounding of the gradient (checked, where ``tol`` is near that
+        rounding, on a gradient recomputed exactly from the dual variables),
+        and the fit warns with a ``ConvergenceWarning`` saying which.
+        scikit-learn's SVC convention. Missing on models pickled by kgeo
+        before it recorded whether every pair converged.
     class_weight_ : ndarray of shape (n_classes,)
     n_features_in_ : int
         Absent after a fit of a callable kernel on samples that are not
@@ -989,10 +990,10 @@ class SVM(EstimatorMixin):
         if unresolved:
             warnings.warn(
                 f"SMO's gap fell below tol={self.tol} for {len(unresolved)} of {n_pairs} class "
-                f"pair(s), first {unresolved[0]}, but tol is below one float64 ulp of the "
-                f"largest alpha times max |K|, the nearest float64 alphas come to the optimum, "
-                f"so convergence is not established; tol is below what this problem can "
-                f"resolve; use a larger tol, or scale the kernel or C down",
+                f"pair(s), first {unresolved[0]}, only by the rounding of its gradient: "
+                f"recomputed exactly from the dual variables, it stays above tol; tol is below "
+                f"what this problem can resolve; use a larger tol, or scale the kernel or C "
+                f"down",
                 sklearn_compatible(ConvergenceWarning), stacklevel=3)
         if unconverged and self.max_iter == -1:
             first = next(p for p, solution in enumerate(solutions)

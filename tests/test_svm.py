@@ -2663,9 +2663,9 @@ def test_a_step_whose_other_change_rounds_away_is_no_stall(shrinking):
     ended this fit with the tol-below-resolution warning, gap > tol).
     The case hangs on the rounding of one step at this exact C (436.35
     makes the original warn too); it is the same on every machine, since
-    every scan copy gives the same bits. tol=1e-15 is below one ulp of
-    C = 436 times max |K| = 0.16 (its exact gap is 4e-15): the pair ends
-    with the warning that says so, not as stalled."""
+    every scan copy gives the same bits. tol=1e-15 is near G's rounding
+    (G's terms reach 8,000 max |K|, 1,300): the gap SMO computes is checked
+    on an exact G, and is within tol in exact arithmetic too."""
     X = np.array([
         [-0.017, 0.085, 0.014], [-0.071, 0.048, 0.173], [0.125, -0.093, -0.167],
         [-0.082, 0.005, -0.308], [-0.029, -0.165, -0.097], [-0.072, -0.042, 0.054],
@@ -2681,13 +2681,14 @@ def test_a_step_whose_other_change_rounds_away_is_no_stall(shrinking):
         [0.067, 0.131, -0.022], [-0.142, 0.115, -0.169]])
     y = np.array([1, 0, 1, 0, 0, 0, 1, 0, 0, 1, 1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0, 0, 1, 0,
                   0, 0, 1, 0, 1, 1, 1, 0, 1, 1, 0])
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", kgeo.ConvergenceWarning)
-        model = kgeo.SVM(kernel="linear", C=436.3508704477379, tol=1e-15,
-                         shrinking=shrinking).fit(X, y)
-    assert [str(w.message)[:44] for w in caught] == [
-        "SMO's gap fell below tol=1e-15 for 1 of 1 cl"]
+    C = 436.3508704477379
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kgeo.ConvergenceWarning)
+        model = kgeo.SVM(kernel="linear", C=C, tol=1e-15, shrinking=shrinking).fit(X, y)
+    assert model.fit_status_ == 0
     ck.check_svm(model, X, y, tol=1e-15)
+    K = kgeo.pairwise_kernels(X, kernel="linear")  # the values the solver used
+    assert ck.exact_kkt_gap(model, K, y, np.full(len(y), C)) <= 1e-15
 
 
 def test_bytes_and_object_labels_reach_the_warnings_and_messages():
@@ -3914,25 +3915,27 @@ def test_a_snap_never_opens_a_gap_beyond_tol():
         assert ck.exact_kkt_gap(model, K, y, C * weight) <= 0.1
 
 
-def test_a_gap_below_what_float64_alphas_resolve_is_no_convergence():
+def test_a_gap_below_tol_only_by_rounding_is_no_convergence():
     """Rows moved to 1e8: linear kernel values of 8e16, so one ulp of an
-    alpha near 1 moves the gradient by 17, and no float64 alphas need have a
-    gap within tol=1e-3. The gap SMO computes then wanders with its rounding:
-    it fell below tol after 50 iterations and the fit reported convergence,
-    with an exact gap of 30. It now warns that convergence is not
-    established; rows moved to 1e6, whose kernel values of 1e12 leave the
-    alphas' ulps at 2e-4 of the gradient, still converge."""
+    alpha near 1 moves the gradient by 17, and each step's update of G rounds
+    by as much. The gap SMO computes wanders with that rounding and fell
+    below tol=1e-3 by chance: the fit reported convergence. Near G's
+    rounding the gap is now checked on an exact G (fma products, compensated
+    sums): here it stays above tol, and the fit warns that it is unresolved.
+    Rows moved to 1e6, whose terms of 1e14 leave G's rounding near 0.02,
+    pass the check: their exact gap is within tol."""
     rng = np.random.default_rng(0)
-    Z = rng.poisson(2, (15, 8)) + 0.0
+    Z = rng.poisson(2, (60, 8))[:15] + 0.0
     Z[:, 0] += 1
-    y = rng.integers(0, 2, 15)
+    y = rng.integers(0, 2, 60)[:15]
     X = Z + 1e8
-    with pytest.warns(kgeo.ConvergenceWarning,
-                      match=r"tol is below one float64 ulp of the largest alpha times max \|K\|"):
-        model = kgeo.SVM(kernel="linear", shrinking=False).fit(X, y)
-    assert model.fit_status_ == 1
-    K = X @ X.T
-    assert ck.exact_kkt_gap(model, K, y, np.ones(15)) > 1.0
+    K = kgeo.pairwise_kernels(X, kernel="linear")  # the values the solver uses
+    for shrinking in (True, False):
+        with pytest.warns(kgeo.ConvergenceWarning,
+                          match=r"recomputed exactly from the dual variables, it stays above tol"):
+            model = kgeo.SVM(kernel="linear", shrinking=shrinking).fit(X, y)
+        assert model.fit_status_ == 1
+        assert ck.exact_kkt_gap(model, K, y, np.ones(15)) > 0.1
     rng = np.random.default_rng(0)
     Z = rng.normal(size=(200, 2))
     y = (Z[:, 0] + 0.3 * rng.normal(size=200) > 0).astype(int)
@@ -3940,6 +3943,8 @@ def test_a_gap_below_what_float64_alphas_resolve_is_no_convergence():
         warnings.simplefilter("error")
         model = kgeo.SVM(kernel="linear").fit(Z + 1e6, y)
     assert model.fit_status_ == 0
+    K = kgeo.pairwise_kernels(Z + 1e6, kernel="linear")
+    assert ck.exact_kkt_gap(model, K, y, np.ones(200)) <= 1e-3
 
 
 def test_sample_weight_is_not_modified(rng):
