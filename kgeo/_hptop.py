@@ -205,11 +205,19 @@ class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
         if y.ndim == 2:
             if y.shape[0] != n_documents:
                 raise ValueError(f"X has {n_documents} documents but y has {y.shape[0]} rows")
+            if y.shape[1] == 1:
+                # A column of labels (which scikit-learn's classifiers ravel)
+                # was refused as "1 class" or "must hold only 0 and 1".
+                raise ValueError(
+                    f"y has shape {y.shape}: a 2-D y is a 0/1 indicator matrix, one column per "
+                    f"category, and one column names a single category (HP-TOP needs at least "
+                    f"2); pass y.ravel() for one label per document")
             if y.dtype.kind == "O" and all(
                     isinstance(v, (numbers.Real, np.bool_)) for v in y.flat):
                 y = y.astype(np.float64)  # numbers held as objects (a frame's, say)
             if y.dtype.kind not in "biuf" or not np.all((y == 0) | (y == 1)):
-                raise ValueError("an indicator matrix y must hold only 0 and 1")
+                raise ValueError(f"an indicator matrix y (2-D, here of shape {y.shape}: one "
+                                 f"column per category) must hold only 0 and 1")
             return np.arange(y.shape[1]), y.astype(bool)
         labels = check_labels(y, n_documents)
         classes, codes = np.unique(labels, return_inverse=True)
@@ -262,8 +270,14 @@ class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
                     f"category {classes.tolist()[x]!r} has {size} of the {X.shape[0]} documents; each "
                     f"needs at least 2 of its own (for its Gaussian) and one outside it (for "
                     f"its hyperplane)")
-        hyperplanes = [SVM(kernel="linear", C=self.C, n_jobs=self.n_jobs).fit(X, member[:, x])
-                       for x in range(classes.shape[0])]
+        try:
+            hyperplanes = [SVM(kernel="linear", C=self.C, n_jobs=self.n_jobs).fit(X, member[:, x])
+                           for x in range(classes.shape[0])]
+        except ValueError as error:
+            if "overflows float64" not in str(error):
+                raise
+            raise ValueError(f"X's rows are too large for HPTOPEmbedding's linear SVMs: "
+                             f"{error}") from None
         decision = self._decisions(hyperplanes, X)
         mean = np.empty(classes.shape[0])
         variance = np.empty(classes.shape[0])
@@ -301,7 +315,14 @@ class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
     @staticmethod
     def _decisions(hyperplanes, X):
         # SVM's decision_function is positive on classes_[1], here True.
-        return np.column_stack([h.decision_function(X) for h in hyperplanes])
+        try:
+            return np.column_stack([h.decision_function(X) for h in hyperplanes])
+        except ValueError as error:
+            if "overflows float64" not in str(error):
+                raise
+            # The user chose no "kernel 'linear'": HP-TOP's hyperplanes did.
+            raise ValueError(f"X's rows are too large for HPTOPEmbedding's linear SVMs: "
+                             f"{error}") from None
 
     @wraps_output
     def transform(self, X):

@@ -353,9 +353,10 @@ class PLSA(TransformerMixin, EstimatorMixin):
             _normalise(word_topic, axis=0)
         if not converged:
             warnings.warn(
-                f"PLSA did not converge in max_iter={self.max_iter} EM steps (the last "
-                f"raised the objective by {curve[-1] - curve[-2]:.3g}); raise max_iter or tol",
-                sklearn_compatible(ConvergenceWarning), stacklevel=2)
+                f"PLSA of {self.n_components} topics did not converge in "
+                f"max_iter={self.max_iter} EM steps (the last raised the objective by "
+                f"{curve[-1] - curve[-2]:.3g}); raise max_iter or tol",
+                sklearn_compatible(ConvergenceWarning), stacklevel=_callers_stacklevel())
 
         lengths = np.bincount(np.repeat(np.arange(n_docs), np.diff(indptr)), weights=counts,
                               minlength=n_docs)

@@ -247,9 +247,26 @@ def test_boolean_categories_are_named_by_booleans(categories):
 
 @pytest.mark.parametrize("indicator", [np.ones((240, 1)), sp.csr_matrix(np.ones((240, 1)))])
 def test_a_one_column_indicator_names_one_category(categories, indicator):
-    X, _ = categories
-    with pytest.raises(ValueError, match="at least 2 categories"):
+    X, y = categories
+    match = (r"y has shape \(240, 1\): a 2-D y is a 0/1 indicator matrix, one column per "
+             r"category, and one column names a single category \(HP-TOP needs at least 2\); "
+             r"pass y.ravel\(\) for one label per document")
+    with pytest.raises(ValueError, match=match):
         HPTOPEmbedding().fit(X, indicator)
+    # A column of labels gets the same words (it was "1 class", or "must
+    # hold only 0 and 1" for three labels).
+    with pytest.raises(ValueError, match=match):
+        HPTOPEmbedding().fit(X, np.asarray(y).reshape(-1, 1))
+
+
+def test_rows_too_large_name_hp_tops_own_svms(categories):
+    X, y = categories
+    X = sp.csr_matrix(X, dtype=float)
+    model = HPTOPEmbedding().fit(X, y)
+    for call in (lambda: model.transform(X * 1e200), lambda: HPTOPEmbedding().fit(X * 1e200, y)):
+        with pytest.raises(ValueError, match=r"^X's rows are too large for HPTOPEmbedding's "
+                                             r"linear SVMs: kernel 'linear' overflows float64"):
+            call()
 
 
 def test_fit_settings_reach_the_scores(categories):

@@ -251,6 +251,18 @@ def test_fold_in_that_does_not_settle_warns(corpus):
     assert caught[0].filename == __file__
 
 
+def test_a_fit_that_does_not_converge_names_the_callers_line_and_its_topics(corpus):
+    # stacklevel=2 named kgeo's own line through fit_transform and the
+    # Fisher embedding, whose message did not say which model failed.
+    for fit in (lambda: PLSA(3, max_iter=2, random_state=0).fit(corpus),
+                lambda: PLSA(3, max_iter=2, random_state=0).fit_transform(corpus),
+                lambda: PLSAFisherEmbedding([2, 3], max_iter=2, random_state=0).fit(corpus)):
+        with pytest.warns(kgeo.ConvergenceWarning, match=r"^PLSA of [23] topics did not "
+                                                         r"converge in max_iter=2") as caught:
+            fit()
+        assert all(w.filename == __file__ for w in caught)
+
+
 def test_documents_settled_on_their_last_step_do_not_warn(corpus):
     """Empty documents without smoothing settle at once, even with one step."""
     model = PLSA(3, doc_topic_smoothing=0.0, fold_in_max_iter=1, random_state=0).fit(corpus)
