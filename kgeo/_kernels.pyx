@@ -26,6 +26,7 @@ from libc.math cimport INFINITY, cos, exp, fabs, log1p, pow, sqrt, tanh
 
 import math
 import numbers
+import types
 
 import numpy as np
 
@@ -1446,8 +1447,11 @@ def kernel_diagonal(Kernel kernel, RowSet X):
 # Registry
 # --------------------------------------------------------------------------
 
-# name -> (parameters it accepts with their defaults, reads rows on the simplex)
-KERNELS = {
+# name -> (parameters it accepts with their defaults, reads rows on the simplex).
+# Read-only, the defaults too: kgeo.KERNELS is public, and an edit changed
+# every later model's defaults, or made a new name compute another kernel.
+KERNELS = types.MappingProxyType({name: (types.MappingProxyType(defaults), on_simplex)
+                                  for name, (defaults, on_simplex) in {
     "linear": ({}, False),
     "poly": ({"gamma": None, "coef0": 0.0, "degree": 3}, False),
     "rbf": ({"gamma": None}, False),
@@ -1459,7 +1463,7 @@ KERNELS = {
     "bhattacharyya": ({}, True),
     "diffusion": ({"t": 1.0, "normalize": False}, True),
     "hyperbolic": ({"t": 1.0, "normalize": False}, False),
-}
+}.items()})
 
 # Largest and smallest exponents whose exp() is a normal float64.
 _LOG_MAX = 709.78
@@ -1647,7 +1651,9 @@ def get_kernel(name, n_features, shift=0.0, **params):
     elif name == "diffusion":
         log_scale = _heat_log_scale(name, t, n_features) if p["normalize"] else 0.0
         kernel = DiffusionKernel(t, log_scale)
-    else:  # hyperbolic
+    elif name == "hyperbolic":
         kernel = _hyperbolic_kernel(t, n_features, p["normalize"])
+    else:
+        raise ValueError(f"Unknown kernel {name!r}; known kernels: {', '.join(sorted(KERNELS))}")
     kernel.shift = shift
     return kernel

@@ -33,6 +33,14 @@ def listed_rows(rows):
                     if len(rows) > _MAX_ROWS_LISTED else "")
 
 
+def refuse_masked(values, name):
+    """Refuse a NumPy masked array with masked entries: ``np.asarray`` reads
+    the values under the mask as data (a masked 99 entered a kernel as 99)."""
+    if np.ma.isMaskedArray(values) and np.ma.count_masked(values):
+        raise ValueError(f"{name} has {np.ma.count_masked(values)} masked entries; fill "
+                         f"them (values.filled(...)) or leave those samples out")
+
+
 def as_rectangular(values, name, what="rows"):
     """``np.asarray(values)``, naming ``name`` where its nesting is ragged.
 
@@ -40,6 +48,7 @@ def as_rectangular(values, name, what="rows"):
     requested array has an inhomogeneous shape ...") names neither the
     argument nor the lengths it found.
     """
+    refuse_masked(values, name)
     try:
         return np.asarray(values)
     except ValueError as error:
@@ -208,6 +217,7 @@ def check_kernel_samples(X, *, name="X", numbers=None):
     else:
         # An ndarray, or an array-like (a DataFrame: its rows, not its
         # iteration, which gives the column names).
+        refuse_masked(X, name)
         array = np.asarray(X)
     if array.ndim == 0:
         raise TypeError(

@@ -1793,3 +1793,33 @@ def test_bhattacharyya_is_one_on_the_diagonal_and_keeps_close_pairs_digits():
     assert abs(c - (1.0 - gap)) <= 4 * _EPS + n * _EPS * gap  # the gap's sum's rounding
     assert np.array_equal(
         kgeo.pairwise_kernels(X, kernel="bhattacharyya", shift=0.5), K + 0.5)
+
+
+def test_the_kernel_registry_is_read_only():
+    # kgeo.KERNELS was a plain dict that get_kernel trusted: setting a default
+    # there changed every later model's, and a new name computed the
+    # hyperbolic kernel (the registry's last branch took any other name).
+    with pytest.raises(TypeError):
+        kgeo.KERNELS["mine"] = ({}, False)
+    with pytest.raises(TypeError):
+        kgeo.KERNELS["poly"][0]["degree"] = 7
+    assert kgeo.SVM(kernel="poly").fit([[1.0, 0.0], [0.0, 1.0]], [0, 1])._kernel_args[
+        "degree"] == 3
+    with pytest.raises(ValueError, match=r"^Unknown kernel 'mine'; known kernels: "):
+        kgeo._kernels.get_kernel("mine", 3)
+
+
+def test_masked_entries_are_refused():
+    # np.asarray reads the value under a mask: a masked 99 entered the kernel.
+    X = np.ma.array([[1.0, 2.0], [3.0, 99.0]], mask=[[0, 0], [0, 1]])
+    message = r"^X has 1 masked entries; fill them"
+    with pytest.raises(ValueError, match=message):
+        kgeo.pairwise_kernels(X, kernel="linear")
+    with pytest.raises(ValueError, match=message):
+        kgeo.SVM().fit(X, [0, 1])
+    with pytest.raises(ValueError, match=r"^K has 2 masked entries"):
+        kgeo.is_positive_definite(np.ma.array([[1.0, -5.0], [-5.0, 1.0]],
+                                              mask=[[0, 1], [1, 0]]))
+    # Nothing masked: the data as they are.
+    np.testing.assert_array_equal(
+        kgeo.pairwise_kernels(np.ma.array([[1.0, 2.0]]), kernel="linear"), [[5.0]])
