@@ -2681,108 +2681,106 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
         refresh_masks(P, k)
         kernel_scale = max(kernel_scale, fabs(P.QD[k]))
     term_scale = kernel_scale
-    while True:  # SMO, then the check of its gap where tol is near G's rounding
-        while True:
-            if max_iter >= 0 and it >= max_iter:
-                status = STATUS_MAX_ITER
-                break
-            if it % SIGNAL_CHECK_EVERY == 0:
-                check_signals(cache, P)
-            if shrinking:
-                counter -= 1
-                if counter == 0:
-                    counter = P.l if P.l < SHRINK_EVERY else SHRINK_EVERY
-                    do_shrinking(cache, P, tol, &unshrunk)
-                    maxima_known = False
-            if not maxima_known:
-                violation_maxima(P, &Gmax, &Gmax2)
-            if Gmax + Gmax2 < least_gap:
-                least_gap = Gmax + Gmax2
-                least_gap_at = it
-            elif (it - least_gap_at > stuck_after and Gmax + Gmax2 > tol
-                  and Gmax + Gmax2 <= STUCK_GAP * max(fabs(Gmax), fabs(Gmax2),
-                                                      kernel_scale * alpha_sum)):
-                # (A gap within tol is no stall: the selection below ends the pair,
-                # or, on a shrunk set, judges all the variables.)
-                if P.active_size == P.l:
-                    status = STATUS_STALLED
-                    break
-                # Stuck on the shrunk set only: the variables left out may still
-                # violate. Judge all of them, and go on without shrinking, so that
-                # the next verdict is on all of them too.
-                reconstruct_gradient(cache, P)
-                activate_all(P)
-                shrinking = SHRINK_OFF
-                violation_maxima(P, &Gmax, &Gmax2)
+    while True:
+        if max_iter >= 0 and it >= max_iter:
+            status = STATUS_MAX_ITER
+            break
+        if it % SIGNAL_CHECK_EVERY == 0:
+            check_signals(cache, P)
+        if shrinking:
+            counter -= 1
+            if counter == 0:
+                counter = P.l if P.l < SHRINK_EVERY else SHRINK_EVERY
+                do_shrinking(cache, P, tol, &unshrunk)
                 maxima_known = False
-                least_gap = Gmax + Gmax2
-                least_gap_at = it
-            # On 0, row i stays pinned in ri.
-            if select_working_set(cache, P, tol, Gmax, Gmax2, maxima_known, &i, &j, &ri):
-                # Optimal on the active set: check again on all variables.
-                reconstruct_gradient(cache, P)
-                activate_all(P)
-                violation_maxima(P, &Gmax, &Gmax2)
-                if select_working_set(cache, P, tol, Gmax, Gmax2, False, &i, &j, &ri):
-                    break
-                counter = 1  # shrink again at the next iteration
-                # The least gap so far was the shrunk set's, smaller than any
-                # gap on all the variables may be for long: measure anew.
-                least_gap = Gmax + Gmax2
-                least_gap_at = it
-            it += 1
-            fetch_row(cache, P, j, &rj)
-            yi = y_of(P, i)
-            yj = y_of(P, j)
-            Kij = K_at(&ri, P, j)
-            old_ai = P.alpha[i]
-            old_aj = P.alpha[j]
-            ui = is_upper(P, i)
-            uj = is_upper(P, j)
-            term_scale = max(term_scale, fabs(Kij))
-            update_pair(P, i, j, Kij,
-                        min(RESIDUE_ULPS * FLOAT64_EPS * (1.0 + term_scale * alpha_sum),
-                            SNAP_TOL_SHARE * tol), alpha_sum)
-            dai = P.alpha[i] - old_ai
-            daj = P.alpha[j] - old_aj
-            alpha_sum += dai + daj
-            if dai == 0.0 and daj == 0.0:
-                # The step underflowed: the same pair would be chosen forever. The
-                # gap left is below what float64 can resolve for this problem.
+        if not maxima_known:
+            violation_maxima(P, &Gmax, &Gmax2)
+        if Gmax + Gmax2 < least_gap:
+            least_gap = Gmax + Gmax2
+            least_gap_at = it
+        elif (it - least_gap_at > stuck_after and Gmax + Gmax2 > tol
+              and Gmax + Gmax2 <= STUCK_GAP * max(fabs(Gmax), fabs(Gmax2),
+                                                  kernel_scale * alpha_sum)):
+            # (A gap within tol is no stall: the selection below ends the pair,
+            # or, on a shrunk set, judges all the variables.)
+            if P.active_size == P.l:
                 status = STATUS_STALLED
-                release_row(cache, P, &ri)
-                release_row(cache, P, &rj)
                 break
-            # G_k += Q_ik dai + Q_jk daj over the active set, and the next
-            # iteration's violation maxima in the same pass.
-            update_gradient(P, &ri, yi * dai, &rj, yj * daj, &Gmax, &Gmax2)
-            maxima_known = True
-            if shrinking:
-                if ui != is_upper(P, i):
-                    add_row_to_G_bar(P, &ri, yi * P.C[i] * (-1.0 if ui else 1.0))
-                if uj != is_upper(P, j):
-                    add_row_to_G_bar(P, &rj, yj * P.C[j] * (-1.0 if uj else 1.0))
-            release_row(cache, P, &ri)
-            release_row(cache, P, &rj)
-        if P.active_size < P.l:
+            # Stuck on the shrunk set only: the variables left out may still
+            # violate. Judge all of them, and go on without shrinking, so that
+            # the next verdict is on all of them too.
             reconstruct_gradient(cache, P)
             activate_all(P)
-        if (status != STATUS_CONVERGED or tol >= VERIFY_MARGIN * FLOAT64_EPS
-                * (1.0 + term_scale * alpha_sum)):
+            shrinking = SHRINK_OFF
+            violation_maxima(P, &Gmax, &Gmax2)
+            maxima_known = False
+            least_gap = Gmax + Gmax2
+            least_gap_at = it
+        # On 0, row i stays pinned in ri.
+        if select_working_set(cache, P, tol, Gmax, Gmax2, maxima_known, &i, &j, &ri):
+            # Optimal on the active set: check again on all variables.
+            reconstruct_gradient(cache, P)
+            activate_all(P)
+            violation_maxima(P, &Gmax, &Gmax2)
+            if select_working_set(cache, P, tol, Gmax, Gmax2, False, &i, &j, &ri):
+                if tol >= VERIFY_MARGIN * FLOAT64_EPS * (1.0 + term_scale * alpha_sum):
+                    break
+                # tol is near G's rounding: check the gap on an exact G (see
+                # STATUS_UNRESOLVED), and go on from it where it is above tol.
+                exact_gradient(cache, P)
+                violation_maxima(P, &Gmax, &Gmax2)
+                if Gmax + Gmax2 <= tol:
+                    break
+                checks_failed += 1
+                if checks_failed == VERIFY_ROUNDS:
+                    status = STATUS_UNRESOLVED
+                    break
+                maxima_known = False  # P.up_blocks describe the old G
+                least_gap = Gmax + Gmax2
+                least_gap_at = it
+                continue
+            counter = 1  # shrink again at the next iteration
+            # The least gap so far was the shrunk set's, smaller than any
+            # gap on all the variables may be for long: measure anew.
+            least_gap = Gmax + Gmax2
+            least_gap_at = it
+        it += 1
+        fetch_row(cache, P, j, &rj)
+        yi = y_of(P, i)
+        yj = y_of(P, j)
+        Kij = K_at(&ri, P, j)
+        old_ai = P.alpha[i]
+        old_aj = P.alpha[j]
+        ui = is_upper(P, i)
+        uj = is_upper(P, j)
+        term_scale = max(term_scale, fabs(Kij))
+        update_pair(P, i, j, Kij,
+                    min(RESIDUE_ULPS * FLOAT64_EPS * (1.0 + term_scale * alpha_sum),
+                        SNAP_TOL_SHARE * tol), alpha_sum)
+        dai = P.alpha[i] - old_ai
+        daj = P.alpha[j] - old_aj
+        alpha_sum += dai + daj
+        if dai == 0.0 and daj == 0.0:
+            # The step underflowed: the same pair would be chosen forever. The
+            # gap left is below what float64 can resolve for this problem.
+            status = STATUS_STALLED
+            release_row(cache, P, &ri)
+            release_row(cache, P, &rj)
             break
-        # tol is near G's rounding: check the gap on an exact G (see
-        # STATUS_UNRESOLVED), and go on from it where it is above tol.
-        exact_gradient(cache, P)
-        violation_maxima(P, &Gmax, &Gmax2)
-        if Gmax + Gmax2 <= tol:
-            break
-        checks_failed += 1
-        if checks_failed == VERIFY_ROUNDS:
-            status = STATUS_UNRESOLVED
-            break
-        maxima_known = False
-        least_gap = Gmax + Gmax2
-        least_gap_at = it
+        # G_k += Q_ik dai + Q_jk daj over the active set, and the next
+        # iteration's violation maxima in the same pass.
+        update_gradient(P, &ri, yi * dai, &rj, yj * daj, &Gmax, &Gmax2)
+        maxima_known = True
+        if shrinking:
+            if ui != is_upper(P, i):
+                add_row_to_G_bar(P, &ri, yi * P.C[i] * (-1.0 if ui else 1.0))
+            if uj != is_upper(P, j):
+                add_row_to_G_bar(P, &rj, yj * P.C[j] * (-1.0 if uj else 1.0))
+        release_row(cache, P, &ri)
+        release_row(cache, P, &rj)
+    if P.active_size < P.l:
+        reconstruct_gradient(cache, P)
+        activate_all(P)
     n_iter[0] = it
     return status
 
