@@ -25,6 +25,7 @@ so :class:`HPTOPEmbedding` returns the vectors and kgeo's linear kernel on
 them is the HP-TOP kernel, exactly.
 """
 
+import contextlib
 import numbers
 
 import numpy as np
@@ -119,6 +120,19 @@ def _scores(X, decision, mean, variance, target, prior_scores):
     blocks = [scalars] + [sp.csr_matrix(X.multiply(word_weights[:, [j]]))
                           for j in range(word_weights.shape[1])]
     return sp.hstack(blocks, format="csr")
+
+
+@contextlib.contextmanager
+def _overflow_named_as_hp_tops():
+    """An overflow of HP-TOP's linear SVMs named as theirs: the user chose no
+    "kernel 'linear'", which SVM's message names."""
+    try:
+        yield
+    except ValueError as error:
+        if "overflows float64" not in str(error):
+            raise
+        raise ValueError(f"X's rows are too large for HPTOPEmbedding's linear SVMs: "
+                         f"{error}") from None
 
 
 class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
@@ -270,14 +284,9 @@ class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
                     f"category {classes.tolist()[x]!r} has {size} of the {X.shape[0]} documents; each "
                     f"needs at least 2 of its own (for its Gaussian) and one outside it (for "
                     f"its hyperplane)")
-        try:
+        with _overflow_named_as_hp_tops():
             hyperplanes = [SVM(kernel="linear", C=self.C, n_jobs=self.n_jobs).fit(X, member[:, x])
                            for x in range(classes.shape[0])]
-        except ValueError as error:
-            if "overflows float64" not in str(error):
-                raise
-            raise ValueError(f"X's rows are too large for HPTOPEmbedding's linear SVMs: "
-                             f"{error}") from None
         decision = self._decisions(hyperplanes, X)
         mean = np.empty(classes.shape[0])
         variance = np.empty(classes.shape[0])
@@ -315,14 +324,8 @@ class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
     @staticmethod
     def _decisions(hyperplanes, X):
         # SVM's decision_function is positive on classes_[1], here True.
-        try:
+        with _overflow_named_as_hp_tops():
             return np.column_stack([h.decision_function(X) for h in hyperplanes])
-        except ValueError as error:
-            if "overflows float64" not in str(error):
-                raise
-            # The user chose no "kernel 'linear'": HP-TOP's hyperplanes did.
-            raise ValueError(f"X's rows are too large for HPTOPEmbedding's linear SVMs: "
-                             f"{error}") from None
 
     @wraps_output
     def transform(self, X):

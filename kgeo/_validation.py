@@ -33,12 +33,29 @@ def listed_rows(rows):
                     if len(rows) > _MAX_ROWS_LISTED else "")
 
 
-def refuse_masked(values, name):
+def refuse_masked(values, name, what="entries",
+                   remedy="fill them (values.filled(...)) or leave those samples out"):
     """Refuse a NumPy masked array with masked entries: ``np.asarray`` reads
     the values under the mask as data (a masked 99 entered a kernel as 99)."""
     if np.ma.isMaskedArray(values) and np.ma.count_masked(values):
-        raise ValueError(f"{name} has {np.ma.count_masked(values)} masked entries; fill "
-                         f"them (values.filled(...)) or leave those samples out")
+        raise ValueError(f"{name} has {np.ma.count_masked(values)} masked {what}; {remedy}")
+
+
+def is_data_frame(values):
+    """Whether ``values`` is a data frame (pandas, polars, or any with the
+    interchange protocol), whose iteration gives its column names."""
+    return hasattr(values, "columns") or hasattr(values, "__dataframe__")
+
+
+def as_given_where_mixed(given, array):
+    """``array`` (``np.asarray(given)``), or ``given`` as objects where NumPy
+    turned a list mixing strings with other values into strings ([0, 'a',
+    nan] -> ['0', 'a', 'nan']): the values as given are then judged."""
+    if array.dtype.kind in "US" and not isinstance(given, np.ndarray):
+        as_given = np.asarray(given, dtype=object)
+        if as_given.shape == array.shape and len({type(v) for v in as_given.flat}) > 1:
+            return as_given
+    return array
 
 
 def as_rectangular(values, name, what="rows"):
@@ -798,14 +815,7 @@ def check_labels(y, n_samples):
         # as in scikit-learn.
         raise TypeError(
             f"y must be a 1-D array-like of labels, one per sample, got {_describe(y)}")
-    given = y
-    y = as_rectangular(given, "y", what="entries")
-    if y.dtype.kind in "US" and not isinstance(given, np.ndarray):
-        # NumPy turns a list mixing strings with other values into strings
-        # ([0, 'a', nan] -> ['0', 'a', 'nan']): check the values as given.
-        as_given = np.asarray(given, dtype=object)
-        if as_given.shape == y.shape and len({type(v) for v in as_given.flat}) > 1:
-            y = as_given
+    y = as_given_where_mixed(y, as_rectangular(y, "y", what="entries"))
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn(
             "A column-vector y was passed when a 1d array was expected. Please "

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import _callers_stacklevel
+from ._validation import _callers_stacklevel, is_data_frame
 
 __all__ = [
     "DatasetNotFoundError",
@@ -1273,7 +1273,7 @@ def topics_to_indicator(topics, category_names=None, sparse=True, dtype=np.int8)
                         f"got {dtype}")
     if isinstance(topics, str):
         raise TypeError("topics must be a sequence of label lists, got a single str")
-    if hasattr(topics, "columns") or hasattr(topics, "__dataframe__"):
+    if is_data_frame(topics):
         # Iterating over a data frame gives its column names.
         raise TypeError(f"topics must be a sequence of label lists, got a data frame "
                         f"({type(topics).__name__}); pass its column, such as df['topics']")

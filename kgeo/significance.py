@@ -23,7 +23,8 @@ import numpy as np
 import scipy.sparse
 from scipy import stats
 
-from ._validation import KIND_NAMES, _is_infinite_label, element_kind, is_missing_label
+from ._validation import (KIND_NAMES, _is_infinite_label, as_given_where_mixed, element_kind,
+                          is_missing_label, refuse_masked)
 
 __all__ = [
     "McNemarResult",
@@ -158,22 +159,14 @@ def _correctness(y_true, pred_a, pred_b):
             # np.asarray wraps a sparse matrix as a 0-d object array.
             raise TypeError(f"{name} must be a dense array-like of labels, one per document, "
                             f"got a sparse {type(values).__name__} of shape {values.shape}")
-        if np.ma.isMaskedArray(values) and np.ma.count_masked(values):
-            # np.asarray reads the values under the mask, as labels.
-            raise ValueError(f"{name} has {np.ma.count_masked(values)} masked label(s); every "
-                             f"document needs a label")
+        refuse_masked(values, name, "label(s)", "every document needs a label")
         try:
             arr = np.asarray(values)
         except ValueError as exc:  # ragged nesting
             raise ValueError(f"{name} must be 1D (one label per document): {exc}") from None
-        if arr.dtype.kind in "US" and not isinstance(values, np.ndarray):
-            # NumPy turns a list mixing strings with other values into
-            # strings ([1, "2", nan] -> ["1", "2", "nan"]): the int 1 then
-            # equalled the label "1", and NaN became a label. Judge the
-            # values as given.
-            as_given = np.asarray(values, dtype=object)
-            if as_given.shape == arr.shape and len({type(v) for v in as_given.flat}) > 1:
-                arr = as_given
+        # A list mixing str with other labels became str: the int 1 then
+        # equalled the label "1", and NaN became a label.
+        arr = as_given_where_mixed(values, arr)
         if arr.ndim not in (1, 2):
             raise ValueError(f"{name} must be 1D (one label per document) or 2D (one decision "
                              f"per document and category), got shape {arr.shape}")

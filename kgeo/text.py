@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._stoplist import SMART_STOPLIST
+from ._validation import is_data_frame
 from .exceptions import not_fitted_error
 
 __all__ = ["RainbowVectorizer"]
@@ -93,7 +94,7 @@ def _check_docs(docs, name="raw_documents"):
         raise TypeError(
             f"{name} must be an iterable of str documents, got a single "
             f"{type(docs).__name__}; wrap it in a list")
-    if hasattr(docs, "columns") or hasattr(docs, "__dataframe__"):
+    if is_data_frame(docs):
         # Iterating over a data frame gives its column names: three
         # documents became the one document "text".
         raise TypeError(
