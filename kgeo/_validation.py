@@ -5,6 +5,7 @@ with sorted, duplicate-free int32 indices, finite values, and (for the
 manifold kernels) non-negative rows with some mass.
 """
 
+import collections.abc
 import decimal
 import math
 import numbers
@@ -39,6 +40,16 @@ def refuse_masked(values, name, what="entries",
     the values under the mask as data (a masked 99 entered a kernel as 99)."""
     if np.ma.isMaskedArray(values) and np.ma.count_masked(values):
         raise ValueError(f"{name} has {np.ma.count_masked(values)} masked {what}; {remedy}")
+
+
+def check_ordered(values, name):
+    """Refuse a set where order matters: a set's order changes from run to
+    run (string hashing is salted), and class numbers, columns or rows with
+    it. dict.keys() is a Set too, but keeps insertion order."""
+    if (isinstance(values, collections.abc.Set)
+            and not isinstance(values, collections.abc.KeysView)):
+        raise TypeError(f"{name} must be an ordered sequence such as a list, got a "
+                        f"{type(values).__name__}, whose order changes from run to run")
 
 
 def is_data_frame(values):

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import _callers_stacklevel, is_data_frame
+from ._validation import _callers_stacklevel, check_ordered as _check_ordered, is_data_frame
 
 __all__ = [
     "DatasetNotFoundError",
@@ -817,16 +817,6 @@ def _warn_other_universities(where, others):
         f"WebKB: {where} holds folders {others} that are not among the universities "
         f"{list(_WEBKB_UNIVERSITIES)}; their pages are not loaded", UserWarning,
         stacklevel=_callers_stacklevel())
-
-
-def _check_ordered(values, name):
-    # A set's order changes from run to run (string hashing is salted): class
-    # numbers, columns and document order would too.
-    # dict.keys() is a Set too, but keeps insertion order.
-    if (isinstance(values, collections.abc.Set)
-            and not isinstance(values, collections.abc.KeysView)):
-        raise TypeError(f"{name} must be an ordered sequence such as a list, got a "
-                        f"{type(values).__name__}, whose order changes from run to run")
 
 
 def _check_webkb_classes(classes):

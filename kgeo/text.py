@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._stoplist import SMART_STOPLIST
-from ._validation import is_data_frame
+from ._validation import check_ordered, is_data_frame
 from .exceptions import not_fitted_error
 
 __all__ = ["RainbowVectorizer"]
@@ -100,12 +100,7 @@ def _check_docs(docs, name="raw_documents"):
         raise TypeError(
             f"{name} must be an iterable of str documents, got a data frame "
             f"({type(docs).__name__}); pass its text column, such as df['text']")
-    if isinstance(docs, collections.abc.Set) and not isinstance(docs, collections.abc.KeysView):
-        # A set's order changes from run to run (string hashing is salted),
-        # and the rows of the counts with it.
-        raise TypeError(
-            f"{name} must be an ordered iterable of str documents such as a list, got a "
-            f"{type(docs).__name__}, whose order changes from run to run")
+    check_ordered(docs, name)  # the rows of the counts follow its order
     try:
         docs = list(docs)
     except TypeError:

@@ -515,8 +515,8 @@ def test_data_frames_and_sets_of_documents_are_refused():
     with pytest.raises(TypeError, match=r"got a data frame \(_Frame\); pass its text column, "
                                         r"such as df\['text'\]"):
         RainbowVectorizer().fit(_Frame())
-    with pytest.raises(TypeError, match=r"must be an ordered iterable of str documents such as "
-                                        r"a list, got a frozenset"):
+    with pytest.raises(TypeError, match=r"^raw_documents must be an ordered sequence such as a "
+                                        r"list, got a frozenset"):
         RainbowVectorizer().fit_transform(frozenset({"lemon lime", "kiwi melon"}))
     # dict keys keep their order.
     counts = RainbowVectorizer().fit_transform({"lemon lime": 0, "kiwi melon": 1}.keys())
