@@ -18,7 +18,6 @@ messages holding stray non-UTF-8 bytes load unchanged.
 
 import bz2
 import collections
-import collections.abc
 import gzip
 import hashlib
 import http.client
