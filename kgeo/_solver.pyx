@@ -974,11 +974,11 @@ cdef float64_t FLOAT64_EPS = 2.220446049250313e-16
 # fallen for STUCK_STEPS_PER_VARIABLE * l (at least STUCK_STEPS_MIN)
 # iterations; any tol that float64 resolves stops the pair well before.
 cdef float64_t STUCK_GAP = 1e-13
-# See STATUS_UNRESOLVED below.
-cdef float64_t VERIFY_MARGIN = 1e3
-cdef int VERIFY_ROUNDS = 3
 cdef intp_t STUCK_STEPS_PER_VARIABLE = 10
 cdef intp_t STUCK_STEPS_MIN = 10000
+# When a converged pair's gap is checked on an exact G: see STATUS_UNRESOLVED.
+cdef float64_t VERIFY_MARGIN = 1e3
+cdef int VERIFY_ROUNDS = 3
 # Iterations between two shrinking passes (libsvm: min(l, 1000)).
 cdef intp_t SHRINK_EVERY = 1000
 # shrinking="auto" waits this many times l iterations before its first pass.
