@@ -9,8 +9,8 @@ import scipy.sparse as sp
 
 from ._base import (EstimatorMixin, TransformerMixin, check_is_fitted,
                     count_transformer_tags, wraps_output)
-from ._validation import (as_rectangular, check_counts, check_n_features, feature_names,
-                          is_one_of)
+from ._validation import (as_float64, as_rectangular, check_counts, check_n_features,
+                          feature_names, is_one_of)
 
 __all__ = ["MultinomialEmbedding", "spherical_normal_mle"]
 
@@ -85,7 +85,11 @@ class MultinomialEmbedding(TransformerMixin, EstimatorMixin):
             df = np.bincount(X.indices, minlength=X.shape[1])
             idf = np.zeros(X.shape[1])
             seen = df > 0
-            idf[seen] = np.log(n_docs / df[seen])
+            # log1p of (m - df) / df, both exact integers before the one
+            # division: log(m / df) rounded the quotient first, which log's
+            # condition 1 / log(m / df) magnified for words in nearly every
+            # document (m = 18,846, df = m - 1: 13,838 ulps).
+            idf[seen] = np.log1p((n_docs - df[seen]) / df[seen])
         else:
             idf = np.ones(X.shape[1])
         self.idf_ = idf
@@ -113,15 +117,10 @@ class MultinomialEmbedding(TransformerMixin, EstimatorMixin):
         # TF's weights are all one: multiplying by them changes no bit and
         # makes no zero, so it is skipped (a third of the transform's time).
         if np.any(self.idf_ != 1.0):
-            largest = float(X.data.max()) if X.nnz else 0.0
             idf = self.idf_[X.indices]
             with np.errstate(over="ignore", under="ignore"):
                 weighted = X.data * idf
-            if not np.all(np.isfinite(weighted)):
-                raise ValueError(
-                    f"X has counts up to {largest:.3g}, whose TF-IDF weights (idf up to "
-                    f"{self.idf_.max():.3g}) overflow float64; scale X down")
-            self._rescue_underflow(X, idf, weighted)
+            self._rescue_out_of_range(X, idf, weighted)
             X.data[:] = weighted
             X.eliminate_zeros()  # the words of every training document (idf 0)
         if self.norm is not None:
@@ -142,21 +141,34 @@ class MultinomialEmbedding(TransformerMixin, EstimatorMixin):
             norms = sums if self.norm == "l1" else np.sqrt(sums)
             norms[~nonempty] = 1.0
             X.data /= np.repeat(norms, lengths)
+            # A word whose share of its document is below float64's range
+            # (1e-300 next to 1e300) came out 0: not stored, as TF-IDF's
+            # words of every document are not.
+            X.eliminate_zeros()
         return sp.csr_matrix(X)
 
-    def _rescue_underflow(self, X, idf, weighted):
-        """Redo, in ``weighted``, the TF-IDF weights that underflowed.
+    def _rescue_out_of_range(self, X, idf, weighted):
+        """Redo, in ``weighted``, the TF-IDF weights beyond float64's range.
 
-        A count below about 2e-308 / idf (subnormal counts) times its idf
-        comes out subnormal, with fewer bits, or 0, and then the word would
-        silently leave the document. When the rows are normalised
-        afterwards, their scale is free: such rows are weighted again after
-        dividing by their largest count, the same point in exact arithmetic.
-        Without normalisation the weights are the output, and a weight lost
-        to 0 is an error.
+        A count times its idf can overflow (counts near 1e308), or come out
+        subnormal, with fewer bits, or 0 (counts below about 2e-308 / idf),
+        and then the word would silently leave the document. When the rows
+        are normalised afterwards, their scale is free: such rows are
+        weighted again after dividing by their largest count among the
+        words that keep a weight (idf > 0; the words of every training
+        document leave anyway, and a count of theirs could dwarf the rest),
+        the same point in exact arithmetic. Without normalisation the weights
+        are the output, and a weight lost to 0 or infinity is an error.
         """
         counted = (idf > 0) & (X.data > 0)
+        overflowed = ~np.isfinite(weighted)
         if self.norm is None:
+            if np.any(overflowed):
+                raise ValueError(
+                    f"X has counts up to {X.data[overflowed].max():.3g}, whose TF-IDF "
+                    f"weights (idf up to {self.idf_.max():.3g}) overflow float64 (with "
+                    f"norm=None the weights are the output); scale X down, or normalise "
+                    f"the rows (norm='l1' or 'l2')")
             lost = counted & (weighted == 0)
             if np.any(lost):
                 raise ValueError(
@@ -165,17 +177,20 @@ class MultinomialEmbedding(TransformerMixin, EstimatorMixin):
                     f"the output); scale X up, or normalise the rows (norm='l1' or "
                     f"'l2')")
             return
-        imprecise = counted & (weighted < np.finfo(np.float64).tiny)
-        if not np.any(imprecise):
+        out_of_range = counted & ((weighted < np.finfo(np.float64).tiny) | overflowed)
+        if not np.any(out_of_range):
             return
         lengths = np.diff(X.indptr)
         row_of = np.repeat(np.arange(X.shape[0]), lengths)
         rows = np.zeros(X.shape[0], dtype=bool)
-        rows[row_of[imprecise]] = True
+        rows[row_of[out_of_range]] = True
         nonempty = lengths > 0
         row_max = np.ones(X.shape[0])
-        row_max[nonempty] = np.maximum.reduceat(X.data, X.indptr[:-1][nonempty])
-        redo = rows[row_of]
+        row_max[nonempty] = np.maximum.reduceat(np.where(counted, X.data, 0.0),
+                                                X.indptr[:-1][nonempty])
+        # Only the counted words: an idf-0 count over a tiny row_max would
+        # overflow, and infinity times 0 is NaN.
+        redo = rows[row_of] & counted
         with np.errstate(under="ignore"):
             weighted[redo] = X.data[redo] / row_max[row_of[redo]] * idf[redo]
 
@@ -298,10 +313,12 @@ def spherical_normal_mle(sets):
             complex_values = np.iscomplexobj(points) or points.dtype == object and any(
                 isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real)
                 for v in points.flat)
-            if not complex_values:
+            if not complex_values and points.dtype == object:
                 points = points.astype(np.float64)
         except (TypeError, ValueError, OverflowError) as error:
             raise ValueError(f"set {i} is not an array of numbers: {error}") from None
+        if not complex_values:
+            points = as_float64(points, f"set {i}")
         if complex_values:
             # float64's conversion would drop the imaginary parts, warning only.
             raise ValueError(f"Complex data not supported; set {i} holds complex numbers")
@@ -360,8 +377,8 @@ def _mean_and_spread(points, largest):
     if largest.max() <= high and (largest.min() >= low
                                   or np.all((largest >= low) | (largest == 0))):
         mu = points.mean(axis=0)
-        centred = points - mu
-        return mu, float(np.sqrt(np.einsum("ij,ij->", centred, centred) / points.size))
+        sums = _squared_deviations(points - mu)
+        return mu, float(np.sqrt(np.sum(sums) / points.size))
     # max|x| = f 2**e with f in [0.5, 1): units 2**(e - 1) put each column's
     # largest coordinate in [1, 2), and 2**(e - 1) stays finite at e = 1024.
     _, exponent = np.frexp(largest)
@@ -373,7 +390,7 @@ def _mean_and_spread(points, largest):
     centred = scaled - mu_scaled  # within [-4, 4]
     _, spread_exponent = np.frexp(np.max(np.abs(centred), axis=0))
     deviations = np.ldexp(centred, -spread_exponent)  # largest in [0.5, 1)
-    sums = np.einsum("ij,ij->j", deviations, deviations)
+    sums = _squared_deviations(deviations)
     varies = sums > 0
     if not np.any(varies):
         return mu, 0.0
@@ -384,3 +401,20 @@ def _mean_and_spread(points, largest):
     with np.errstate(over="ignore"):  # likewise an infinite sigma
         sigma = float(np.ldexp(np.sqrt(total / points.size), top))
     return mu, sigma
+
+
+def _squared_deviations(centred):
+    """Per column, ``sum_i (x_ij - mu_j)^2`` from the deviations from the
+    rounded mean, ``centred``.
+
+    The rounded mean adds ``m (mu_j - mean_j)^2`` to a plain sum of squares,
+    which is not small where the spread is a few ulps of the mean (two
+    adjacent doubles: sigma 41 % too large). The corrected two-pass formula
+    takes it back out: ``sum c^2 - (sum c)^2 / m``.
+    """
+    # Columns as contiguous rows: NumPy sums along a contiguous axis
+    # pairwise (error O(log m) ulps), down a column one row at a time (O(m)).
+    columns = np.ascontiguousarray(centred.T)
+    column_sums = columns.sum(axis=1)
+    sums = (columns * columns).sum(axis=1) - column_sums * column_sums / centred.shape[0]
+    return np.maximum(sums, 0.0)

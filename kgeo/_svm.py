@@ -618,6 +618,12 @@ class SVM(EstimatorMixin):
         # typo to report, not a setting to ignore. Those it reads are checked
         # by get_kernel at fit, in messages that name the kernel.
         used = _params_of(self.kernel)
+        if _reads_kernel_matrix(self.kernel):
+            # Named kernels check their shift in get_kernel; a matrix's is
+            # first read after the whole matrix has been computed and checked.
+            which = ("kernel 'precomputed'" if _is_precomputed(self.kernel)
+                     else f"kernel={_kernel_label(self.kernel)}")
+            _as_value_error(check_real, self.shift, f"{which}: shift")
         if "gamma" not in used:
             if isinstance(self.gamma, str):
                 if self.gamma not in ("scale", "auto"):

@@ -53,8 +53,9 @@ def make_topic_corpus(n_documents=3000, n_features=5000, n_classes=10, *,
 
     Every word of a document is drawn from a mixture: with probability
     ``topic_weight`` from its class's topic (uniform over ``topic_size``
-    words of the class's own), otherwise from a shared Zipfian background,
-    as stop words and common vocabulary are in real text.
+    words drawn for the class; two classes' topics may share some),
+    otherwise from a shared Zipfian background, as stop words and common
+    vocabulary are in real text.
 
     Parameters
     ----------
@@ -68,7 +69,9 @@ def make_topic_corpus(n_documents=3000, n_features=5000, n_classes=10, *,
         Share of each document's words drawn from its class topic.
     topic_size : int, default=None
         Words per topic; ``n_features // (2 * n_classes)`` by default.
-    random_state : int or numpy.random.Generator, default=0
+    random_state : int >= 0, numpy.random.Generator or None, default=0
+        The seed, or the generator to draw from (and advance); None draws
+        fresh entropy from the operating system.
 
     Returns
     -------
@@ -100,6 +103,11 @@ def make_topic_corpus(n_documents=3000, n_features=5000, n_classes=10, *,
         raise ValueError(f"topic_size must be an integer in [1, n_features], got {topic_size!r}")
     topic_size = int(topic_size)
     _check_fits_in_memory(n_documents, n_features, n_classes, words_per_document, topic_size)
+    if not (random_state is None or isinstance(random_state, np.random.Generator)
+            or (isinstance(random_state, numbers.Integral)
+                and not isinstance(random_state, (bool, np.bool_)) and random_state >= 0)):
+        raise ValueError(f"random_state must be an integer >= 0, a numpy.random.Generator or "
+                         f"None, got {random_state!r}")
     rng = np.random.default_rng(random_state)
 
     background = 1.0 / np.arange(1, n_features + 1)

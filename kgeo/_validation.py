@@ -121,12 +121,13 @@ def check_matrix(X, *, name="X", min_samples=1, copy=True):
         X.has_canonical_format = True  # checked above; spares SciPy a second pass
         _check_shape_and_values(X, name, min_samples)
         return X
+    given = X
     if sp.issparse(X):
         X = _sparse_float64(X, name)
     else:
         X = sp.csr_matrix(_dense_float64(X, name))
     X.sum_duplicates()  # also sorts the indices
-    _check_shape_and_values(X, name, min_samples)
+    _check_shape_and_values(X, name, min_samples, given)
     X.eliminate_zeros()
     if X.nnz > np.iinfo(np.int32).max or X.shape[1] > np.iinfo(np.int32).max:
         raise ValueError(
@@ -357,7 +358,27 @@ def _dense_float64(X, name):
             f"Expected a 2D array for {name}, got a {arr.ndim}D array of shape "
             f"{arr.shape}. Reshape your data with X.reshape(1, -1) for a single "
             f"sample or X.reshape(-1, 1) for a single feature")
-    return np.asarray(arr, dtype=np.float64)
+    return as_float64(arr, name)
+
+
+def as_float64(values, name):
+    """A NumPy array of bool, int or float as float64 (maybe ``values``
+    itself), refusing finite values beyond float64's range.
+
+    Only a float wider than float64 (``np.longdouble`` on x86) holds such
+    values: its cast makes them infinite, which a later check would have
+    reported as NaN or infinity the caller never passed.
+    """
+    if values.dtype.kind != "f" or values.dtype.itemsize <= 8:
+        return np.asarray(values, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        converted = np.asarray(values, dtype=np.float64)
+    beyond = np.isinf(converted) & np.isfinite(values)
+    if np.any(beyond):
+        raise ValueError(
+            f"{name} holds {int(np.count_nonzero(beyond))} number(s) beyond float64's range "
+            f"(about 1.8e308), such as {values[beyond][0]!r}; scale it down")
+    return converted
 
 
 def check_kernel_matrix(K, *, name="X", n_columns=None, n_threads=1,
@@ -476,7 +497,12 @@ def _is_canonical_csr(X, name):
     return bool(fresh.has_canonical_format) and not np.any(data == 0)
 
 
-def _check_shape_and_values(X, name, min_samples):
+def _check_shape_and_values(X, name, min_samples, given=None):
+    """Refuse too few rows, no column, or a value that is not finite.
+
+    ``given``: the matrix X was converted from, read again only to tell
+    the caller's NaN or infinity from finite duplicates summed past float64.
+    """
     n_samples, n_features = X.shape
     if n_samples < min_samples:
         raise ValueError(
@@ -488,6 +514,10 @@ def _check_shape_and_values(X, name, min_samples):
             f"is required.")
     if not np.all(np.isfinite(X.data)):
         n_bad = int(np.count_nonzero(~np.isfinite(X.data)))
+        if sp.issparse(given) and np.all(np.isfinite(_with_float64_data(given, name).data)):
+            raise ValueError(
+                f"{name} has duplicate entries (summed, as SciPy sums them) whose sum is "
+                f"beyond float64's range (about 1.8e308) at {n_bad} place(s); scale it down")
         raise ValueError(
             f"{name} contains {n_bad} NaN or infinity value(s); every entry must be finite")
 
@@ -503,7 +533,7 @@ def sparse_as_float64_csr(X, name):
                          f"and value list differ in length")
     # Cast before converting: a conversion sums duplicate entries (COO's
     # does), which in a narrow dtype would wrap (uint8: 200 + 100 = 44).
-    X = sp.csr_matrix(_with_float64_data(X))
+    X = sp.csr_matrix(_with_float64_data(X, name))
     if fmt not in _CHECKED_FORMATS:
         # LIL, DOK, DIA: checked once they are index arrays (LIL's rows are
         # lists anyone can edit; an index out of range would reach loops
@@ -516,25 +546,26 @@ def sparse_as_float64_csr(X, name):
 _CHECKED_FORMATS = ("csr", "csc", "coo", "bsr")
 
 
-def _with_float64_data(X):
+def _with_float64_data(X, name):
     """A new sparse matrix holding X's entries as float64, duplicates still
-    apart (X's format; LIL as CSR). SciPy before 1.11 sums the duplicates of
-    ``astype``'s input first, in its own dtype and in place: a uint8 matrix
-    holding 200 and 100 at one place was left holding 44, and gave 44."""
+    apart (X's format; LIL as CSR, DOK and DIA as COO). SciPy before 1.11
+    sums the duplicates of ``astype``'s input first, in its own dtype and in
+    place: a uint8 matrix holding 200 and 100 at one place was left holding
+    44, and gave 44."""
     if X.format == "lil":
         X = X.tocsr()  # its rows as they are: a row edited by hand keeps its duplicates
     # Every array copied: the caller's matrix must not see the in-place
     # summing, sorting and pruning that follow.
+    if X.format in ("dok", "dia"):
+        X = X.tocoo()  # they hold no duplicates
+    data = as_float64(X.data, name)
+    if data.dtype == X.data.dtype:  # no conversion: X's own values (maybe read-only)
+        data = data.copy()
     if X.format == "coo":
         row, col = X.coords if hasattr(X, "coords") else (X.row, X.col)
-        return sp.coo_matrix((X.data.astype(np.float64), (row.copy(), col.copy())),
-                             shape=X.shape)
-    if X.format in ("csr", "csc", "bsr"):
-        matrix_type = {"csr": sp.csr_matrix, "csc": sp.csc_matrix, "bsr": sp.bsr_matrix}
-        return matrix_type[X.format](
-            (X.data.astype(np.float64), X.indices.copy(), X.indptr.copy()), shape=X.shape)
-    # DOK and DIA hold no duplicates.
-    return X.astype(np.float64)
+        return sp.coo_matrix((data, (row.copy(), col.copy())), shape=X.shape)
+    matrix_type = {"csr": sp.csr_matrix, "csc": sp.csc_matrix, "bsr": sp.bsr_matrix}
+    return matrix_type[X.format]((data, X.indices.copy(), X.indptr.copy()), shape=X.shape)
 
 
 def _check_sparse_structure(X, name, given_format=None):

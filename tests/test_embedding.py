@@ -6,6 +6,8 @@ document); rows are then L1-normalised (a point of the simplex), L2-normalised
 or left alone. All-zero rows stay zero.
 """
 
+import decimal
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -55,6 +57,20 @@ def new_counts():
 # --------------------------------------------------------------------------
 # fit: the learnt idf
 # --------------------------------------------------------------------------
+
+def test_idf_is_correctly_rounded_for_words_in_nearly_every_document():
+    # np.log(m / df) rounded the quotient before log magnified its error by
+    # 1 / log(m / df): 408 ulps at m = 1000, df = 999.
+    m = 1000
+    X = np.zeros((m, 4))
+    for column, df in enumerate((999, 998, 500, 1)):
+        X[:df, column] = 1.0
+    idf = kgeo.MultinomialEmbedding(weighting="tfidf").fit(X).idf_
+    with decimal.localcontext(decimal.Context(prec=40)):
+        exact = [float((decimal.Decimal(m) / decimal.Decimal(df)).ln())
+                 for df in (999, 998, 500, 1)]
+    np.testing.assert_array_max_ulp(idf, np.array(exact), maxulp=1)
+
 
 @pytest.mark.parametrize("form", [np.asarray, sp.csr_matrix, sp.csc_matrix])
 def test_idf_is_log_m_over_df(form):
@@ -297,11 +313,51 @@ def test_normalisation_survives_extreme_counts(norm, scale):
     np.testing.assert_allclose(got, expected, rtol=1e-15)
 
 
-def test_tfidf_weights_overflowing_are_refused():
+@pytest.mark.parametrize("weighting", ["tf", "tfidf"])
+@pytest.mark.parametrize("norm", ["l1", "l2"])
+def test_shares_below_float64_are_not_stored_as_zeros(weighting, norm):
+    # 1e-300 and 5e-324 of a row holding 1e300 are 0 once normalised: TF kept
+    # them as stored zeros, which TF-IDF dropped.
+    train = np.array([[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]])
+    got = kgeo.MultinomialEmbedding(weighting, norm).fit(train).transform(
+        np.array([[1e300, 1e-300, 5e-324]]))
+    assert got.nnz == 1 and got[0, 0] == 1.0
+
+
+def test_tfidf_weights_overflowing_without_normalisation_are_refused():
     X = np.array([[1.7e308, 0.0], [0.0, 1.0], [0.0, 1.0]])
     with pytest.raises(ValueError, match=r"X has counts up to 1.7e\+308, whose TF-IDF weights "
-                                         r"\(idf up to 1.1\) overflow float64"):
-        kgeo.MultinomialEmbedding(weighting="tfidf").fit_transform(X)
+                                         r"\(idf up to 1.1\) overflow float64 \(with "
+                                         r"norm=None the weights are the output\)"):
+        kgeo.MultinomialEmbedding(weighting="tfidf", norm=None).fit_transform(X)
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+@pytest.mark.parametrize("norm", ["l1", "l2"])
+def test_tfidf_weights_overflowing_are_normalised_when_the_scale_is_free(norm):
+    # idf = (log 3, log 1.5): 1.7e308 log 3 overflows, yet the normalised row
+    # is that of any multiple of it (TF normalised the same row already).
+    train = np.array([[1.0, 1.0], [0.0, 1.0], [0.0, 1.0]])
+    row = np.array([[1.7e308, 1.7e308]])
+    embedding = kgeo.MultinomialEmbedding("tfidf", norm).fit(train)
+    expected = embedding.transform(row * 1e-10).toarray()
+    np.testing.assert_allclose(embedding.transform(row).toarray(), expected, rtol=2 * EPS)
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+@pytest.mark.parametrize("norm", ["l1", "l2"])
+def test_tfidf_rescue_scales_by_the_words_that_keep_a_weight(norm):
+    # Column 0 is in every training document (idf 0). The rescue of the
+    # subnormal weights divided by the row's largest count, column 0's: the
+    # other words then underflowed to 0 (the first row came out empty) or
+    # kept only a few bits (the second, 4e13 ulps off).
+    train = np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 1.0]])
+    embedding = kgeo.MultinomialEmbedding("tfidf", norm).fit(train)
+    rows = np.array([[1e300, 1e-310, 0.0], [1.0, 1e-310, 3e-310]])
+    got = embedding.transform(rows)
+    expected = embedding.transform(np.array([[0.0, 1.0, 0.0], [0.0, 1.0, 3.0]])).toarray()
+    np.testing.assert_allclose(got.toarray(), expected, rtol=2 * EPS, atol=0)
+    assert got.nnz == 3
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")

@@ -124,6 +124,10 @@ def test_random_state_decides_the_corpus():
     (dict(topic_weight="0.5"), r"topic_weight must be a number in \[0, 1\], got '0.5'"),
     (dict(topic_weight=None), r"topic_weight must be a number in \[0, 1\], got None"),
     (dict(topic_size=True), r"topic_size must be an integer in \[1, n_features\], got True"),
+    # NumPy's own words named no parameter; True and a RandomState passed silently.
+    *[(dict(random_state=bad), r"random_state must be an integer >= 0, a "
+                               r"numpy.random.Generator or None, got ")
+      for bad in (-1, 1.5, "0", True, np.random.RandomState(0))],
 ])
 def test_bad_arguments_are_refused_with_a_value_error(kwargs, match):
     sizes = dict(n_documents=20, n_features=50, n_classes=2) | kwargs
