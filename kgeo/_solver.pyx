@@ -105,7 +105,7 @@ cdef extern from *:
 # cost most (the gradient update and the j objectives) in AVX-512 too, eight
 # lanes, where the CPU has it. All copies compute the same values in the
 # same roundings (setup.py forbids fused multiply-adds; maxima and minima do
-# not depend on order, and searches return the first index), so the
+# not depend on order, and searches return the last index), so the
 # solution does not depend on the CPU. The vector copies serve the
 # unshrunk, contiguous case; a shrunk active set is read through its index
 # list by the portable copies.
@@ -223,15 +223,15 @@ cdef extern from *:
             KGEO_PREFETCH((const char *)K + at);
     }
 
-    /* The searches that follow the scans (the first variable within the tie
+    /* The searches that follow the scans (the last variable within the tie
        margin of I_up's maximum, then of the smallest j objective) are exact
-       but would read the segment again from its start (on 20 Newsgroups,
+       but would read the segment again from its end (on 20 Newsgroups,
        0.07 thread-s of an NGD fit by cycle counters, timers included). So
        the scans also leave the maximum (minimum) of each run of
-       KGEO_SCAN_BLOCK variables, and a search reads those first, then the
-       one run that holds its answer. Every run before it has its extremum
-       on the wrong side of the threshold, so the answer is the one a plain
-       search finds. */
+       KGEO_SCAN_BLOCK variables, and a search reads those first, from the
+       last, then the one run that holds its answer. Every run after it has
+       its extremum on the wrong side of the threshold, so the answer is the
+       one a plain search finds. */
     #define KGEO_SCAN_BLOCK 64
     static int kgeo_use_scan_blocks = 1;  /* tests turn the summaries off */
 
@@ -338,10 +338,10 @@ cdef extern from *:
                                                idx, n, obj, obj_blocks, best, 0);
     }
 
-    /* First a with -sign G_k + up_mask_k >= floor, or -1. */
-    static ptrdiff_t kgeo_first_up_portable(const double *G, double sign,
+    /* Last a with -sign G_k + up_mask_k >= floor, or -1. */
+    static ptrdiff_t kgeo_last_up_portable(const double *G, double sign,
             const double *up_mask, const int32_t *idx, ptrdiff_t n, double floor) {
-        for (ptrdiff_t a = 0; a < n; a++) {
+        for (ptrdiff_t a = n - 1; a >= 0; a--) {
             ptrdiff_t k = KGEO_K(a);
             if (-(sign * G[k]) + up_mask[k] >= floor)
                 return a;
@@ -349,10 +349,10 @@ cdef extern from *:
         return -1;
     }
 
-    /* First a with obj[a] <= ceiling, or -1. */
-    static ptrdiff_t kgeo_first_at_most_portable(const double *obj, ptrdiff_t n,
-                                                 double ceiling) {
-        for (ptrdiff_t a = 0; a < n; a++)
+    /* Last a with obj[a] <= ceiling, or -1. */
+    static ptrdiff_t kgeo_last_at_most_portable(const double *obj, ptrdiff_t n,
+                                                double ceiling) {
+        for (ptrdiff_t a = n - 1; a >= 0; a--)
             if (obj[a] <= ceiling)
                 return a;
         return -1;
@@ -479,35 +479,46 @@ cdef extern from *:
                                            obj, obj_blocks, best, 0);
     }
 
-    KGEO_AVX2 static ptrdiff_t kgeo_first_up_avx2(const double *G, double sign,
+    /* The last lane set in a 4-bit movemask. */
+    #define KGEO_LAST_LANE(hits) (31 - __builtin_clz(hits))
+
+    /* The tail beyond the last full group of four first, then the groups
+       from the last. */
+    KGEO_AVX2 static ptrdiff_t kgeo_last_up_avx2(const double *G, double sign,
             const double *up_mask, ptrdiff_t n, double floor) {
         const __m256d vsign = _mm256_set1_pd(sign), vfloor = _mm256_set1_pd(floor);
         const __m256d neg = _mm256_set1_pd(-0.0);
-        ptrdiff_t k = 0, rest;
-        for (; k + 4 <= n; k += 4) {
+        ptrdiff_t k = n & ~(ptrdiff_t)3, rest;
+        rest = kgeo_last_up_portable(G + k, sign, up_mask + k, NULL, n - k, floor);
+        if (rest >= 0)
+            return k + rest;
+        while (k > 0) {
+            k -= 4;
             __m256d v = _mm256_add_pd(
                 _mm256_xor_pd(_mm256_mul_pd(vsign, _mm256_loadu_pd(G + k)), neg),
                 _mm256_loadu_pd(up_mask + k));
             int hits = _mm256_movemask_pd(_mm256_cmp_pd(v, vfloor, _CMP_GE_OQ));
             if (hits)
-                return k + __builtin_ctz(hits);
+                return k + KGEO_LAST_LANE(hits);
         }
-        rest = kgeo_first_up_portable(G + k, sign, up_mask + k, NULL, n - k, floor);
-        return rest < 0 ? -1 : k + rest;
+        return -1;
     }
 
-    KGEO_AVX2 static ptrdiff_t kgeo_first_at_most_avx2(const double *obj, ptrdiff_t n,
-                                                       double ceiling) {
+    KGEO_AVX2 static ptrdiff_t kgeo_last_at_most_avx2(const double *obj, ptrdiff_t n,
+                                                      double ceiling) {
         const __m256d vceiling = _mm256_set1_pd(ceiling);
-        ptrdiff_t k = 0, rest;
-        for (; k + 4 <= n; k += 4) {
+        ptrdiff_t k = n & ~(ptrdiff_t)3, rest;
+        rest = kgeo_last_at_most_portable(obj + k, n - k, ceiling);
+        if (rest >= 0)
+            return k + rest;
+        while (k > 0) {
+            k -= 4;
             int hits = _mm256_movemask_pd(
                 _mm256_cmp_pd(_mm256_loadu_pd(obj + k), vceiling, _CMP_LE_OQ));
             if (hits)
-                return k + __builtin_ctz(hits);
+                return k + KGEO_LAST_LANE(hits);
         }
-        rest = kgeo_first_at_most_portable(obj + k, n - k, ceiling);
-        return rest < 0 ? -1 : k + rest;
+        return -1;
     }
     #endif  /* KGEO_SMO_AVX2 */
 
@@ -677,59 +688,64 @@ cdef extern from *:
                                           n, obj, obj_blocks, best, single);
     }
 
-    static ptrdiff_t kgeo_first_up_scan(const double *G, double sign,
+    static ptrdiff_t kgeo_last_up_scan(const double *G, double sign,
             const double *up_mask, const int32_t *idx, ptrdiff_t n, double floor) {
     #if KGEO_SMO_AVX2
         if (idx == NULL && kgeo_smo_use_avx2)
-            return kgeo_first_up_avx2(G, sign, up_mask, n, floor);
+            return kgeo_last_up_avx2(G, sign, up_mask, n, floor);
     #endif
-        return kgeo_first_up_portable(G, sign, up_mask, idx, n, floor);
+        return kgeo_last_up_portable(G, sign, up_mask, idx, n, floor);
     }
 
-    /* First a with -sign G_k + up_mask_k >= floor, or -1; up_blocks, when not
+    /* The start of the last run of KGEO_SCAN_BLOCK variables among n > 0. */
+    KGEO_INLINE ptrdiff_t kgeo_last_run(ptrdiff_t n) {
+        return (n - 1) / KGEO_SCAN_BLOCK * KGEO_SCAN_BLOCK;
+    }
+
+    /* Last a with -sign G_k + up_mask_k >= floor, or -1; up_blocks, when not
        NULL, are the block maxima the update left for the current G and
        masks. */
-    static ptrdiff_t kgeo_smo_first_up(const double *G, double sign,
+    static ptrdiff_t kgeo_smo_last_up(const double *G, double sign,
             const double *up_mask, const int32_t *idx, ptrdiff_t n, double floor,
             const double *up_blocks) {
-        if (up_blocks == NULL || !kgeo_use_scan_blocks)
-            return kgeo_first_up_scan(G, sign, up_mask, idx, n, floor);
-        for (ptrdiff_t start = 0; start < n; start += KGEO_SCAN_BLOCK) {
+        if (up_blocks == NULL || !kgeo_use_scan_blocks || n <= 0)
+            return kgeo_last_up_scan(G, sign, up_mask, idx, n, floor);
+        for (ptrdiff_t start = kgeo_last_run(n); start >= 0; start -= KGEO_SCAN_BLOCK) {
             ptrdiff_t len, a;
             if (!(up_blocks[start / KGEO_SCAN_BLOCK] >= floor))
                 continue;
             len = kgeo_min_index(KGEO_SCAN_BLOCK, n - start);
-            a = idx ? kgeo_first_up_scan(G, sign, up_mask, idx + start, len, floor)
-                    : kgeo_first_up_scan(G + start, sign, up_mask + start, NULL, len,
-                                         floor);
+            a = idx ? kgeo_last_up_scan(G, sign, up_mask, idx + start, len, floor)
+                    : kgeo_last_up_scan(G + start, sign, up_mask + start, NULL, len,
+                                        floor);
             if (a >= 0)
                 return start + a;
         }
         return -1;
     }
 
-    static ptrdiff_t kgeo_first_at_most_scan(const double *obj, ptrdiff_t n,
-                                             double ceiling) {
+    static ptrdiff_t kgeo_last_at_most_scan(const double *obj, ptrdiff_t n,
+                                            double ceiling) {
     #if KGEO_SMO_AVX2
         if (kgeo_smo_use_avx2)
-            return kgeo_first_at_most_avx2(obj, n, ceiling);
+            return kgeo_last_at_most_avx2(obj, n, ceiling);
     #endif
-        return kgeo_first_at_most_portable(obj, n, ceiling);
+        return kgeo_last_at_most_portable(obj, n, ceiling);
     }
 
-    /* First a with obj[a] <= ceiling, or -1, given the block minima that
+    /* Last a with obj[a] <= ceiling, or -1, given the block minima that
        the j scan left in obj_blocks. */
-    static ptrdiff_t kgeo_smo_first_at_most(const double *obj, ptrdiff_t n,
+    static ptrdiff_t kgeo_smo_last_at_most(const double *obj, ptrdiff_t n,
             double ceiling, const double *obj_blocks) {
-        if (!kgeo_use_scan_blocks)
-            return kgeo_first_at_most_scan(obj, n, ceiling);
-        for (ptrdiff_t start = 0; start < n; start += KGEO_SCAN_BLOCK) {
+        if (!kgeo_use_scan_blocks || n <= 0)
+            return kgeo_last_at_most_scan(obj, n, ceiling);
+        for (ptrdiff_t start = kgeo_last_run(n); start >= 0; start -= KGEO_SCAN_BLOCK) {
             ptrdiff_t a;
             if (!(obj_blocks[start / KGEO_SCAN_BLOCK] <= ceiling))
                 continue;
-            a = kgeo_first_at_most_scan(obj + start,
-                                        kgeo_min_index(KGEO_SCAN_BLOCK, n - start),
-                                        ceiling);
+            a = kgeo_last_at_most_scan(obj + start,
+                                       kgeo_min_index(KGEO_SCAN_BLOCK, n - start),
+                                       ceiling);
             if (a >= 0)
                 return start + a;
         }
@@ -749,11 +765,11 @@ cdef extern from *:
         float64_t QDi, float64_t Gmax, float64_t sign, const float64_t* low_mask,
         const int32_t* idx, intp_t n, float64_t* obj, float64_t* obj_blocks,
         float64_t best, int single) noexcept nogil
-    intp_t smo_first_up "kgeo_smo_first_up"(
+    intp_t smo_last_up "kgeo_smo_last_up"(
         const float64_t* G, float64_t sign, const float64_t* up_mask,
         const int32_t* idx, intp_t n, float64_t floor,
         const float64_t* up_blocks) noexcept nogil
-    intp_t smo_first_at_most "kgeo_smo_first_at_most"(
+    intp_t smo_last_at_most "kgeo_smo_last_at_most"(
         const float64_t* obj, intp_t n, float64_t ceiling,
         const float64_t* obj_blocks) noexcept nogil
     intp_t SCAN_BLOCK "KGEO_SCAN_BLOCK"
@@ -903,7 +919,7 @@ def _use_avx512_scans(bint wanted=True):
 
 def _use_scan_blocks(bint wanted=True):
     """Let the searches for i and j start from the scans' block extrema (the
-    default), or search every variable from the first.
+    default), or search every variable from the last.
 
     Both find the same variables; tests switch to check that. Returns the
     previous setting.
@@ -939,7 +955,8 @@ cdef float64_t SNAP = 1e-14
 # that a step moves toward a bound and leaves within reach of it is put on it,
 # its partner moved to keep sum(y alpha); reach is the step's rounding,
 # RESIDUE_ULPS ulps of G's terms (1, and max |K| sum(alpha) with max |K| over
-# the diagonal and the K_ij of the steps so far) over quad. A step is only ever
+# the diagonal and the K_ij of the steps so far) over quad, plus the step
+# times as many ulps of quad's terms over quad. A step is only ever
 # lengthened the way it went, never turned back, so SMO cannot stall on it;
 # where quad is floored to TAU, reach can exceed the box, but such a step is
 # clipped to a bound already and its partner cannot follow any further.
@@ -1015,11 +1032,11 @@ cdef intp_t SWEEP_BUDGET_SHARE = 8
 # each product split exactly (fma) and summed with Neumaier's compensation
 # (exact_gradient): the pair has converged when that gap is within tol;
 # otherwise SMO goes on from the exact G, and after VERIFY_ROUNDS failed
-# checks the pair ends STATUS_UNRESOLVED. Rows moved to 1e8 (linear kernel
-# values of 8e16, where an ulp of an alpha near 1 moves G by 17): SMO's gap
-# fell below tol=1e-3 after 80 iterations, where the exact KKT gap over the
-# kernel values it used was 0.55. Rows moved to 1e6 (G's terms of 1e14)
-# converge, checked: their exact gap is 9e-4. A cheaper test, tol against
+# checks the pair ends STATUS_UNRESOLVED. Rows moved to 3e7 (linear kernel
+# values of 7.2e15, where an ulp of an alpha near 1 moves G by 1.6): SMO's
+# gap fell below tol=1e-3, where the exact KKT gap over the kernel values it
+# used was 2.1. Rows moved to 1e6 (G's terms of 1e14) converge, checked:
+# their exact gap is 4.3e-4. A cheaper test, tol against
 # one ulp of max |K| max(alpha), warned on fits whose exact gap was within
 # tol, and, as max |K| includes a shift, on a shifted problem and not on
 # the same one unshifted (Proposition 3).
@@ -2243,8 +2260,12 @@ cdef int select_working_set(KernelRowCache cache, Pair* P, float64_t tol,
     ``violation_maxima``, or from the gradient update that produced it, in
     which case ``from_update`` says that ``P.up_blocks`` hold too).
     Near-ties, within a relative TIE far above rounding noise, go to the
-    first variable in the active order (class s first), so that rounding
-    decides nothing (see TIE).
+    last variable in the active order (class s first), so that rounding
+    decides nothing (see TIE), and as libsvm's exact ties do (``>=`` and
+    ``<=`` in its searches): where the dual is not concave (sigmoid, poly
+    with coef0 < 0), the first pair, chosen among ties (every G_k is -1),
+    decides which of its stationary points SMO ends at, and then kgeo's is
+    scikit-learn's.
     """
     cdef float64_t margin, floor, best = INFINITY, QDi
     cdef intp_t a, i = -1, j = -1, o, b
@@ -2254,16 +2275,16 @@ cdef int select_working_set(KernelRowCache cache, Pair* P, float64_t tol,
     if Gmax + Gmax2 <= tol:
         return 1
     segments(P, &seg[0], &seg[1])
-    # i: the first variable of I_up within the tie margin of the maximum. The
+    # i: the last variable of I_up within the tie margin of the maximum. The
     # margin is far above rounding noise, and far below the gap, so the pair
     # still makes progress when a tiny tol is asked for.
     margin = min(TIE * (1.0 + fabs(Gmax)), 1e-3 * (Gmax + Gmax2))
     floor = Gmax - margin
-    for side in range(2):
+    for side in range(1, -1, -1):
         g = &seg[side]
         b = 0 if g.is_s else segment_blocks(&seg[0])
-        a = smo_first_up(P.G + g.offset, g.sign, P.up_mask + g.offset, g.idx, g.n, floor,
-                         (P.up_blocks + b) if from_update else NULL)
+        a = smo_last_up(P.G + g.offset, g.sign, P.up_mask + g.offset, g.idx, g.n, floor,
+                        (P.up_blocks + b) if from_update else NULL)
         if a >= 0:
             i = segment_k(g, a)
             Gmax = -g.sign * P.G[i]
@@ -2279,7 +2300,7 @@ cdef int select_working_set(KernelRowCache cache, Pair* P, float64_t tol,
     QDi = P.QD[i]
     # j: over I_low, the largest decrease of the objective, -grad_diff^2 / quad
     # (the pair's curvature floored at TAU); first all objectives and their
-    # minimum, then the first variable within the tie margin of it.
+    # minimum, then the last variable within the tie margin of it.
     for side in range(2):
         g = &seg[side]
         o = 0 if g.is_s else seg[0].n
@@ -2290,11 +2311,11 @@ cdef int select_working_set(KernelRowCache cache, Pair* P, float64_t tol,
     if best == INFINITY:
         release_row(cache, P, ri)
         return 1
-    for side in range(2):
+    for side in range(1, -1, -1):
         g = &seg[side]
         o = 0 if g.is_s else seg[0].n
         b = 0 if g.is_s else segment_blocks(&seg[0])
-        a = smo_first_at_most(P.obj + o, g.n, best + TIE * fabs(best), P.obj_blocks + b)
+        a = smo_last_at_most(P.obj + o, g.n, best + TIE * fabs(best), P.obj_blocks + b)
         if a >= 0:
             j = segment_k(g, a)
             break
@@ -2310,12 +2331,14 @@ cdef int select_working_set(KernelRowCache cache, Pair* P, float64_t tol,
 
 
 cdef void update_pair(Pair* P, intp_t i, intp_t j, float64_t Kij,
-                      float64_t G_rounding, float64_t alpha_sum) noexcept nogil:
+                      float64_t G_rounding, float64_t snap_cap,
+                      float64_t alpha_sum) noexcept nogil:
     """Solve the two-variable subproblem exactly and clip to the box (libsvm's
     rule); a variable left within the step's rounding of the bound it moved
     toward is put on it (see RESIDUE_ULPS). ``G_rounding`` estimates the
-    absolute rounding of a gradient entry, ``alpha_sum`` is sum(alpha), the
-    scale to which sum(y alpha) = 0 holds."""
+    absolute rounding of a gradient entry, ``snap_cap`` the most a snap may
+    move G (SNAP_TOL_SHARE tol), ``alpha_sum`` is sum(alpha), the scale to
+    which sum(y alpha) = 0 holds."""
     cdef float64_t Ci = P.C[i], Cj = P.C[j], old_ai = P.alpha[i], old_aj = P.alpha[j]
     cdef float64_t quad, delta, diff, total, reach
     cdef float64_t* alpha = P.alpha
@@ -2376,7 +2399,14 @@ cdef void update_pair(Pair* P, intp_t i, intp_t j, float64_t Kij,
                 clipped = True
     snap_to_bound(P, i, j, clipped)
     snap_to_bound(P, j, i, clipped)
-    reach = G_rounding / quad
+    # The step's rounding: G's over quad, and quad's own, relative to quad,
+    # times the step (the kernel values and their sum are rounded at the
+    # scale of |K_ii| + |K_jj| + 2 |K_ij|, which a shift raises). At a
+    # pair's first step G's terms are the 1s alone, while a shift of -10
+    # rounds a quad of 0.02 by 4e-15: a step meant to put two variables on
+    # C = 100 stopped 1.6e-11 short, 20 times G's share of the reach.
+    reach = min(G_rounding + fabs(delta) * RESIDUE_ULPS * FLOAT64_EPS
+                * (fabs(P.QD[i]) + fabs(P.QD[j]) + 2.0 * fabs(Kij)), snap_cap) / quad
     snap_toward(P, i, j, old_ai, reach, alpha_sum)
     snap_toward(P, j, i, old_aj, reach, alpha_sum)
     refresh_masks(P, i)
@@ -2754,9 +2784,8 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
         ui = is_upper(P, i)
         uj = is_upper(P, j)
         term_scale = max(term_scale, fabs(Kij))
-        update_pair(P, i, j, Kij,
-                    min(RESIDUE_ULPS * FLOAT64_EPS * (1.0 + term_scale * alpha_sum),
-                        SNAP_TOL_SHARE * tol), alpha_sum)
+        update_pair(P, i, j, Kij, RESIDUE_ULPS * FLOAT64_EPS * (1.0 + term_scale * alpha_sum),
+                    SNAP_TOL_SHARE * tol, alpha_sum)
         dai = P.alpha[i] - old_ai
         daj = P.alpha[j] - old_aj
         alpha_sum += dai + daj

@@ -289,7 +289,12 @@ class SVM(EstimatorMixin):
     """C-support vector classifier with geometric kernels, trained by SMO.
 
     Multi-class problems are solved one-vs-one; prediction is by voting, ties
-    going to the class that comes first in ``classes_``.
+    going to the class that comes first in ``classes_``. SMO selects its
+    pairs by libsvm's second-order rule, near-ties going to the last
+    candidate as libsvm's exact ties do: with a kernel that is not
+    (conditionally) positive definite (``sigmoid``, ``poly`` with
+    ``coef0 < 0``) the dual has several stationary points, and the one SMO
+    ends at, which depends on its path, is then in general SVC's too.
 
     Parameters
     ----------

@@ -123,26 +123,14 @@ def test_ngd_failures_are_the_declared_ones():
     assert "Negative values" in messages["check_class_weight_classifiers"]
 
 
-_FLAT_CATEGORY = (
-    "the check's random sparse data (3 features, 80 % zeros) gives a category whose "
-    "linear SVM separates nothing: its decision values agree to 1e-15, so HP-TOP has no "
-    "Gaussian for it and raises a ValueError saying so")
-HPTOP_EXPECTED_FAILURES = {
-    "check_estimator_sparse_array": _FLAT_CATEGORY,
-    "check_estimator_sparse_matrix": _FLAT_CATEGORY,
-}
-
-
 # The TF/TF-IDF embedding, PLSA and its Fisher embedding are transformers of
 # non-negative counts (they say so through their tags, so the checks feed
-# them such data), HP-TOP a transformer that needs y: every check passes but
-# the two declared. A small n_components keeps the checks' tiny data meaningful.
+# them such data), HP-TOP a transformer that needs y: every check passes. A
+# small n_components keeps the checks' tiny data meaningful.
 @parametrize_with_checks(
     [kgeo.MultinomialEmbedding(), kgeo.MultinomialEmbedding(weighting="tfidf", norm="l2"),
      kgeo.PLSA(n_components=3), kgeo.PLSAFisherEmbedding(n_components=(1, 2)),
      kgeo.HPTOPEmbedding(target=1)],
-    expected_failed_checks=lambda estimator: (
-        HPTOP_EXPECTED_FAILURES if isinstance(estimator, kgeo.HPTOPEmbedding) else {}),
     **_STRICT)
 def test_kernel_embeddings_are_sklearn_compatible(estimator, check):
     check(estimator)
