@@ -12,7 +12,8 @@ The ``-float32`` configurations fit the same with ``cache_dtype="float32"`` (ker
 rows stored in float32; their floor stores them in float32 too).
 
 Each configuration runs in its own process, so the peak resident memory reported
-(``ru_maxrss``) is its own; ``baseline`` is a process that only loads the data.
+(``VmHWM``, see ``_workers.peak_resident_mb``) is its own; ``baseline`` is a process
+that only loads the data.
 
 The floor of a kgeo fit is reported four ways: the kernel blocks the fit's solvers
 asked for, computed once more each, class by class, by the same row routine in as
@@ -49,13 +50,14 @@ import argparse
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
 import scipy.sparse as sp
+
+from _workers import peak_resident_mb, run_worker
 
 CONFIGS = ["baseline", "kgeo-ngd", "sklearn-ngd", "kgeo-linear", "sklearn-linear", "floor",
            "kgeo-ngd-float32", "kgeo-linear-float32"]
@@ -347,7 +349,7 @@ def worker(config, work_dir):
         result.update(fit_s=fitted - started, predict_s=done - fitted,
                       n_sv=int(model.support_.shape[0]),
                       accuracy=float(np.mean(predicted == y_test)))
-    result["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result["peak_mb"] = peak_resident_mb()
     if config.startswith("kgeo-"):
         # After the peak is read: the floor's scratch buffers are not the fit's.
         cache = type(model).cache
@@ -419,12 +421,8 @@ def parse_args(doc, configs, repeat):
 def worker_runs(script, config, work_dir, repeat):
     """The results of ``script --worker config work_dir``, each in a fresh
     process, ``repeat`` times for kgeo's configurations and once for the others."""
-    runs = []
-    for _ in range(repeat if config.startswith("kgeo-") else 1):
-        out = subprocess.run([sys.executable, script, "--worker", config, work_dir],
-                             check=True, capture_output=True, text=True).stdout
-        runs.append(json.loads(out.strip().splitlines()[-1]))
-    return runs
+    return [run_worker([sys.executable, script, "--worker", config, work_dir])
+            for _ in range(repeat if config.startswith("kgeo-") else 1)]
 
 
 def main():

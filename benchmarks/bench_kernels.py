@@ -151,6 +151,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error(f"--repeat must be >= 1, got {args.repeat}")
+    if args.n_docs is not None and args.n_docs < 1:
+        # X[:-11000] would quietly keep all but the last 11,000.
+        parser.error(f"--n-docs must be >= 1, got {args.n_docs}")
 
     start = time.perf_counter()
     X, how, n_dropped = load_counts(args.data, args.prune_by_doc_count)

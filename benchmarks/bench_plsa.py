@@ -49,6 +49,16 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    try:
+        topics = [int(k) for k in args.topics.split(",")]
+    except ValueError:
+        parser.error(f"--topics must be integers separated by commas, got {args.topics!r}")
+    if min(topics) < 1:
+        parser.error(f"--topics must be >= 1, got {min(topics)}")
+    if args.steps < 1:
+        parser.error(f"--steps must be >= 1, got {args.steps}")
+    if args.seed < 0:
+        parser.error(f"--seed must be >= 0, got {args.seed}")
 
     from sklearn.decomposition import NMF
 
@@ -61,7 +71,7 @@ def main(argv=None):
     print("| K | kgeo.PLSA (s per step) | NMF KL, mu (s per step) | ratio | log-likelihood "
           "per word, kgeo | NMF |")
     print("| --- | --- | --- | --- | --- | --- |")
-    for n_topics in (int(k) for k in args.topics.split(",")):
+    for n_topics in topics:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # both stop at max_iter on purpose
             started = time.perf_counter()

@@ -16,7 +16,7 @@ pipelines): ``kgeo.SVM(kernel="precomputed")`` against
 
 Training (11,314 x 11,314, 1.0 GB) and test (7,532 x 11,314) matrices are
 computed in each process before the clock starts. Each configuration runs in
-its own process (peak memory ``ru_maxrss`` is then its own, matrices
+its own process (peak memory ``VmHWM`` is then its own, matrices
 included: kgeo reads the training matrix in place, without a copy); kgeo's
 runs ``--repeat`` times, medians reported, sklearn's once (its fits are long
 and steady).
@@ -26,7 +26,6 @@ and steady).
 
 import json
 import os
-import resource
 import sys
 import tempfile
 import time
@@ -34,6 +33,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from _workers import peak_resident_mb
 from bench_20ng import ngd_gram, parse_args, prepare, sqrt_l1, worker_runs
 
 CONFIGS = ["kgeo-ngd", "sklearn-ngd", "kgeo-linear", "sklearn-linear", "kgeo-callable",
@@ -107,7 +107,7 @@ def worker(config, work_dir):
         "accuracy": float(np.mean(predicted == y_test)),
         "n_sv": int(model.support_.shape[0]),
         "n_iter": int(np.sum(model.n_iter_)),
-        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_mb": peak_resident_mb(),
     }))
 
 

@@ -11,22 +11,13 @@ the end the fitted growth exponent of time in the number of documents.
 
 import argparse
 import json
-import resource
-import subprocess
+import math
 import sys
 import time
 
 import numpy as np
 
-
-def memory_mb(field):
-    """A memory figure of this process from /proc/self/status, in MB
-    (``VmRSS``: resident now; ``VmHWM``: the peak since start or the last reset)."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError(f"/proc/self/status has no {field}")
+from _workers import memory_mb, run_worker
 
 
 def reset_peak():
@@ -49,6 +40,7 @@ def worker(n_documents, cache_size, n_features, seed):
     # Resident now, not the high-water mark: the generator's freed temporaries
     # (470 MB at 100k documents) would otherwise count as the fit's.
     before_mb = memory_mb("VmRSS")
+    generation_peak_mb = memory_mb("VmHWM")
     reset_peak()
     started = time.perf_counter()
     model = kgeo.SVM(kernel="ngd", cache_size=cache_size).fit(X, y)
@@ -58,7 +50,7 @@ def worker(n_documents, cache_size, n_features, seed):
         "n_documents": n_documents,
         "distinct_words_per_doc": float(np.diff(X.indptr).mean()),
         "fit_s": fit_s,
-        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_mb": max(generation_peak_mb, fit_peak_mb),
         "fit_peak_mb": fit_peak_mb,
         "before_fit_mb": before_mb,
         "data_mb": data_mb,
@@ -77,9 +69,19 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.worker:
+    if args.worker is not None:
         worker(args.worker, args.cache_size, args.n_features, args.seed)
         return 0
+    # Checked here: a worker's refusal would come after the sizes before it.
+    if min(args.sizes) < 20:
+        parser.error(f"--sizes must be at least 20 (one document per topic), got "
+                     f"{min(args.sizes)}")
+    if not 0 < args.cache_size < math.inf:
+        parser.error(f"--cache-size must be finite and > 0 (MB), got {args.cache_size!r}")
+    if args.n_features < 2:
+        parser.error(f"--n-features must be at least 2, got {args.n_features}")
+    if args.seed < 0:
+        parser.error(f"--seed must be >= 0, got {args.seed}")
 
     print(f"{'documents':>9} {'words/doc':>9} {'fit (s)':>8} {'peak MB':>8} {'data MB':>8} "
           f"{'pre-fit MB':>10} {'dense Gram GB':>13} {'SVs':>7}")
@@ -87,11 +89,9 @@ def main():
           f"before it)")
     rows = []
     for n in args.sizes:
-        out = subprocess.run(
+        r = run_worker(
             [sys.executable, __file__, "--worker", str(n), "--cache-size", str(args.cache_size),
-             "--n-features", str(args.n_features), "--seed", str(args.seed)],
-            check=True, capture_output=True, text=True).stdout
-        r = json.loads(out.strip().splitlines()[-1])
+             "--n-features", str(args.n_features), "--seed", str(args.seed)])
         rows.append(r)
         print(f"{r['n_documents']:>9} {r['distinct_words_per_doc']:>9.1f} {r['fit_s']:>8.1f} "
               f"{r['fit_peak_mb']:>8.0f} {r['data_mb']:>8.1f} {r['before_fit_mb']:>10.0f} "

@@ -25,12 +25,14 @@ several topics open; the choices here are in ``docs/diffusion_kernels.md``.
 """
 
 import argparse
+import math
+import sys
 import time
 
 import numpy as np
 
 import kgeo
-from kgeo.datasets import load_reuters21578, load_webkb
+from kgeo.datasets import DatasetNotFoundError, load_reuters21578, load_webkb
 from kgeo.text import RainbowVectorizer
 
 SCALES = (0.5, 1, 2, 3, 4, 5, 7, 10)
@@ -76,12 +78,19 @@ def parse_args(argv=None):
     except ValueError:
         parser.error(f"--sizes and --scales must be comma-separated numbers, got "
                      f"{args.sizes!r} and {args.scales!r}")
-    if not all(L >= 1 for L in args.sizes):
-        parser.error(f"--sizes must be at least 1, got {args.sizes}")
+    if not all(L >= 2 for L in args.sizes):
+        parser.error(f"--sizes must be at least 2 (a document of each class), got "
+                     f"{args.sizes}")
     if args.repeats < 1:
         parser.error(f"--repeats must be at least 1, got {args.repeats}")
-    if not all(s > 0 for s in args.scales):
-        parser.error(f"--scales must be positive, got {args.scales}")
+    # The Gaussian's gamma 1 / s^2 and the diffusion's t = s^2 / 4 must both
+    # be finite and positive in float64.
+    if not all(1e-150 <= s <= 1e150 for s in args.scales):
+        parser.error(f"--scales must lie in [1e-150, 1e150], got {args.scales}")
+    if not 0 < args.C < math.inf:
+        parser.error(f"--C must be finite and > 0, got {args.C}")
+    if args.seed < 0:
+        parser.error(f"--seed must be >= 0, got {args.seed}")
     return args
 
 
@@ -352,6 +361,13 @@ def run_resampling_table(args):
     placed = np.logical_and.reduce([np.diff(collection[r, "l1"].indptr) > 0
                                     for r in REPRESENTATIONS])
     print(f"{description}; {np.count_nonzero(~placed)} without a word left out")
+    # Every task is checked before the first fit: a size too large for the
+    # last task would otherwise stop the run after the others were done.
+    for name, documents, labels in tasks:
+        n_documents = np.count_nonzero(placed[documents])
+        if max(args.sizes) >= n_documents:
+            sys.exit(f"--sizes: task {name} has {n_documents} documents, so its training "
+                     f"sets need L < {n_documents}; got {max(args.sizes)}")
     print(f"C = {args.C}, {args.repeats} random draws per L, scales {args.scales}; mean test "
           f"error at each kernel's best scale; bold: the best of the row's representation, "
           f"* where its paired t-test against the runner-up gives p >= 0.05\n")
@@ -403,10 +419,13 @@ def run_modapte(args):
 def main(argv=None):
     args = parse_args(argv)
     started = time.perf_counter()
-    if args.table == 5:
-        run_modapte(args)
-    else:
-        run_resampling_table(args)
+    try:
+        if args.table == 5:
+            run_modapte(args)
+        else:
+            run_resampling_table(args)
+    except DatasetNotFoundError as error:
+        sys.exit(f"--data: {error}")
     print(f"\n{time.perf_counter() - started:.0f} s in all")
 
 

@@ -16,13 +16,14 @@ documented in ``docs/model_kernels.md``.
 """
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 import kgeo
-from kgeo.datasets import load_smart
+from kgeo.datasets import DatasetNotFoundError, load_smart
 from kgeo.text import RainbowVectorizer
 
 COLLECTIONS = ("med", "cran", "cisi")
@@ -46,6 +47,8 @@ def parse_args(argv=None):
         parser.error(f"--components must be comma-separated integers, got {args.components!r}")
     if not all(k >= 1 for k in args.components):
         parser.error(f"--components must be at least 1, got {args.components}")
+    if args.seed < 0:
+        parser.error(f"--seed must be >= 0, got {args.seed}")
     return args
 
 
@@ -111,7 +114,10 @@ def main(argv=None):
           f"stemming; mean (non-interpolated) average precision over the judged queries\n")
     rows = {}
     for name in args.collections:
-        collection = load_smart(Path(args.data) / "ir-classic", name)
+        try:
+            collection = load_smart(Path(args.data) / "ir-classic", name)
+        except DatasetNotFoundError as error:
+            sys.exit(f"--data: {error}")
         rows[name], shape, n_judged = evaluate(collection, args.components, args.seed)
         print(f"{name.upper()}: {shape[0]} documents, {shape[1]} words, {n_judged} judged "
               f"queries", flush=True)

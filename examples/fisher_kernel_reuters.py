@@ -16,12 +16,14 @@ are documented in ``docs/model_kernels.md``.
 """
 
 import argparse
+import math
+import sys
 import time
 
 import numpy as np
 
 import kgeo
-from kgeo.datasets import load_reuters21578
+from kgeo.datasets import DatasetNotFoundError, load_reuters21578
 from kgeo.text import RainbowVectorizer
 
 CATEGORIES = ("earn", "acq", "money-fx", "grain", "crude")
@@ -47,12 +49,14 @@ def parse_args(argv=None):
                      f"{args.components!r} and {args.fractions!r}")
     if not all(k >= 1 for k in args.components):
         parser.error(f"--components must be at least 1, got {args.components}")
-    if not args.C > 0:
-        parser.error(f"--C must be > 0, got {args.C}")
+    if not 0 < args.C < math.inf:
+        parser.error(f"--C must be finite and > 0, got {args.C}")
     if not all(0 < f <= 1 for f in args.fractions):
         parser.error(f"--fractions must lie in (0, 1], got {args.fractions}")
     if args.repeats < 1:
         parser.error(f"--repeats must be at least 1, got {args.repeats}")
+    if args.seed < 0:
+        parser.error(f"--seed must be >= 0, got {args.seed}")
     return args
 
 
@@ -78,8 +82,11 @@ def subsample_errors(features, Y_train, Y_test, fraction, repeats, C, seed):
 def main(argv=None):
     args = parse_args(argv)
     started = time.perf_counter()
-    train = load_reuters21578(args.data, subset="train")
-    test = load_reuters21578(args.data, subset="test")
+    try:
+        train = load_reuters21578(args.data, subset="train")
+        test = load_reuters21578(args.data, subset="test")
+    except DatasetNotFoundError as error:
+        sys.exit(f"--data: {error}")
     vectorizer = RainbowVectorizer(prune_by_doc_count=2)
     X_train = vectorizer.fit_transform(train.data)
     X_test = vectorizer.transform(test.data)

@@ -17,12 +17,13 @@ leaves open are listed in ``docs/model_kernels.md``.
 """
 
 import argparse
+import sys
 import time
 
 import numpy as np
 
 import kgeo
-from kgeo.datasets import load_reuters21578
+from kgeo.datasets import DatasetNotFoundError, load_reuters21578
 from kgeo.text import RainbowVectorizer
 
 # Takamura et al.'s Table 1.
@@ -48,6 +49,8 @@ def parse_args(argv=None):
         parser.error(f"--sizes must be at least 1, got {args.sizes}")
     if args.repeats < 1:
         parser.error(f"--repeats must be at least 1, got {args.repeats}")
+    if args.seed < 0:
+        parser.error(f"--seed must be >= 0, got {args.seed}")
     return args
 
 
@@ -87,8 +90,11 @@ def one_run(X_train, Y_train, X_test, Y_test, rows, fisher=None):
 def main(argv=None):
     args = parse_args(argv)
     started = time.perf_counter()
-    train = load_reuters21578(args.data, subset="train")
-    test = load_reuters21578(args.data, subset="test")
+    try:
+        train = load_reuters21578(args.data, subset="train")
+        test = load_reuters21578(args.data, subset="test")
+    except DatasetNotFoundError as error:
+        sys.exit(f"--data: {error}")
     vectorizer = RainbowVectorizer(prune_by_occur_count=5)
     counts_train = vectorizer.fit_transform(train.data)
     counts_test = vectorizer.transform(test.data)

@@ -29,6 +29,7 @@ side (needs matplotlib, the ``plot`` extra).
 
 import argparse
 import math
+import os
 
 import numpy as np
 
@@ -110,10 +111,20 @@ def trace(t=0.5, gamma=0.5):
     mu_grid = np.linspace(-3.0, 5.0, 161)
     sigma_h = crossing(hyperbolic, mu_grid, 1, 1e-3, 20.0)
     on = ~np.isnan(sigma_h)
+    gon = ~np.isnan(mu_g)
+    # A kernel that underflows between the points (a short t, a large
+    # gamma) leaves every decision value at b*: no boundary to trace.
+    for kernel, params, found, needed in (("hyperbolic", {"t": t}, on, 3),
+                                          ("rbf", {"gamma": gamma}, gon, 2)):
+        if np.count_nonzero(found) < needed:
+            between = kgeo.pairwise_kernels(POINTS[:1], POINTS[1:], kernel=kernel, **params)
+            raise ValueError(
+                f"the {kernel} SVM's decision values do not change sign in the plotted "
+                f"region ({params}: the kernel between the two points is "
+                f"{between[0, 0]:.3g}); use a larger t or a smaller gamma")
     along = np.column_stack([mu_grid[on], sigma_h[on]])
     d0, d1 = fisher_rao(along, POINTS[0]), fisher_rao(along, POINTS[1])
     centre, radius, off_circle = circle_on_axis(mu_grid[on], sigma_h[on])
-    gon = ~np.isnan(mu_g)
     return {
         "gaussian": (mu_g, sigma_grid), "hyperbolic": (mu_grid, sigma_h),
         "intercepts": (float(hyperbolic.intercept_[0]), float(gaussian.intercept_[0])),
@@ -151,15 +162,39 @@ def plot(result, path):
     figure.savefig(path, dpi=120)
 
 
+def check_plot_path(parser, path):
+    """Refuse, before the computation, a figure that could not be written."""
+    try:
+        import matplotlib
+    except ImportError:
+        parser.error("--plot needs matplotlib (pip install matplotlib)")
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        parser.error(f"--plot: the folder {folder!r} does not exist")
+    formats = Figure().canvas.get_supported_filetypes()
+    extension = os.path.splitext(path)[1].lstrip(".").lower()
+    if extension not in formats:
+        parser.error(f"--plot: the file name must end in one of "
+                     f"{', '.join('.' + f for f in sorted(formats))}; got {path!r}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--t", type=float, default=0.5, help="diffusion time (hyperbolic)")
     parser.add_argument("--gamma", type=float, default=0.5, help="gamma of the Gaussian")
     parser.add_argument("--plot", default=None, help="write the figure to this file")
     args = parser.parse_args(argv)
-    if not (args.t > 0 and args.gamma > 0):
-        parser.error(f"--t and --gamma must be > 0, got {args.t} and {args.gamma}")
-    result = trace(args.t, args.gamma)
+    if not (0 < args.t < math.inf and 0 < args.gamma < math.inf):
+        parser.error(f"--t and --gamma must be finite and > 0, got {args.t} and {args.gamma}")
+    if args.plot:
+        check_plot_path(parser, args.plot)
+    try:
+        result = trace(args.t, args.gamma)
+    except ValueError as error:
+        parser.error(str(error))
     print(f"points (mu, sigma): {POINTS[0].tolist()} (class 0), {POINTS[1].tolist()} (class 1)")
     print(f"b*: hyperbolic {result['intercepts'][0]:.2e}, Gaussian {result['intercepts'][1]:.2e}")
     mu_g, sigma_g = result["gaussian"]

@@ -244,10 +244,19 @@ def test_reuters_table_runs(example, reuters_dir, capsys):
 
 @pytest.mark.parametrize("argv, match", [
     (["--table", "5", "--sizes", "40"], r"--sizes applies to tables 1-4"),
-    (["--table", "3", "--sizes", "-5"], r"--sizes must be at least 1, got \(-5,\)"),
+    (["--table", "3", "--sizes", "-5"],
+     r"--sizes must be at least 2 \(a document of each class\), got \(-5,\)"),
+    (["--table", "3", "--sizes", "1"], r"--sizes must be at least 2"),
     (["--table", "3", "--sizes", "abc"], r"--sizes and --scales must be comma-separated"),
+    # Each reached the fits and failed there (C, seed) or made gamma or t 0
+    # or infinite (scales).
+    (["--table", "3", "--C", "-1"], r"--C must be finite and > 0, got -1.0"),
+    (["--table", "3", "--C", "inf"], r"--C must be finite and > 0, got inf"),
+    (["--table", "3", "--seed", "-1"], r"--seed must be >= 0, got -1"),
+    (["--table", "3", "--scales", "inf"], r"--scales must lie in \[1e-150, 1e150\]"),
+    (["--table", "3", "--scales", "1e-300"], r"--scales must lie in \[1e-150, 1e150\]"),
 ])
-def test_bad_sizes_are_usage_errors_before_any_data_is_read(example, argv, match, capsys):
+def test_bad_options_are_usage_errors_before_any_data_is_read(example, argv, match, capsys):
     # They failed inside NumPy after loading and vectorising the corpus, or
     # (table 5) were silently ignored.
     with pytest.raises(SystemExit) as stop:

@@ -309,6 +309,16 @@ def test_bad_parameters_and_unfitted_use(categories):
         embedding.set_params(target=True).transform(X)
 
 
+def test_reuters_example_checks_its_options(load_example, tmp_path, capsys):
+    example = load_example("hp_top_reuters")
+    with pytest.raises(SystemExit) as stop:  # NumPy refused it after the corpus was read
+        example.parse_args(["--data", "nowhere", "--seed", "-1"])
+    assert stop.value.code == 2
+    assert "--seed must be >= 0, got -1" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match=r"^--data: Reuters-21578 corpus not found"):
+        example.main(["--data", str(tmp_path / "nowhere")])
+
+
 def test_reuters_example_runs(reuters_dir, load_example, capsys):
     """examples/hp_top_reuters.py on one small run: a row per kernel, and
     HP-TOP's scores are those of a working classifier."""

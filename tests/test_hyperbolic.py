@@ -6,6 +6,7 @@ those; the SVM on it against the NumPy checker; bad input."""
 import math
 from decimal import Decimal
 import os
+import re
 import sys
 
 import numpy as np
@@ -548,6 +549,26 @@ def test_rows_whose_means_are_mostly_zero():
 @pytest.fixture
 def figure_1(load_example):
     return load_example("hyperbolic_decision_boundary")
+
+
+@pytest.mark.parametrize("argv, match", [
+    # The kernel underflows between the two points: no boundary, and the
+    # trace ended in "zero-size array to reduction operation maximum".
+    (["--t", "1e-4"], r"the hyperbolic SVM's decision values do not change sign .* the "
+                      r"kernel between the two points is 0\); use a larger t"),
+    (["--gamma", "1e6"], r"the rbf SVM's decision values do not change sign"),
+    (["--t", "inf"], r"--t and --gamma must be finite and > 0, got inf and 0.5"),
+    # Refused before the computation, not by matplotlib after it.
+    (["--plot", "/nonexistent/figure.png"], r"--plot: the folder '/nonexistent' does not exist"),
+    (["--plot", "figure.nosuchformat"], r"--plot: the file name must end in one of .*\.png"),
+])
+def test_figure_1_options_are_checked(figure_1, argv, match, capsys):
+    if argv[0] == "--plot":
+        pytest.importorskip("matplotlib")
+    with pytest.raises(SystemExit) as stop:
+        figure_1.main(argv)
+    assert stop.value.code == 2
+    assert re.search(match, capsys.readouterr().err)
 
 
 def test_figure_1_boundaries_are_a_geodesic_and_a_line(figure_1):

@@ -3,6 +3,7 @@ fold-in against its optimality conditions, the scores against finite
 differences of the log-likelihood, the kernel against Hofmann's formula."""
 
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -634,6 +635,27 @@ def test_too_many_scores_are_refused():
 
 
 # --- the example ------------------------------------------------------------
+
+@pytest.mark.parametrize("script, argv, match", [
+    ("fisher_kernel_reuters", ["--C", "inf"], r"--C must be finite and > 0, got inf"),
+    ("fisher_kernel_reuters", ["--seed", "-1"], r"--seed must be >= 0, got -1"),
+    ("fisher_kernel_retrieval", ["--seed", "-1"], r"--seed must be >= 0, got -1"),
+])
+def test_example_options_are_checked_before_any_data_is_read(load_example, script, argv,
+                                                             match, capsys):
+    # --C inf failed in the SVM's fit after PLSA had been fitted, --seed -1
+    # in NumPy.
+    with pytest.raises(SystemExit) as stop:
+        load_example(script).parse_args(["--data", "nowhere", *argv])
+    assert stop.value.code == 2
+    assert re.search(match, capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("script", ["fisher_kernel_reuters", "fisher_kernel_retrieval"])
+def test_example_names_a_missing_corpus(load_example, script, tmp_path):
+    with pytest.raises(SystemExit, match=r"^--data: .*not found"):
+        load_example(script).main(["--data", str(tmp_path / "nowhere")])
+
 
 def test_reuters_example_runs(reuters_dir, load_example, capsys):
     """examples/fisher_kernel_reuters.py on a small configuration: its table

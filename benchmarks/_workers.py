@@ -1,0 +1,45 @@
+"""What the benchmarks' worker processes share: their own memory figures,
+and running one with its error shown when it fails."""
+
+import json
+import resource
+import subprocess
+import sys
+
+
+def memory_mb(field):
+    """A memory figure of this process from /proc/self/status, in MB
+    (``VmRSS``: resident now; ``VmHWM``: the peak since start or the last reset)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+def peak_resident_mb():
+    """This process's own peak resident memory, in MB.
+
+    Not ``ru_maxrss``: Linux carries it across ``exec`` from the process
+    that forked (``subprocess`` forks with ``vfork``), so a worker started
+    by a benchmark that had loaded and tokenised 20 Newsgroups reported
+    that parent's peak (184 MB for a ``baseline`` worker that alone peaks at
+    70 MB). ``VmHWM`` belongs to the worker's own address space. Elsewhere
+    than Linux, ``ru_maxrss`` (kilobytes; bytes on macOS).
+    """
+    try:
+        return memory_mb("VmHWM")
+    except (OSError, RuntimeError):
+        scale = 1 if sys.platform == "darwin" else 1024
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
+
+
+def run_worker(command):
+    """Run ``command`` (a worker) and return the JSON of its last output line;
+    if it fails, stop with its own error message rather than a bare exit
+    status."""
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"worker {' '.join(command[2:])} failed (exit status {done.returncode}):\n"
+                 f"{done.stderr.strip()[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
