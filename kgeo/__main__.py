@@ -7,6 +7,10 @@ import time
 
 from ._version import __version__
 
+# The synthetic corpus's options and their defaults: given with --data they
+# would be ignored, so they default to None and are filled in here.
+_SYNTHETIC_DEFAULTS = {"n_documents": 3000, "n_features": 5000, "n_classes": 10, "seed": 0}
+
 
 def _check_demo_args(args):
     """The options' errors name the option, and come before any data is loaded."""
@@ -16,6 +20,14 @@ def _check_demo_args(args):
         # SVM's box bounds must be normal floats: found at the first fit.
         raise ValueError(f"--C must be at least {sys.float_info.min:.4g} (a normal float), "
                          f"got {args.C}")
+    given = [name for name in _SYNTHETIC_DEFAULTS if getattr(args, name) is not None]
+    if args.data is not None and given:
+        raise ValueError(
+            f"{', '.join('--' + name.replace('_', '-') for name in given)} describe the "
+            f"synthetic corpus, which --data replaces by 20 Newsgroups; drop one or the other")
+    for name, default in _SYNTHETIC_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
     if args.seed < 0:
         raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
     if args.data is None:
@@ -129,17 +141,17 @@ def main(argv=None):
     demo.add_argument("--data", metavar="DIR", default=None,
                       help="use 20 Newsgroups: DIR holds 20news-bydate/20news-bydate.tar.gz "
                            "(default: a synthetic corpus generated on the spot)")
-    demo.add_argument("--n-documents", type=int, default=3000, metavar="N",
+    demo.add_argument("--n-documents", type=int, default=None, metavar="N",
                       help="synthetic corpus: documents, the first 60 %% for training "
-                           "(default: %(default)s)")
-    demo.add_argument("--n-features", type=int, default=5000, metavar="N",
-                      help="synthetic corpus: words in the vocabulary (default: %(default)s)")
-    demo.add_argument("--n-classes", type=int, default=10, metavar="N",
-                      help="synthetic corpus: topics, one per class (default: %(default)s)")
+                           "(default: 3000)")
+    demo.add_argument("--n-features", type=int, default=None, metavar="N",
+                      help="synthetic corpus: words in the vocabulary (default: 5000)")
+    demo.add_argument("--n-classes", type=int, default=None, metavar="N",
+                      help="synthetic corpus: topics, one per class (default: 10)")
     demo.add_argument("--C", type=float, default=1.0,
                       help="box constraint of both SVMs (default: %(default)s)")
-    demo.add_argument("--seed", type=int, default=0,
-                      help="synthetic corpus: random seed (default: %(default)s)")
+    demo.add_argument("--seed", type=int, default=None,
+                      help="synthetic corpus: random seed (default: 0)")
     demo.set_defaults(run=_demo)
 
     reproduce = commands.add_parser(

@@ -689,12 +689,17 @@ def test_a_damaged_second_corpus_fails_before_any_training(ng_data, monkeypatch)
     ("--n-classes", "1", r"--n-classes must be at least 2, got 1"),
     ("--n-features", "1", r"--n-features must be at least 2, got 1"),
     ("--data", "", r"--data must name the folder holding 20 Newsgroups, got ''"),
+    # The synthetic corpus's options were silently ignored beside --data.
+    ("--data", "somewhere --n-classes -5", r"--n-classes describe the synthetic corpus, which "
+                                           r"--data replaces by 20 Newsgroups"),
+    ("--data", "somewhere --seed 3 --n-documents 10", r"--n-documents, --seed describe the "
+                                                      r"synthetic corpus"),
     # Used to end in a MemoryError traceback and exit code 1.
     ("--n-features", "1000000000000", r"need about .* GiB to generate, more than this "
                                       r"machine's .* GiB of memory"),
 ])
 def test_cli_demo_bad_options_name_the_option(option, value, match, capsys):
-    assert main(["demo", option, value]) == 2
+    assert main(["demo", option, *(value.split() if value else [value])]) == 2
     err = capsys.readouterr().err
     assert err.startswith("kgeo demo: error: ") and re.search(match, err), err
 
