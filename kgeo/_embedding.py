@@ -317,11 +317,10 @@ def spherical_normal_mle(sets):
                 points = points.astype(np.float64)
         except (TypeError, ValueError, OverflowError) as error:
             raise ValueError(f"set {i} is not an array of numbers: {error}") from None
-        if not complex_values:
-            points = as_float64(points, f"set {i}")
         if complex_values:
             # float64's conversion would drop the imaginary parts, warning only.
             raise ValueError(f"Complex data not supported; set {i} holds complex numbers")
+        points = as_float64(points, f"set {i}")
         if points.ndim != 2 or points.shape[0] < 1 or points.shape[1] < 1:
             raise ValueError(f"set {i} must be a 2-D array of points (m, d), m >= 1, d >= 1; "
                              f"got shape {points.shape}")
