@@ -120,6 +120,12 @@ def _kernel_label(kernel):
     return getattr(kernel, "__name__", None) or repr(kernel)
 
 
+def _matrix_kernel_name(kernel):
+    """A precomputed or callable kernel as messages name it."""
+    return ("kernel 'precomputed'" if _is_precomputed(kernel)
+            else f"kernel={_kernel_label(kernel)}")
+
+
 def _reads_kernel_matrix(kernel):
     """Whether the solver reads a matrix of kernel values (given, or returned
     by a callable kernel) instead of computing rows from X's features."""
@@ -626,9 +632,8 @@ class SVM(EstimatorMixin):
         if _reads_kernel_matrix(self.kernel):
             # Named kernels check their shift in get_kernel; a matrix's is
             # first read after the whole matrix has been computed and checked.
-            which = ("kernel 'precomputed'" if _is_precomputed(self.kernel)
-                     else f"kernel={_kernel_label(self.kernel)}")
-            _as_value_error(check_real, self.shift, f"{which}: shift")
+            _as_value_error(check_real, self.shift,
+                            f"{_matrix_kernel_name(self.kernel)}: shift")
         if "gamma" not in used:
             if isinstance(self.gamma, str):
                 if self.gamma not in ("scale", "auto"):
@@ -1219,11 +1224,11 @@ class SVM(EstimatorMixin):
         whose values the solver's arithmetic cannot carry, as the named
         kernels refuse rows whose squares leave float64."""
         tiny, top = np.finfo(np.float64).tiny, np.finfo(np.float64).max / 4
+        which = _matrix_kernel_name(self.kernel)
         if _is_callable_kernel(self.kernel):
-            label = _kernel_label(self.kernel)
-            which, where, scaled = f"kernel={label}", f"{label}(X, X)", "its values"
+            where, scaled = f"{_kernel_label(self.kernel)}(X, X)", "its values"
         else:
-            which, where, scaled = "kernel 'precomputed'", "X", "X"
+            where, scaled = "X", "X"
         if 0.0 < largest < tiny:
             raise ValueError(
                 f"{which} underflows float64 on {where}: its largest magnitude is "
