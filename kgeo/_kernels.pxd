@@ -1,6 +1,7 @@
 # Header of the kernel family: the solver cimports these to compute kernel rows
 # without the GIL.
 from kgeo._typedefs cimport float64_t, int32_t, int64_t, intp_t
+from kgeo._parallel cimport flag_raise, flag_raised
 
 
 cdef class RowSet:
@@ -32,26 +33,6 @@ cdef class PostingIndex:
     cdef const int64_t[::1] dense_ptr     # block b, column w: its dense column in dense_val, or -1
     cdef const float64_t[::1] dense_val   # dense columns, each as long as its block
     cdef readonly object arrays
-
-
-# One-way flags (0, then 1 for good) that several threads set and read
-# without a lock: a kernel's ``overflowed``, the row cache's stop request.
-# Relaxed atomics: plain accesses from two threads are a data race (undefined
-# behaviour in C; ThreadSanitizer reported both flags), and a loop could keep
-# a plain flag in a register. Nothing else is published through them, so
-# they need no ordering.
-cdef extern from *:
-    """
-    #if defined(__GNUC__)
-    static inline void kgeo_flag_raise(int *flag) { __atomic_store_n(flag, 1, __ATOMIC_RELAXED); }
-    static inline int kgeo_flag_raised(int *flag) { return __atomic_load_n(flag, __ATOMIC_RELAXED); }
-    #else
-    static inline void kgeo_flag_raise(int *flag) { *(volatile int *)flag = 1; }
-    static inline int kgeo_flag_raised(int *flag) { return *(volatile int *)flag; }
-    #endif
-    """
-    void flag_raise "kgeo_flag_raise"(bint* flag) noexcept nogil
-    bint flag_raised "kgeo_flag_raised"(bint* flag) noexcept nogil
 
 
 cdef class Kernel:

@@ -24,6 +24,8 @@ from cython.parallel cimport prange, threadid
 from libc.float cimport DBL_MIN
 from libc.math cimport INFINITY, cos, exp, fabs, log1p, pow, sqrt, tanh
 
+from kgeo._parallel cimport Interruptible, interruptible_init, poll_signals
+
 import math
 import numbers
 import types
@@ -1226,7 +1228,8 @@ cdef intp_t MATRIX_ROWS = 8
 _PARALLEL_MIN_VALUES = 1 << 18
 
 
-def kernel_matrix(Kernel kernel, RowSet X, PostingIndex Y, int n_threads=1):
+def kernel_matrix(Kernel kernel, RowSet X, PostingIndex Y, int n_threads=1,
+                  bint main_thread=False):
     """Dense kernel matrix between the rows of X and all rows of Y.
 
     Parameters
@@ -1238,6 +1241,10 @@ def kernel_matrix(Kernel kernel, RowSet X, PostingIndex Y, int n_threads=1):
     n_threads : int, default=1
         OpenMP threads over the rows of X (each row is computed by one thread
         alone, so the result does not depend on the thread count).
+    main_thread : bool, default=False
+        Called from Python's main thread: run its signal handlers every
+        ``INTERRUPT_CHECK_MS`` on the way, so that Ctrl-C stops a large matrix
+        within that time, not at its end.
 
     Returns
     -------
@@ -1266,7 +1273,11 @@ def kernel_matrix(Kernel kernel, RowSet X, PostingIndex Y, int n_threads=1):
     # small enough for the L2 cache is read from memory once per group, not
     # once per row (dense rows; see pairwise_kernels). Every value is
     # computed as alone, so the bits do not depend on the grouping.
+    cdef Interruptible signals
+    interruptible_init(&signals, main_thread)
     for g in prange(n_groups, nogil=True, schedule="dynamic", num_threads=n_threads):
+        if poll_signals(&signals):
+            continue  # the rest of the loop is skipped; the matrix is dropped
         tid = threadid()
         for b in range(n_blocks):
             for i in range(g * MATRIX_ROWS, min((g + 1) * MATRIX_ROWS, n_x)):

@@ -4,6 +4,7 @@ import math
 import numbers
 import os
 import re
+import threading
 import warnings
 
 import numpy as np
@@ -550,7 +551,8 @@ def _kernel_matrix_of(k, kernel, params, X, Y, n_threads, shift):
                 f"smallest normal number ({np.finfo(np.float64).tiny:.3g}), so distances "
                 f"lose their digits; scale the rows up")
     Y_csr = X_used if Y is None else Y_used
-    K = kernel_matrix(k, rows_x, PostingIndex(rows_y, _blocks_of(Y_csr)), n_threads)
+    K = kernel_matrix(k, rows_x, PostingIndex(rows_y, _blocks_of(Y_csr)), n_threads,
+                      threading.current_thread() is threading.main_thread())
     where = "X" if Y is None else "X and Y"
     if k.overflowed:
         raise ValueError(overflow_message(kernel, params, where))

@@ -27,6 +27,7 @@ fixed); no normalisation is applied to the kernel; no tempering.
 """
 
 import numbers
+import threading
 import warnings
 
 import numpy as np
@@ -116,7 +117,8 @@ def fold_in(X, word_topic, params):
     settled = np.empty(X.shape[0], dtype=np.uint8)
     _plsa_em.fold_in(*_csr_arrays(X), word_topic, float(params.doc_topic_smoothing),
                      int(params.fold_in_max_iter), float(params.fold_in_tol), doc_topic,
-                     settled, resolve_n_jobs(params.n_jobs))
+                     settled, resolve_n_jobs(params.n_jobs),
+                     threading.current_thread() is threading.main_thread())
     unsettled = int(np.count_nonzero(settled == 0))
     if unsettled:
         warnings.warn(

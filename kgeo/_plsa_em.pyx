@@ -15,6 +15,7 @@ from libc.math cimport fabs, frexp, ldexp, log
 from libc.stdint cimport uint8_t
 from libc.stdlib cimport free, malloc
 
+from ._parallel cimport Interruptible, interruptible_init, poll_signals
 from ._typedefs cimport float64_t, int32_t, int64_t, intp_t
 
 
@@ -141,10 +142,16 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
                     row[k] += r * theta[k]
 
 
+# EM steps of one document between two interrupt checks (a step costs its
+# words times the topics, a check a read of the clock).
+cdef int INTERRUPT_EVERY_STEPS = 16
+
+
 def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
             const int64_t[::1] indptr, const float64_t[:, ::1] word_topic,
             float64_t smoothing, int max_iter, float64_t tol,
-            float64_t[:, ::1] doc_topic, uint8_t[::1] settled, int n_threads):
+            float64_t[:, ::1] doc_topic, uint8_t[::1] settled, int n_threads,
+            bint main_thread=False):
     """``P(z | d)`` of each document under fixed ``P(w | z)``, by EM.
 
     Each document starts at the uniform ``1/K`` and alternates the E- and
@@ -163,7 +170,9 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     overflow the smoothing for subnormal counts.)
 
     Writes ``doc_topic``, and into ``settled`` whether each document stopped
-    before ``max_iter`` ran out.
+    before ``max_iter`` ran out. Called from Python's main thread
+    (``main_thread``), it runs the signal handlers on the way, so Ctrl-C
+    stops it within ``INTERRUPT_CHECK_MS`` and a few EM steps.
     """
     cdef intp_t n_docs = indptr.shape[0] - 1
     cdef intp_t n_topics = word_topic.shape[1]
@@ -174,13 +183,17 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     cdef float64_t* acc
     cdef float64_t* theta
     cdef const float64_t* phi
+    cdef Interruptible signals
     if n_docs == 0:
         return
     buffers = <float64_t*> malloc(n_threads * n_topics * sizeof(float64_t))
     if buffers == NULL:
         raise MemoryError()
+    interruptible_init(&signals, main_thread)
     try:
         for d in prange(n_docs, nogil=True, schedule="dynamic", num_threads=n_threads):
+            if poll_signals(&signals):
+                continue  # interrupted: the rest is skipped, the output dropped
             acc = buffers + threadid() * n_topics
             theta = &doc_topic[d, 0]
             for k in range(n_topics):
@@ -189,6 +202,10 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
             scale = row_scale(counts, indptr, d)
             prior = smoothing / scale
             for it in range(max_iter):
+                # One document may take up to max_iter (2**31 - 1) steps.
+                if it % INTERRUPT_EVERY_STEPS == INTERRUPT_EVERY_STEPS - 1 and (
+                        poll_signals(&signals)):
+                    break
                 for k in range(n_topics):
                     acc[k] = 0.0
                 total = 0.0

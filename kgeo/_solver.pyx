@@ -33,8 +33,8 @@ import threading
 
 import numpy as np
 
-from kgeo._kernels cimport (Kernel, PostingIndex, RowSet, flag_raise, flag_raised,
-                            kernel_block_row, kernel_self)
+from kgeo._kernels cimport Kernel, PostingIndex, RowSet, kernel_block_row, kernel_self
+from kgeo._parallel cimport flag_raise, flag_raised
 from kgeo._typedefs cimport float32_t, float64_t, int32_t, int64_t, intp_t
 
 # The row cache's lock. Its critical sections are a few pointer updates, and
