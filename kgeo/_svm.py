@@ -5,6 +5,7 @@ row cache shared by all pairs) and ``_kernels`` (kernel rows for prediction).
 Attribute names and sign conventions follow ``sklearn.svm.SVC``.
 """
 
+import copy
 import itertools
 import logging
 import math
@@ -183,6 +184,19 @@ def _take(samples, index):
     return samples[index]
 
 
+def _own_copy(samples):
+    """A callable kernel's kept samples, copied down to their items where
+    those are objects (token lists, say): the caller may edit its own lists
+    after the fit, which would silently change the model's decisions.
+    Samples that cannot be deep-copied are kept as given."""
+    if isinstance(samples, list) or getattr(samples, "dtype", None) == object:
+        try:
+            return copy.deepcopy(samples)
+        except Exception:  # a lock, a file: an object that cannot be copied
+            return samples
+    return samples
+
+
 def _callable_kernel_matrix(kernel, X, Y, *, n_threads, training):
     """``kernel(X, Y)`` checked: a finite float64 matrix of shape (len(X),
     len(Y)), symmetric to rounding when ``training`` (Y is X then).
@@ -346,7 +360,10 @@ class SVM(EstimatorMixin):
         CSR; samples of any other kind (strings for a string kernel, token
         lists, a 2-D array of text fields) as given, an ndarray as one and a
         list or tuple as a list. ``support_vectors_`` keeps the support
-        vectors so. The model pickles when the function does (one defined at
+        vectors so, as deep copies (``copy.deepcopy``) where they are objects
+        other than numbers, so that editing the caller's samples after the
+        fit does not change the model; samples that cannot be copied are
+        kept as given. The model pickles when the function does (one defined at
         module level, not a lambda).
     C : float, default=1.0
         Box bound of the dual variables (the penalty of slack). Where the
@@ -1329,7 +1346,7 @@ class SVM(EstimatorMixin):
         if _is_callable_kernel(self.kernel):
             # The samples as the kernel function read them, for it to read
             # again against the samples predicted.
-            self.support_vectors_ = _take(X_checked, self.support_)
+            self.support_vectors_ = _own_copy(_take(X_checked, self.support_))
             _freeze(self.support_vectors_)
             return
         rows = self.support_.astype(np.int64)
