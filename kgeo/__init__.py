@@ -16,8 +16,9 @@ except ImportError as _error:  # pragma: no cover - depends on how kgeo was foun
     raise ImportError(
         f"kgeo's compiled modules are missing from {_os.path.dirname(__file__)!r}: this is "
         f"kgeo's source folder, found before the installed package (Python looks in the "
-        f"current folder first). Run from another folder, or build in place with "
-        f"'python setup.py build_ext --inplace'.") from _error
+        f"current folder first). Run from another folder ('cd ..'), or build in place "
+        f"with 'pip install \"setuptools>=77\" \"cython>=3\" \"numpy>=2\"' then 'python "
+        f"setup.py build_ext --inplace'.") from _error
 
 from ._embedding import MultinomialEmbedding, spherical_normal_mle
 from ._hptop import HPTOPEmbedding

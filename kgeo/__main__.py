@@ -132,7 +132,9 @@ def _reproduce(args):
 
 def main(argv=None):
     """Entry point of the ``kgeo`` console script."""
-    parser = argparse.ArgumentParser(prog="kgeo", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="kgeo", description="Train SVMs with geometric kernels for text: a demo, or a "
+        "paper's tables reproduced (also run as 'python -m kgeo').")
     parser.add_argument("--version", action="version", version=f"kgeo {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 

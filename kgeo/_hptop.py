@@ -338,8 +338,14 @@ class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
         Returns
         -------
         scores : scipy.sparse.csr_matrix of shape (n_documents, n_scores)
-            See :func:`hp_top_scores` for the columns; their linear kernel is
-            the HP-TOP kernel.
+            Columns: ``v``, the log-odds (eq. 33); for the target c the
+            derivatives in ``theta_c1``, ``theta_c2`` and ``b_c`` (eqs. 34, 36,
+            40), then those of each other category e in ``classes_`` order
+            (eqs. 35, 37, 41); with ``prior_scores`` the ``P(c)`` and then the
+            ``P(e)`` derivatives; then the ``w_c`` derivatives (eq. 38,
+            ``n_features`` columns) and the ``w_e`` derivatives of each e
+            (eq. 39). `get_feature_names_out` names them. Their linear kernel
+            is the HP-TOP kernel.
         """
         check_is_fitted(self, "hyperplanes_")
         self._check_params()
@@ -374,8 +380,8 @@ class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
         target c, then the same for each other category e; with
         ``prior_scores``, ``prior[c]`` and each ``prior[e]``; then the
         hyperplanes' word weights, ``w[c]_apple``, ... and ``w[e]_apple``,
-        ... (see :func:`hp_top_scores` for the column order). Categories are
-        named by ``classes_``.
+        ..., in the order of `transform`'s columns. Categories are named by
+        ``classes_``.
 
         Parameters
         ----------
