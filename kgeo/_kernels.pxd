@@ -61,3 +61,7 @@ cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,
                            float64_t* out) noexcept nogil
 
 cdef float64_t kernel_self(Kernel kernel, RowSet X, intp_t i) noexcept nogil
+
+
+# Threads for a parallel loop over ``work`` values (1 below the bound).
+cdef int threads_for(int n_threads, int64_t work) noexcept nogil

@@ -404,6 +404,39 @@ def _row_sq_norms(const float64_t[::1] data, const int64_t[::1] indptr):
     return out
 
 
+# The least work (values read or computed) worth an OpenMP parallel region,
+# or worker threads for class pairs. Below it a region costs more than its
+# work: the idle workers spin for a while after it, stealing the caller's
+# core when small calls come in a row, and on a loaded machine the region
+# waits at its end for a worker the scheduler has not run yet (a fit of 20
+# documents took 11-39 ms on two threads, 1.3 ms on one, while another
+# process kept both cores busy). A variable only so that tests can run the
+# parallel loops on small inputs (_set_parallel_min_work).
+_PARALLEL_MIN_VALUES = 1 << 18
+cdef int64_t parallel_min_work = _PARALLEL_MIN_VALUES
+
+
+cdef int threads_for(int n_threads, int64_t work) noexcept nogil:
+    """``n_threads`` (at least 1) for ``work`` worth sharing, else 1."""
+    if work < parallel_min_work or n_threads < 1:
+        return 1
+    return n_threads
+
+
+def parallel_threads(int n_threads, int64_t work):
+    """`threads_for` for Python callers: the threads to use for ``work``."""
+    return threads_for(n_threads, work)
+
+
+def _set_parallel_min_work(int64_t work):
+    """Set the least work shared by threads; returns the previous bound.
+    For tests, which run the parallel loops on small inputs (0: always)."""
+    global parallel_min_work
+    previous = parallel_min_work
+    parallel_min_work = work
+    return previous
+
+
 def divide_rows_by_max(const float64_t[::1] data, const int64_t[::1] indptr,
                        int n_threads=1):
     """Every CSR row's values divided by the row's largest value (a new array).
@@ -418,8 +451,9 @@ def divide_rows_by_max(const float64_t[::1] data, const int64_t[::1] indptr,
     cdef float64_t[::1] scaled = out
     cdef intp_t i, p
     cdef float64_t top
+    n_threads = threads_for(n_threads, data.shape[0])
     with nogil:
-        for i in prange(n_rows, schedule="static", num_threads=max(1, n_threads)):
+        for i in prange(n_rows, schedule="static", num_threads=n_threads):
             top = -INFINITY
             for p in range(indptr[i], indptr[i + 1]):
                 if data[p] > top:
@@ -446,8 +480,9 @@ def sqrt_of_row_shares(float64_t[::1] values, const int64_t[::1] indptr,
     cdef intp_t n_rows = indptr.shape[0] - 1
     cdef intp_t i, p, q
     cdef float64_t total, share, top
+    n_threads = threads_for(n_threads, values.shape[0])
     with nogil:
-        for i in prange(n_rows, schedule="static", num_threads=max(1, n_threads)):
+        for i in prange(n_rows, schedule="static", num_threads=n_threads):
             total = row_sums[i]
             top = 0.0  # the row's largest count, found only if a share underflows
             for p in range(indptr[i], indptr[i + 1]):
@@ -483,8 +518,9 @@ def take_rows(const float64_t[::1] data, const int32_t[::1] indices,
     out_indices = np.empty(out_indptr[n], dtype=np.int32)
     cdef float64_t[::1] od = out_data
     cdef int32_t[::1] oi = out_indices
+    n_threads = threads_for(n_threads, out_indptr[n])
     with nogil:
-        for r in prange(n, schedule="static", num_threads=max(1, n_threads)):
+        for r in prange(n, schedule="static", num_threads=n_threads):
             start = indptr[rows[r]]
             for p in range(out_indptr[r + 1] - out_indptr[r]):
                 od[out_indptr[r] + p] = data[start + p]
@@ -515,7 +551,7 @@ cdef class PostingIndex:
                 f"got {block_start!r}")
         cdef intp_t n_blocks = block_start.shape[0] - 1
         cdef intp_t F = rows.n_features
-        n_threads = max(1, min(n_threads, n_blocks))
+        n_threads = threads_for(min(n_threads, n_blocks), rows.indptr[rows.n_rows])
         colptr = np.zeros(n_blocks * (F + 1) + 1, dtype=np.int64)
         dense_ptr = np.full(n_blocks * (F + 1), -1, dtype=np.int64)
         # Per block: its dense columns, then where its dense values start.
@@ -1016,9 +1052,7 @@ def kernel_matrix_summary(const float64_t[:, ::1] K, bint square, int n_threads=
     cdef int64_t[::1] counts = counts_out, first = first_out, gap_at = gap_at_out
     cdef float64_t[::1] largest = largest_out, gaps = gaps_out
     cdef intp_t band, r0
-    if n_rows * n_cols < _PARALLEL_MIN_VALUES:
-        n_threads = 1  # see kernel_matrix
-    n_threads = max(1, min(n_threads, n_bands))
+    n_threads = threads_for(min(n_threads, n_bands), n_rows * n_cols)
     for band in prange(n_bands, nogil=True, schedule="dynamic", num_threads=n_threads):
         r0 = band * MIRROR_TILE
         scan_band(&K[0, 0], n_cols, r0, min(r0 + MIRROR_TILE, n_rows),
@@ -1224,8 +1258,6 @@ cdef float64_t kernel_self(Kernel kernel, RowSet X, intp_t i) noexcept nogil:
 # Rows of X per task in kernel_matrix, each task taking the blocks of Y in turn.
 cdef intp_t MATRIX_ROWS = 8
 
-# Fewest kernel values worth an OpenMP parallel region.
-_PARALLEL_MIN_VALUES = 1 << 18
 
 
 def kernel_matrix(Kernel kernel, RowSet X, PostingIndex Y, int n_threads=1,
@@ -1255,12 +1287,7 @@ def kernel_matrix(Kernel kernel, RowSet X, PostingIndex Y, int n_threads=1,
     K = np.empty((n_x, n_y), dtype=np.float64)
     if n_x == 0 or n_y == 0:
         return K
-    n_threads = max(1, min(n_threads, n_x))
-    if n_x * n_y < _PARALLEL_MIN_VALUES:
-        # Too little work to share: OpenMP's idle workers spin for a while
-        # after each parallel region, and on a small machine that steals the
-        # caller's core when many small matrices are asked for in a row.
-        n_threads = 1
+    n_threads = threads_for(min(n_threads, n_x), n_x * n_y)
     # One zeroed accumulator per thread; kernel_block_row leaves it zeroed.
     acc_all = np.zeros((n_threads, n_y), dtype=np.float64)
     cdef float64_t[:, ::1] acc = acc_all
@@ -1336,9 +1363,7 @@ def kernel_weighted_sums(Kernel kernel, RowSet X, PostingIndex Y, segment_start,
     # cores (on the 20 Newsgroups test set, ~700 per 3,000 rows predicted).
     sums = np.empty((n_x, n_segments, n_r), dtype=np.float64)
     cdef intp_t n_tasks = (n_x + WEIGHED_ROWS - 1) // WEIGHED_ROWS
-    n_threads = max(1, min(n_threads, n_tasks))
-    if n_x * n_y < _PARALLEL_MIN_VALUES:
-        n_threads = 1  # see kernel_matrix
+    n_threads = threads_for(min(n_threads, n_tasks), n_x * n_y)
     # Per thread: a zeroed accumulator (kernel_block_row leaves it zeroed)
     # and WEIGHED_ROWS kernel rows.
     acc_all = np.zeros((n_threads, n_y), dtype=np.float64)
@@ -1394,9 +1419,7 @@ def weighted_sums_of_values(const float64_t[:, ::1] K, segment_start,
         return np.zeros((n_x, n_segments, n_r), dtype=np.float64), np.zeros(n_x)
     sums = np.empty((n_x, n_segments, n_r), dtype=np.float64)  # (see kernel_weighted_sums)
     cdef intp_t n_tasks = (n_x + WEIGHED_ROWS - 1) // WEIGHED_ROWS
-    n_threads = max(1, min(n_threads, n_tasks))
-    if n_x * n_y < _PARALLEL_MIN_VALUES:
-        n_threads = 1  # see kernel_matrix
+    n_threads = threads_for(min(n_threads, n_tasks), n_x * n_y)
     largest_out = np.empty(n_x, dtype=np.float64)
     cdef float64_t[::1] largest = largest_out
     cdef float64_t[:, :, ::1] out = sums

@@ -11,7 +11,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._kernels import (
-    _PARALLEL_MIN_VALUES,
     PostingIndex,
     RowSet,
     divide_rows_by_max,
@@ -271,8 +270,6 @@ def prepare_rows(kernel, X, *, name="X", kernel_name="", n_threads=1):
     indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
     if kernel.on_simplex and X.shape[0] > 0:
         check_on_simplex(X, name=name, kernel=kernel_name)
-        if X.nnz < _PARALLEL_MIN_VALUES:
-            n_threads = 1  # see kernel_matrix: idle OpenMP workers spin
         # Dividing by the row maximum first keeps the sum finite for rows of
         # huge (finite) values; p is unchanged in exact arithmetic. The sums
         # are NumPy's (its reduceat has its own order of additions), the

@@ -36,6 +36,7 @@ import scipy.sparse as sp
 from . import _plsa_em
 from ._base import (EstimatorMixin, TransformerMixin, check_is_fitted,
                     count_transformer_tags, wraps_output)
+from ._kernels import parallel_threads
 from ._pairwise import resolve_n_jobs
 from ._validation import (_callers_stacklevel, check_counts, check_n_features, check_positive,
                           feature_names, is_one_of)
@@ -282,6 +283,7 @@ class PLSA(TransformerMixin, EstimatorMixin):
         word_smoothing = float(self.topic_word_smoothing) / scale
         doc_smoothing = float(self.doc_topic_smoothing) / scale
         n_threads = resolve_n_jobs(self.n_jobs)
+        n_threads = parallel_threads(n_threads, X.nnz * n_topics)  # per EM step
         if n_threads > 1:
             # The counts by word too (CSC), with each entry's CSR position:
             # the E-step's word sums run over words in parallel.

@@ -15,6 +15,7 @@ from libc.math cimport fabs, frexp, ldexp, log
 from libc.stdint cimport uint8_t
 from libc.stdlib cimport free, malloc
 
+from ._kernels cimport threads_for
 from ._parallel cimport Interruptible, interruptible_init, poll_signals
 from ._typedefs cimport float64_t, int32_t, int64_t, intp_t
 
@@ -186,6 +187,7 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     cdef Interruptible signals
     if n_docs == 0:
         return
+    n_threads = threads_for(n_threads, indptr[n_docs] * n_topics)
     buffers = <float64_t*> malloc(n_threads * n_topics * sizeof(float64_t))
     if buffers == NULL:
         raise MemoryError()

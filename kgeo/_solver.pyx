@@ -33,7 +33,8 @@ import threading
 
 import numpy as np
 
-from kgeo._kernels cimport Kernel, PostingIndex, RowSet, kernel_block_row, kernel_self
+from kgeo._kernels cimport (Kernel, PostingIndex, RowSet, kernel_block_row, kernel_self,
+                            threads_for)
 from kgeo._parallel cimport flag_raise, flag_raised
 from kgeo._typedefs cimport float32_t, float64_t, int32_t, int64_t, intp_t
 
@@ -1255,8 +1256,9 @@ cdef class KernelRowCache:
         first = <char*> self.slots
         n_bytes = (self.n_keys + 1) * <intp_t> sizeof(CacheSlot)
         n_pages = (n_bytes + SLOT_ZEROING_BYTES - 1) // SLOT_ZEROING_BYTES
+        n_threads = threads_for(n_threads, n_bytes // 8)
         with nogil:
-            for page in prange(n_pages, schedule="static", num_threads=max(1, n_threads)):
+            for page in prange(n_pages, schedule="static", num_threads=n_threads):
                 memset(first + page * SLOT_ZEROING_BYTES, 0,
                        min(SLOT_ZEROING_BYTES, n_bytes - page * SLOT_ZEROING_BYTES))
         for c in range(self.n_classes):

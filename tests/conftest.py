@@ -50,6 +50,21 @@ NEWSGROUPS_PER_CLASS = 20  # 20 classes x 20 = 400 documents
 TOKEN = re.compile(r"[a-z]+")
 
 
+@pytest.fixture(autouse=True)
+def threads_for_small_problems():
+    """n_jobs > 1 runs the parallel loops and the class pairs' workers even
+    on the small problems tests use. By default kgeo keeps work below 2**18
+    values in the calling thread, where starting threads costs more than the
+    work, so the suite's checks that threads change no bit would otherwise
+    run one thread. ``test_small_work_stays_in_the_calling_thread`` checks
+    the default bound itself."""
+    from kgeo._kernels import _set_parallel_min_work
+
+    default = _set_parallel_min_work(0)
+    yield
+    _set_parallel_min_work(default)
+
+
 @pytest.fixture
 def rng():
     """A seeded generator, new for each test (tests do not share state)."""

@@ -1015,6 +1015,37 @@ def test_threads_solve_every_pair_once(verbose, rng, monkeypatch):
         assert bars == []
 
 
+@pytest.mark.parametrize("n_samples, in_workers", [(160, False), (600, True)])
+def test_small_work_stays_in_the_calling_thread(n_samples, in_workers, rng, monkeypatch):
+    """By default work below 2**18 values runs on one thread: with n_jobs=2
+    a kernel matrix of fewer than 512 samples is solved in the calling thread
+    (workers cost more than its pairs: 3.2 against 1.4 ms for 60 samples
+    while another process kept both cores busy), a larger one in workers;
+    the same model either way."""
+    import threading
+
+    from kgeo import _svm
+    from kgeo._kernels import _PARALLEL_MIN_VALUES, _set_parallel_min_work, parallel_threads
+
+    _set_parallel_min_work(_PARALLEL_MIN_VALUES)  # the default (conftest lowers it)
+    assert _PARALLEL_MIN_VALUES == 2**18
+    assert [parallel_threads(2, 2**18 - 1), parallel_threads(2, 2**18),
+            parallel_threads(0, 2**40)] == [1, 2, 1]
+    X, y = ck.make_count_data(rng, n_samples, 15, 4, n_duplicates=3)
+    one = kgeo.SVM(kernel="ngd", n_jobs=1).fit(X, y)
+    threads = set()
+    solve_pair = _svm.solve_pair
+
+    def recording(cache, s, t, *args):
+        threads.add(threading.get_ident())
+        return solve_pair(cache, s, t, *args)
+
+    monkeypatch.setattr(_svm, "solve_pair", recording)
+    two = kgeo.SVM(kernel="ngd", n_jobs=2).fit(X, y)
+    assert (threading.get_ident() not in threads) == in_workers
+    assert_identical(one, two)
+
+
 def test_a_failing_pair_stops_the_other_threads_and_raises_its_error(rng, monkeypatch):
     """An error in one worker (here from the third pair) is the error fit
     raises; the other worker stops through the cache instead of solving the
