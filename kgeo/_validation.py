@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ._kernels import kernel_matrix_summary
+from ._kernels import dense_rows_to_csr, kernel_matrix_summary
 from .exceptions import DataConversionWarning, sklearn_compatible
 
 _MAX_ROWS_LISTED = 10
@@ -125,7 +125,7 @@ def check_matrix(X, *, name="X", min_samples=1, copy=True):
     if sp.issparse(X):
         X = _sparse_float64(X, name)
     else:
-        X = sp.csr_matrix(_dense_float64(X, name))
+        X = _dense_as_csr(_dense_float64(X, name), name)
     X.sum_duplicates()  # also sorts the indices
     _check_shape_and_values(X, name, min_samples, given)
     X.eliminate_zeros()
@@ -137,6 +137,20 @@ def check_matrix(X, *, name="X", min_samples=1, copy=True):
     # columns (and widen the row pointers themselves).
     X.indices = X.indices.astype(np.int32, copy=False)
     X.indptr = X.indptr.astype(np.int32, copy=False)
+    return X
+
+
+def _dense_as_csr(array, name):
+    """A 2-D float64 ndarray's nonzero entries as a canonical CSR matrix
+    with int32 indices, built in one pass (``dense_rows_to_csr``)."""
+    nnz = int(np.count_nonzero(array))
+    if nnz > np.iinfo(np.int32).max or array.shape[1] > np.iinfo(np.int32).max:
+        raise ValueError(
+            f"{name} has {nnz} nonzeros and {array.shape[1]} features; kgeo indexes "
+            f"columns with int32 and needs both below 2**31")
+    data, indices, indptr = dense_rows_to_csr(np.ascontiguousarray(array), nnz)
+    X = sp.csr_matrix((data, indices, indptr), shape=array.shape, copy=False)
+    X.has_canonical_format = True  # sorted, no duplicates: sum_duplicates skips
     return X
 
 

@@ -775,6 +775,33 @@ def test_fit_reads_a_canonical_csr_in_place_and_leaves_it_alone(kernel, rng):
     assert not np.shares_memory(model.support_vectors_.data, X.data)
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, bool])
+def test_dense_input_becomes_scipys_csr_arrays(order, dtype, rng):
+    """A dense matrix is converted in one compiled pass into the arrays
+    SciPy's csr_matrix gives (int32 indices): -0.0 is no entry, NaN one (then
+    refused), empty rows and columns kept; the input left as it was."""
+    dense = rng.normal(size=(40, 13)) * (rng.random((40, 13)) < 0.4)
+    dense[3] = 0.0
+    dense[:, 5] = 0.0
+    dense[7, 2] = -0.0
+    X = np.asarray(dense.astype(dtype), order=order)
+    before = X.copy()
+    checked = kgeo._validation.check_matrix(X)
+    expected = sp.csr_matrix(X.astype(np.float64))
+    assert checked.indices.dtype == np.int32 and checked.indptr.dtype == np.int32
+    assert checked.has_canonical_format and checked.shape == X.shape
+    for got, want in ((checked.data, expected.data), (checked.indices, expected.indices),
+                      (checked.indptr, expected.indptr)):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(X, before)
+    if dtype in (np.float64, np.float32):
+        X = X.copy()
+        X[0, 0] = np.nan
+        with pytest.raises(ValueError, match="1 NaN or infinity"):
+            kgeo._validation.check_matrix(X)
+
+
 @pytest.mark.parametrize("change", ["unsorted", "duplicate", "stale flag", "explicit zero",
                                     "int64", "float32", "csc", "strided", "strided indptr"])
 def test_check_matrix_copies_what_it_must_change(change, rng):
