@@ -185,16 +185,30 @@ def _take(samples, index):
     return samples[index]
 
 
+# A callable kernel's samples of these types are copied for the model: the
+# containers a caller builds samples of, and may edit after the fit.
+_COPIED_SAMPLE_TYPES = (list, tuple, dict, set, bytearray, np.ndarray)
+
+
 def _own_copy(samples):
-    """A callable kernel's kept samples, copied down to their items where
-    those are objects (token lists, say): the caller may edit its own lists
-    after the fit, which would silently change the model's decisions.
-    Samples that cannot be deep-copied are kept as given."""
-    if isinstance(samples, list) or getattr(samples, "dtype", None) == object:
-        try:
-            return copy.deepcopy(samples)
-        except Exception:  # a lock, a file: an object that cannot be copied
-            return samples
+    """A callable kernel's kept samples, each a deep copy where it is a
+    built-in container or an ndarray (a token list, say), which the caller
+    may edit after the fit and so silently change the model's decisions.
+    Other objects (a parsed document, a record) are kept as given: copying
+    them would copy whatever they share (a 128 MB table, a vocabulary), and
+    a sample that cannot be deep-copied is kept as given too."""
+    if isinstance(samples, list):
+        places = range(len(samples))
+    elif getattr(samples, "dtype", None) == object:
+        places = np.ndindex(samples.shape)  # the array is _take's own
+    else:
+        return samples
+    for place in places:
+        if isinstance(samples[place], _COPIED_SAMPLE_TYPES):
+            try:
+                samples[place] = copy.deepcopy(samples[place])
+            except Exception:  # holding a lock, a file: it cannot be copied
+                pass
     return samples
 
 
@@ -361,10 +375,10 @@ class SVM(EstimatorMixin):
         CSR; samples of any other kind (strings for a string kernel, token
         lists, a 2-D array of text fields) as given, an ndarray as one and a
         list or tuple as a list. ``support_vectors_`` keeps the support
-        vectors so, as deep copies (``copy.deepcopy``) where they are objects
-        other than numbers, so that editing the caller's samples after the
-        fit does not change the model; samples that cannot be copied are
-        kept as given. The model pickles when the function does (one defined at
+        vectors so; each that is a built-in container or an ndarray (a token
+        list) as a deep copy, so that editing the caller's samples after the
+        fit does not change the model. Other objects, and samples that
+        cannot be copied, are kept as given. The model pickles when the function does (one defined at
         module level, not a lambda).
     C : float, default=1.0
         Box bound of the dual variables (the penalty of slack). Where the

@@ -140,15 +140,32 @@ def check_matrix(X, *, name="X", min_samples=1, copy=True):
     return X
 
 
+# Values of a dense input made C-ordered at a time on its way to CSR: a
+# Fortran-ordered array (or a data frame's) is copied a slice at a time.
+_DENSE_CHUNK_VALUES = 1 << 20
+
+
 def _dense_as_csr(array, name):
     """A 2-D float64 ndarray's nonzero entries as a canonical CSR matrix
     with int32 indices, built in one pass (``dense_rows_to_csr``)."""
     nnz = int(np.count_nonzero(array))
-    if nnz > np.iinfo(np.int32).max or array.shape[1] > np.iinfo(np.int32).max:
+    n_rows, n_cols = array.shape
+    if nnz > np.iinfo(np.int32).max or n_cols > np.iinfo(np.int32).max:
         raise ValueError(
-            f"{name} has {nnz} nonzeros and {array.shape[1]} features; kgeo indexes "
+            f"{name} has {nnz} nonzeros and {n_cols} features; kgeo indexes "
             f"columns with int32 and needs both below 2**31")
-    data, indices, indptr = dense_rows_to_csr(np.ascontiguousarray(array), nnz)
+    data = np.empty(nnz, dtype=np.float64)
+    indices = np.empty(nnz, dtype=np.int32)
+    indptr = np.zeros(n_rows + 1, dtype=np.int32)
+    step = max(1, _DENSE_CHUNK_VALUES // max(n_cols, 1))
+    k = 0
+    for start in range(0, n_rows, step):
+        k = dense_rows_to_csr(np.ascontiguousarray(array[start:start + step]), data, indices,
+                              indptr[start:], k)
+        if k < 0:
+            break
+    if k != nnz:
+        raise ValueError(f"{name} changed while it was read (another thread writing it?)")
     X = sp.csr_matrix((data, indices, indptr), shape=array.shape, copy=False)
     X.has_canonical_format = True  # sorted, no duplicates: sum_duplicates skips
     return X

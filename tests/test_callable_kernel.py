@@ -489,16 +489,30 @@ def test_editing_the_samples_after_the_fit_does_not_change_the_model(container):
         DOCUMENTS[i].split() for i in model.support_]
 
 
-def test_samples_that_cannot_be_copied_are_kept_as_given():
-    """A sample deepcopy refuses (one holding a lock) is kept as it is."""
-    lock = threading.Lock()
-    samples = [[float(i), lock] for i in range(6)]
+class _Record:
+    """A sample that is not a container: its table is shared by all."""
 
+    def __init__(self, value, table):
+        self.value, self.table = value, table
+
+    def __getitem__(self, i):
+        return self.value
+
+
+def test_samples_kept_as_given_when_not_containers_or_not_copyable():
+    """A sample deepcopy refuses (a list holding a lock) is kept as it is;
+    so is an object that is not a container, whose copy would copy what it
+    shares (a review: 40 records sharing a 128 MB table copied it, +122 MB
+    and 0.19 s for a fit of 0.01 s)."""
     def first_items(A, B):
         return np.array([[a[0] * b[0] for b in B] for a in A])
 
-    model = kgeo.SVM(kernel=first_items, C=10.0).fit(samples, [0, 0, 0, 1, 1, 1])
-    assert all(sv is samples[i] for sv, i in zip(model.support_vectors_, model.support_))
+    lock = threading.Lock()
+    table = np.zeros(1000)
+    for samples in ([[float(i), lock] for i in range(6)],
+                    [_Record(float(i), table) for i in range(6)]):
+        model = kgeo.SVM(kernel=first_items, C=10.0).fit(samples, [0, 0, 0, 1, 1, 1])
+        assert all(sv is samples[i] for sv, i in zip(model.support_vectors_, model.support_))
 
 
 def test_samples_of_weight_zero_are_left_out_of_the_documents():

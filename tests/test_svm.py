@@ -775,12 +775,16 @@ def test_fit_reads_a_canonical_csr_in_place_and_leaves_it_alone(kernel, rng):
     assert not np.shares_memory(model.support_vectors_.data, X.data)
 
 
+@pytest.mark.parametrize("chunk_values", [1 << 20, 20])
 @pytest.mark.parametrize("order", ["C", "F"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, bool])
-def test_dense_input_becomes_scipys_csr_arrays(order, dtype, rng):
+def test_dense_input_becomes_scipys_csr_arrays(order, dtype, chunk_values, rng, monkeypatch):
     """A dense matrix is converted in one compiled pass into the arrays
     SciPy's csr_matrix gives (int32 indices): -0.0 is no entry, NaN one (then
-    refused), empty rows and columns kept; the input left as it was."""
+    refused), empty rows and columns kept; the input left as it was. In
+    slices of rows (of one row here, with 20 values a slice), so that a
+    Fortran-ordered input is not copied whole."""
+    monkeypatch.setattr(kgeo._validation, "_DENSE_CHUNK_VALUES", chunk_values)
     dense = rng.normal(size=(40, 13)) * (rng.random((40, 13)) < 0.4)
     dense[3] = 0.0
     dense[:, 5] = 0.0
