@@ -1292,7 +1292,6 @@ cdef float64_t kernel_self(Kernel kernel, RowSet X, intp_t i) noexcept nogil:
 cdef intp_t MATRIX_ROWS = 8
 
 
-
 def kernel_matrix(Kernel kernel, RowSet X, PostingIndex Y, int n_threads=1,
                   bint main_thread=False):
     """Dense kernel matrix between the rows of X and all rows of Y.

@@ -1,5 +1,6 @@
-# What kgeo's parallel loops share: one-way flags that threads set and read
-# without a lock, and the check that lets Ctrl-C stop a long parallel loop.
+# What kgeo's parallel loops share: one-way flags and counters that threads
+# set and read without a lock, and the check that lets Ctrl-C stop a long
+# parallel loop.
 from cpython.exc cimport PyErr_CheckSignals
 from cython.parallel cimport threadid
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec

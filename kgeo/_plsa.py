@@ -282,8 +282,8 @@ class PLSA(TransformerMixin, EstimatorMixin):
         counts = counts / scale if scale > 1 else counts
         word_smoothing = float(self.topic_word_smoothing) / scale
         doc_smoothing = float(self.doc_topic_smoothing) / scale
-        n_threads = resolve_n_jobs(self.n_jobs)
-        n_threads = parallel_threads(n_threads, X.nnz * n_topics)  # per EM step
+        # Threads only for a step's work worth sharing (kgeo/_kernels.pyx).
+        n_threads = parallel_threads(resolve_n_jobs(self.n_jobs), X.nnz * n_topics)
         if n_threads > 1:
             # The counts by word too (CSC), with each entry's CSR position:
             # the E-step's word sums run over words in parallel.

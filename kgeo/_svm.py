@@ -378,8 +378,8 @@ class SVM(EstimatorMixin):
         vectors so; each that is a built-in container or an ndarray (a token
         list) as a deep copy, so that editing the caller's samples after the
         fit does not change the model. Other objects, and samples that
-        cannot be copied, are kept as given. The model pickles when the function does (one defined at
-        module level, not a lambda).
+        cannot be copied, are kept as given. The model pickles when the
+        function does (one defined at module level, not a lambda).
     C : float, default=1.0
         Box bound of the dual variables (the penalty of slack). Where the
         kernel cannot separate the classes, SMO (here as in libsvm) needs a
