@@ -1585,9 +1585,26 @@ def test_available_threads_is_capped_by_the_cgroup_quota(monkeypatch):
     import kgeo._pairwise as pw
 
     monkeypatch.setattr(pw.os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    monkeypatch.setattr(pw, "_QUOTA_FRESH_SECONDS", 0.0)  # read the quota at every call
     for quota, expected in [(2, 2), (20, 8), (None, 8)]:
         monkeypatch.setattr(pw, "cgroup_cpu_quota", lambda quota=quota: quota)
         assert pw.available_threads() == expected
+
+
+def test_the_cgroup_quota_is_read_once_a_second(monkeypatch):
+    """A fit asks for its threads five times; the quota's files are read
+    once a second (57 us a read), and a changed quota is seen after that."""
+    import kgeo._pairwise as pw
+
+    reads = []
+    monkeypatch.setattr(pw, "cgroup_cpu_quota", lambda: reads.append(1) or 1)
+    monkeypatch.setattr(pw, "_QUOTA_READ", [None, -np.inf])
+    assert [pw.available_threads() for _ in range(5)] == [1] * 5
+    assert len(reads) == 1
+    monkeypatch.setattr(pw, "cgroup_cpu_quota", lambda: 3)
+    assert pw.available_threads() == 1  # read less than a second ago
+    pw._QUOTA_READ[1] -= 1.0  # as if read a second earlier
+    assert pw.available_threads() == min(3, len(pw.os.sched_getaffinity(0)))
 
 
 def test_n_jobs_is_capped_at_four_threads_per_available_cpu(monkeypatch):
