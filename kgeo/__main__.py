@@ -126,7 +126,7 @@ def _reproduce(args):
     _check_reproduce_args(args)
     run_zhang2005(args.dataset, args.data, args.out, C=args.C, c_sweep=args.C_sweep,
                   progress=not args.quiet, vocabulary=args.vocabulary, n_jobs=args.n_jobs,
-                  figure=not args.no_figure)
+                  figure=not args.no_figure, overwrite=args.overwrite)
     return 0
 
 
@@ -162,7 +162,9 @@ def main(argv=None):
         description="Train every cell of the paper's tables with its preprocessing, and "
                     "write results.csv, results_by_split.csv, table.md (ours beside the "
                     "paper's), significance.csv, accuracy.png (with matplotlib) and, with "
-                    "--C-sweep, c_sweep.csv to OUT, replacing files of those names. An "
+                    "--C-sweep, c_sweep.csv to OUT. Files of those names are replaced only "
+                    "if an earlier kgeo run wrote them and they are unchanged, or with "
+                    "--overwrite; otherwise the run stops before its training. An "
                     "earlier run's c_sweep.csv or accuracy.png that this run does not write "
                     "is removed if kgeo wrote it and it is unchanged (OUT/.kgeo-outputs.json "
                     "lists what each run wrote), left with a warning otherwise.")
@@ -186,6 +188,9 @@ def main(argv=None):
     reproduce.add_argument("--n-jobs", type=int, default=None,
                            help="threads per SVM (default: OMP_NUM_THREADS if set, else all CPUs)")
     reproduce.add_argument("--no-figure", action="store_true", help="do not draw accuracy.png")
+    reproduce.add_argument("--overwrite", action="store_true",
+                           help="replace files of the output names in OUT that kgeo did not "
+                                "write, or that were changed since")
     reproduce.add_argument("--quiet", action="store_true",
                            help="no progress bar and no per-cell lines")
     reproduce.set_defaults(run=_reproduce)

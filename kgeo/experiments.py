@@ -44,6 +44,7 @@ discusses each with measurements):
 
 import csv
 import hashlib
+import importlib.util
 import json
 import logging
 import math
@@ -812,8 +813,57 @@ def _prepare_out_dir(out_dir):
     return out_dir
 
 
+def _foreign_outputs(out_dir, names):
+    """Those of ``names`` in ``out_dir`` that replacing would lose: files
+    (or symbolic links) not listed in the earlier run's manifest as written
+    by kgeo, or changed since it wrote them."""
+    earlier = _read_manifest(out_dir)
+    foreign = []
+    for name in names:
+        target = out_dir / name
+        if not (target.is_file() or target.is_symlink()):
+            continue
+        if (target.is_symlink() or name not in earlier
+                or _digest_or_none(target) != earlier[name]):
+            foreign.append(name)
+    return foreign
+
+
+def _digest_or_none(path):
+    try:
+        return _sha256_of(path)
+    except OSError:  # unreadable: nothing vouches for it
+        return None
+
+
+def _refuse_foreign_outputs(out_dir, names, overwrite):
+    """Raise ``FileExistsError`` rather than replace a file kgeo did not
+    write, or one changed since, unless ``overwrite``."""
+    if overwrite:
+        return
+    foreign = _foreign_outputs(out_dir, names)
+    if foreign:
+        listed = ", ".join(repr(name) for name in foreign)
+        raise FileExistsError(
+            f"out_dir {str(out_dir)!r} holds {listed}: output names of this run, but not "
+            f"files an earlier kgeo run wrote there, unchanged since (as {_MANIFEST_NAME} "
+            f"lists them); move them, choose another out_dir, or pass overwrite=True "
+            f"(kgeo reproduce --overwrite) to replace them")
+
+
+def _names_written(c_sweep, figure):
+    """The output files a run with these options writes (accuracy.png only
+    where matplotlib can be found)."""
+    names = ["results.csv", "results_by_split.csv", "significance.csv", "table.md"]
+    if c_sweep:
+        names.append("c_sweep.csv")
+    if figure and importlib.util.find_spec("matplotlib") is not None:
+        names.append("accuracy.png")
+    return names
+
+
 def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progress=True,
-                  vocabulary="train", n_jobs=None, figure=True):
+                  vocabulary="train", n_jobs=None, figure=True, overwrite=False):
     """Regenerate Tables 1-3 of Zhang, Chen & Lee (2005) and write them to ``out_dir``.
 
     Parameters
@@ -827,8 +877,10 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
         Where to write ``results.csv``, ``results_by_split.csv``,
         ``table.md``, ``significance.csv``, ``accuracy.png`` (with
         matplotlib) and, with ``c_sweep``, ``c_sweep.csv``; created if
-        missing. None writes nothing. Files of these names are replaced;
-        an earlier run's ``c_sweep.csv`` or ``accuracy.png`` that this run
+        missing. None writes nothing. Files of these names that an earlier
+        kgeo run wrote, unchanged since, are replaced; any other file of
+        these names stops the run before its training (see ``overwrite``).
+        An earlier run's ``c_sweep.csv`` or ``accuracy.png`` that this run
         does not write is removed if unchanged since kgeo wrote it (see
         `write_outputs`), left with a warning otherwise.
     C : float, default=1.0
@@ -848,6 +900,11 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
         ``OMP_NUM_THREADS`` when it is set, else all CPUs).
     figure : bool, default=True
         Draw ``accuracy.png`` when matplotlib is installed.
+    overwrite : bool, default=False
+        Replace files of the output names in ``out_dir`` that kgeo did not
+        write, or that were changed since (``.kgeo-outputs.json`` lists
+        what each run wrote, with its SHA-256). False: such a file raises
+        ``FileExistsError`` before the first SVM is trained.
 
     Returns
     -------
@@ -862,6 +919,9 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
     DatasetNotFoundError
         If ``data_dir`` does not exist or lacks a requested corpus (the
         message names the path).
+    FileExistsError
+        If ``out_dir`` holds a file of an output name that kgeo did not
+        write, or that was changed since, and ``overwrite`` is False.
     OSError
         If ``out_dir`` cannot be created or written.
 
@@ -873,7 +933,8 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
     datasets = _check_datasets(dataset)
     C = _check_C(C)
     _check_vocabulary(vocabulary)
-    for flag, value in (("c_sweep", c_sweep), ("progress", progress), ("figure", figure)):
+    for flag, value in (("c_sweep", c_sweep), ("progress", progress), ("figure", figure),
+                        ("overwrite", overwrite)):
         # Any truthy value used to switch these on: c_sweep="no" ran the sweep.
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{flag} must be True or False, got {value!r}")
@@ -885,6 +946,7 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
         _LOCATORS[name](data_dir)
     if out_dir is not None:
         out_dir = _prepare_out_dir(out_dir)
+        _refuse_foreign_outputs(out_dir, _names_written(c_sweep, figure), overwrite)
 
     cells, significance, y_true, info = [], [], {}, {}
     sweep_cells = [] if c_sweep else None
@@ -936,7 +998,8 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
         y_true=y_true, info=info, files={}, seconds=0.0)
     results.seconds = time.perf_counter() - started
     if out_dir is not None:
-        results.files = write_outputs(results, out_dir, figure=figure, progress=progress)
+        results.files = write_outputs(results, out_dir, figure=figure, progress=progress,
+                                      overwrite=overwrite)
     results.seconds = time.perf_counter() - started
     _note(progress, _summary_text(results))
     return results
@@ -972,11 +1035,14 @@ def _fmt_optional(value, spec):
     return "" if value is None else format(value, spec)
 
 
-def write_outputs(results, out_dir, figure=True, progress=False):
+def write_outputs(results, out_dir, figure=True, progress=False, overwrite=False):
     """Write the CSV files, ``table.md`` and (with matplotlib) ``accuracy.png``.
 
     The files are written under temporary names and renamed into place once
     all of them are written, so that a failure leaves the folder as it was.
+    A file of an output name is replaced only if an earlier run's list of
+    what it wrote (``.kgeo-outputs.json``, with each file's SHA-256) says
+    kgeo wrote it and it has not changed since, or with ``overwrite=True``.
     An output of an earlier run in ``out_dir`` that this run does not write
     (``c_sweep.csv``, ``accuracy.png``) is removed if the earlier run's list
     of what it wrote (``.kgeo-outputs.json``, with each file's SHA-256) says
@@ -995,12 +1061,24 @@ def write_outputs(results, out_dir, figure=True, progress=False):
         Also plot ``accuracy.png`` (with matplotlib, when installed).
     progress : bool, default=False
         Report each file written.
+    overwrite : bool, default=False
+        Also replace files of the output names that kgeo did not write, or
+        that were changed since.
 
     Returns
     -------
     files : dict of str to pathlib.Path
+
+    Raises
+    ------
+    FileExistsError
+        If ``out_dir`` holds a file this call would replace that kgeo did
+        not write, or that was changed since, and ``overwrite`` is False:
+        nothing is written then.
     """
     _check_results(results)
+    if not isinstance(overwrite, (bool, np.bool_)):
+        raise TypeError(f"overwrite must be True or False, got {overwrite!r}")
     out_dir = _prepare_out_dir(out_dir)
     files = {}
     # Every file is written beside its final name first and renamed into
@@ -1016,6 +1094,9 @@ def write_outputs(results, out_dir, figure=True, progress=False):
 
     try:
         _stage_outputs(results, out_dir, files, stage, figure, progress)
+        # Checked again here, where the names written are known: a file put
+        # there during the training is not lost either.
+        _refuse_foreign_outputs(out_dir, [path.name for path in files.values()], overwrite)
         for path in files.values():
             os.replace(staged[path], path)
     finally:
@@ -1031,7 +1112,7 @@ def write_outputs(results, out_dir, figure=True, progress=False):
         if name in written or not (stale.is_file() or stale.is_symlink()):
             continue
         if (not stale.is_symlink() and name in earlier
-                and _sha256_of(stale) == earlier[name]):
+                and _digest_or_none(stale) == earlier[name]):
             stale.unlink()
             _note(progress, f"removed {stale}, an output of an earlier run that this run "
                             f"does not write")

@@ -41,6 +41,7 @@ from kgeo.experiments import (
     markdown_report,
     predict_from_intercepts,
     run_zhang2005,
+    write_outputs,
 )
 from kgeo.text import RainbowVectorizer
 
@@ -667,6 +668,71 @@ def test_cli_missing_data_dir(tmp_path, capsys):
     assert str(missing) in err and not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("how", ["the user's file", "edited", "a symbolic link", "unreadable"])
+def test_a_file_kgeo_did_not_write_stops_the_run_before_training(ng_data, tmp_path,
+                                                                 monkeypatch, how):
+    """An output name holding a file that no earlier run vouches for (the
+    user's own, an edited output, a link, one that cannot be read) is not
+    replaced without overwrite=True: the run stops before its first SVM."""
+    out = tmp_path / "out"
+    run_zhang2005("20ng", ng_data, out, progress=False, figure=False)
+    target = out / "table.md"
+    if how == "the user's file":
+        (out / ".kgeo-outputs.json").unlink()
+        target = out / "results.csv"
+    elif how == "edited":
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write("my notes on the table\n")
+    elif how == "a symbolic link":
+        elsewhere = tmp_path / "kept.md"
+        target.rename(elsewhere)
+        target.symlink_to(elsewhere)
+    elif how == "unreadable":
+        if os.geteuid() == 0:
+            pytest.skip("root reads any file")
+        target.chmod(0o200)
+    before = {p.name: (p.read_bytes() if how != "unreadable" else None)
+              for p in out.iterdir() if not p.is_symlink()}
+    with monkeypatch.context() as patched:
+        patched.setattr("kgeo.experiments._run_cells",
+                        lambda *a, **k: pytest.fail("training started"))
+        with pytest.raises(FileExistsError, match=re.escape(target.name) + r".*overwrite=True "
+                                                  r"\(kgeo reproduce --overwrite\)"):
+            run_zhang2005("20ng", ng_data, out, progress=False, figure=False)
+    assert {p.name: (p.read_bytes() if how != "unreadable" else None)
+            for p in out.iterdir() if not p.is_symlink()} == before
+    # The command line says so and stops with status 2; --overwrite replaces it.
+    argv = ["reproduce", "zhang2005", "--dataset", "20ng", "--data", str(ng_data),
+            "--out", str(out), "--quiet", "--no-figure"]
+    assert main(argv) == 2
+    if how == "unreadable":
+        target.chmod(0o600)
+    results = run_zhang2005("20ng", ng_data, out, progress=False, figure=False, overwrite=True)
+    assert main(argv + ["--overwrite"]) == 0
+    assert not target.is_symlink()
+    assert json.loads((out / ".kgeo-outputs.json").read_text()).keys() == {
+        p.name for p in results.files.values()}
+    if how == "a symbolic link":
+        assert (tmp_path / "kept.md").read_text().endswith("\n")  # the link's target kept
+
+
+def test_write_outputs_checks_the_names_again(ng_data, tmp_path):
+    """A file of an output name put there during the training is not lost:
+    write_outputs checks the names it writes, and writes nothing then."""
+    out = tmp_path / "out"
+    results = run_zhang2005("20ng", ng_data, None, progress=False, figure=False)
+    out.mkdir()
+    (out / "significance.csv").write_text("mine\n")
+    with pytest.raises(FileExistsError, match=r"holds 'significance.csv': output names"):
+        write_outputs(results, out, figure=False)
+    assert sorted(p.name for p in out.iterdir()) == ["significance.csv"]
+    assert (out / "significance.csv").read_text() == "mine\n"
+    with pytest.raises(TypeError, match=r"overwrite must be True or False, got 'yes'"):
+        write_outputs(results, out, figure=False, overwrite="yes")
+    files = write_outputs(results, out, figure=False, overwrite=True)
+    assert files["significance"].read_text().startswith("dataset,")
+
+
 def test_a_damaged_second_corpus_fails_before_any_training(ng_data, monkeypatch):
     # Both corpora are loaded before the first SVM: the 20NG cells used to
     # train first and be lost when the WebKB archive turned out damaged.
@@ -889,10 +955,15 @@ def test_a_reused_out_dir_drops_only_outputs_kgeo_wrote(ng_data, tmp_path, capsy
     assert (out / "c_sweep.csv").read_text().endswith("a line of the user's\n")
     # An unreadable list (here JSON nested past the interpreter's recursion
     # limit, which used to escape as a RecursionError after the outputs were
-    # in place) vouches for nothing, and is replaced.
+    # in place) vouches for nothing: the outputs it listed are replaced only
+    # with overwrite=True, and the list is replaced.
     (out / ".kgeo-outputs.json").write_text("[" * 100_000)
+    with pytest.raises(FileExistsError, match=r"holds 'results.csv', 'results_by_split.csv', "
+                                              r"'significance.csv', 'table.md': output names"):
+        run_zhang2005("20ng", ng_data, out, progress=False, figure=False)
     with pytest.warns(UserWarning, match=r"holds 'c_sweep.csv', which this run does not write"):
-        results = run_zhang2005("20ng", ng_data, out, progress=False, figure=False)
+        results = run_zhang2005("20ng", ng_data, out, progress=False, figure=False,
+                                overwrite=True)
     assert (out / "c_sweep.csv").is_file()
     assert json.loads((out / ".kgeo-outputs.json").read_text()).keys() == {
         path.name for path in results.files.values()}
@@ -1292,8 +1363,11 @@ def test_a_manifest_that_is_not_an_object_vouches_for_nothing(ng_data, tmp_path,
     out = tmp_path / "out"
     run_zhang2005("20ng", ng_data, out, progress=False, figure=False, c_sweep=True)
     (out / ".kgeo-outputs.json").write_text(listed)
+    with pytest.raises(FileExistsError, match=r"holds 'results.csv'"):
+        run_zhang2005("20ng", ng_data, out, progress=False, figure=False)
     with pytest.warns(UserWarning, match=r"holds 'c_sweep.csv', which this run does not write"):
-        results = run_zhang2005("20ng", ng_data, out, progress=False, figure=False)
+        results = run_zhang2005("20ng", ng_data, out, progress=False, figure=False,
+                                overwrite=True)
     assert (out / "c_sweep.csv").is_file()
     assert json.loads((out / ".kgeo-outputs.json").read_text()).keys() == {
         p.name for p in results.files.values()}
@@ -1321,14 +1395,14 @@ def test_cli_reproduce_passes_every_option(ng_data, tmp_path, monkeypatch):
             "--out", str(tmp_path / "o")]
     assert main(base) == 0
     assert main(base + ["--C", "2", "--C-sweep", "--vocabulary", "all", "--n-jobs", "-1",
-                        "--no-figure", "--quiet"]) == 0
+                        "--no-figure", "--quiet", "--overwrite"]) == 0
     assert calls == [
         ((["20ng"], str(ng_data), str(tmp_path / "o")),
          dict(C=1.0, c_sweep=False, progress=True, vocabulary="train", n_jobs=None,
-              figure=True)),
+              figure=True, overwrite=False)),
         ((["20ng"], str(ng_data), str(tmp_path / "o")),
          dict(C=2.0, c_sweep=True, progress=False, vocabulary="all", n_jobs=-1,
-              figure=False)),
+              figure=False, overwrite=True)),
     ]
 
 
@@ -1839,8 +1913,9 @@ def test_progress_bar_counts_the_c_sweep(ng_data, capsys, terminal):
 
 def test_symlinks_named_as_outputs_are_replaced_or_left_never_followed(ng_data, tmp_path,
                                                                         monkeypatch):
-    """A link named table.md is replaced like a file, whatever the file it
-    points to allows (os.replace never writes through it). A link named
+    """A link named table.md is replaced like a file with overwrite=True
+    (without, it stops the run: no list vouches for a link), whatever the
+    file it points to allows (os.replace never writes through it). A link named
     c_sweep.csv that this run does not write is left, with the warning,
     whether it dangles or points at a copy of the earlier run's own file
     that the list of outputs vouches for."""
@@ -1851,7 +1926,10 @@ def test_symlinks_named_as_outputs_are_replaced_or_left_never_followed(ng_data, 
     real_access = os.access  # the tests run as root: a mode of 0o444 would not show
     monkeypatch.setattr("kgeo.experiments.os.access", lambda path, mode, **kw: (
         Path(path).name != "table.md" and real_access(path, mode, **kw)))
-    run_zhang2005("20ng", ng_data, out, progress=False, figure=False)
+    with pytest.raises(FileExistsError, match=r"holds 'table.md'"):
+        run_zhang2005("20ng", ng_data, out, progress=False, figure=False)
+    assert (out / "table.md").is_symlink()
+    run_zhang2005("20ng", ng_data, out, progress=False, figure=False, overwrite=True)
     assert not (out / "table.md").is_symlink() and theirs.read_text() == "their table\n"
     monkeypatch.undo()
     (out / "c_sweep.csv").symlink_to(tmp_path / "nowhere.csv")
