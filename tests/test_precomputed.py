@@ -258,7 +258,8 @@ def summary_reference(K, square):
     largest = float(np.abs(K[finite]).max(initial=0.0))
     asymmetry, at = 0.0, (0, 0)
     if square and finite.all():
-        gap = np.triu(np.abs(K - K.T), 1)
+        with np.errstate(over="ignore"):  # a gap beyond float64 is inf, as it should be
+            gap = np.triu(np.abs(K - K.T), 1)
         asymmetry = float(gap.max())
         if asymmetry > 0:
             at = tuple(int(v) for v in np.argwhere(gap == asymmetry)[0])
@@ -285,9 +286,22 @@ def test_matrix_summary_matches_numpy(n, n_threads, rng):
         tied[n - 2, n - 1] += 1.0
         tied[0, n - 1] += 1.0
     cases.append(tied)
+    if n > 8:
+        # Equal gaps in one row, in one tile of columns and in two: the first
+        # column is named (each row is reduced in four running maxima).
+        one_row = K.copy()
+        one_row[1, [n - 1, 7, 6]] += 2.0
+        cases.append(one_row)
+        # A gap beyond float64 (inf) is the largest.
+        overflow = K.copy()
+        overflow[2, n - 2], overflow[n - 2, 2] = 1e308, -1e308
+        cases.append(overflow)
     broken = K.copy()
     broken[k[:3, 0], k[:3, 1]] = [np.nan, np.inf, -np.inf]
     cases.append(broken)
+    late = K.copy()  # non-finite entries only in the last row, in the tail of 4
+    late[n - 1, n - 1] = np.nan
+    cases.append(late)
     for M in cases:
         assert kernel_matrix_summary(M, True, n_threads) == summary_reference(M, True)
         rect = M[:, : max(1, n // 2)].copy()
