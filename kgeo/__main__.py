@@ -110,8 +110,9 @@ def _check_reproduce_args(args):
         # SVM's box bounds must be normal floats: found at the first fit.
         raise ValueError(f"--C must be at least {sys.float_info.min:.4g} (a normal float), "
                          f"got {args.C}")
-    if args.n_jobs is not None and args.n_jobs != -1 and args.n_jobs < 1:
-        raise ValueError(f"--n-jobs must be -1 or an integer >= 1, got {args.n_jobs}")
+    if args.n_jobs == 0:
+        raise ValueError(f"--n-jobs must be a nonzero integer (-1: every CPU, -2: all but "
+                         f"one), got {args.n_jobs}")
     if len(set(args.dataset)) != len(args.dataset):
         raise ValueError(f"--dataset must not repeat a name, got {' '.join(args.dataset)}")
     if args.data == "":
@@ -186,7 +187,8 @@ def main(argv=None):
                            help="learn the vocabulary from each split's training documents "
                                 "(default) or from all documents, as Rainbow indexing both")
     reproduce.add_argument("--n-jobs", type=int, default=None,
-                           help="threads per SVM (default: OMP_NUM_THREADS if set, else all CPUs)")
+                           help="threads per SVM; -1 all CPUs, -2 all but one, ... "
+                                "(default: OMP_NUM_THREADS if set, else all CPUs)")
     reproduce.add_argument("--no-figure", action="store_true", help="do not draw accuracy.png")
     reproduce.add_argument("--overwrite", action="store_true",
                            help="replace files of the output names in OUT that kgeo did not "

@@ -163,18 +163,22 @@ def resolve_n_jobs(n_jobs):
     """Number of threads for ``n_jobs``.
 
     None: ``OMP_NUM_THREADS`` when it is set (as any OpenMP program would
-    read it), else every available CPU; -1: every available CPU. Larger
-    values are capped at ``_THREADS_PER_CPU`` times the CPUs available.
+    read it), else every available CPU; -1: every available CPU; below -1,
+    as joblib and scikit-learn read it, ``n_cpus + 1 + n_jobs`` (-2: all
+    CPUs but one), at least 1. Larger values are capped at
+    ``_THREADS_PER_CPU`` times the CPUs available.
     """
     if n_jobs is None:
         requested = omp_num_threads()
         if requested is None:
             return available_threads()
         return int(min(requested, _THREADS_PER_CPU * available_threads()))
-    if isinstance(n_jobs, numbers.Integral) and not isinstance(n_jobs, bool) and n_jobs == -1:
-        return available_threads()
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs < 1:
-        raise ValueError(f"Invalid n_jobs {n_jobs!r}, must be None, -1 or an integer >= 1")
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
+        raise ValueError(f"Invalid n_jobs {n_jobs!r}, must be None or a nonzero integer "
+                         f"(-1: every CPU, -2: all CPUs but one, ...)")
+    if n_jobs < 0:
+        # Python ints: -10**30 does not wrap.
+        return int(max(1, available_threads() + 1 + int(n_jobs)))
     return int(min(n_jobs, _THREADS_PER_CPU * available_threads()))
 
 
@@ -444,8 +448,9 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
     n_jobs : int, default=None
         Threads: None takes ``OMP_NUM_THREADS`` when it is set, else every
         available CPU (the affinity mask, within a cgroup CPU quota); -1
-        every available CPU. More than 4 per available CPU are not
-        started. The result does not depend on it.
+        every available CPU, below -1 ``n_cpus + 1 + n_jobs`` as in
+        joblib (-2: all but one), at least one. More than 4 per available
+        CPU are not started. The result does not depend on it.
     **params : dict
         Kernel parameters: ``gamma``, ``coef0``, ``degree`` (``poly``,
         ``rbf``, ``sigmoid``; ``gamma=None`` means ``1 / n_features``),

@@ -169,7 +169,8 @@ class PLSA(TransformerMixin, EstimatorMixin):
         Seeds the random start of ``P(w | z)``.
     n_jobs : int, default=None
         Threads for EM and folding in (None: ``OMP_NUM_THREADS`` or every
-        CPU; -1: every CPU). The results do not depend on it.
+        CPU; -1: every CPU; -2: all but one, and so on, as in joblib). The
+        results do not depend on it.
     verbose : int, default=0
         Above 0, prints the objective every ``verbose`` EM steps.
 

@@ -474,6 +474,7 @@ class SVM(EstimatorMixin):
     n_jobs : int, default=None
         Threads (None: ``OMP_NUM_THREADS`` when it is set, else every CPU
         the process may use, within a cgroup CPU quota; -1: every such CPU;
+        -2: all but one, and so on, as in joblib, at least one thread;
         at most 4 per CPU are started, more would only share the same
         cores): class pairs are solved in parallel in ``fit`` (sharing one
         row cache; the model does not depend on the number of threads),

@@ -775,7 +775,8 @@ def test_cli_demo_bad_options_name_the_option(option, value, match, capsys):
     ("--C", "nan", "--C must be a finite number > 0, got nan"),
     ("--C", "inf", "--C must be a finite number > 0, got inf"),
     ("--C", "1e-320", "--C must be at least 2.225e-308 (a normal float), got 1e-320"),
-    ("--n-jobs", "0", "--n-jobs must be -1 or an integer >= 1, got 0"),
+    ("--n-jobs", "0", "--n-jobs must be a nonzero integer (-1: every CPU, -2: all but one), "
+                      "got 0"),
     # These two used to name run_zhang2005's parameters (data_dir, out_dir).
     ("--data", "", "--data must name the folder holding the corpora, got ''"),
     ("--out", "", "--out must name a folder for the output files, got ''"),

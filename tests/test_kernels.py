@@ -700,11 +700,28 @@ def test_object_array_of_numbers_accepted():
                                   [[7.25, 7.5], [7.5, 9.0]])
 
 
-@pytest.mark.parametrize("n_jobs", [0, -2, 1.5, True, "2"])
+@pytest.mark.parametrize("n_jobs", [0, 1.5, True, "2", -2.0])
 def test_invalid_n_jobs(n_jobs):
-    match = rf"Invalid n_jobs {re.escape(repr(n_jobs))}, must be None, -1 or an integer >= 1"
+    match = (rf"Invalid n_jobs {re.escape(repr(n_jobs))}, must be None or a nonzero integer "
+             rf"\(-1: every CPU, -2: all CPUs but one, ...\)")
     with pytest.raises(ValueError, match=match):
         kgeo.pairwise_kernels(np.ones((2, 3)), kernel="linear", n_jobs=n_jobs)
+
+
+@pytest.mark.parametrize("cpus", [1, 2, 8])
+def test_negative_n_jobs_count_back_from_the_cpus_as_joblib(monkeypatch, cpus):
+    """n_jobs below -1 means n_cpus + 1 + n_jobs (scikit-learn's and joblib's
+    reading: -2 is all CPUs but one), and never fewer than one thread."""
+    from kgeo import _pairwise
+
+    monkeypatch.setattr(_pairwise, "available_threads", lambda: cpus)
+    assert _pairwise.resolve_n_jobs(-1) == cpus
+    assert _pairwise.resolve_n_jobs(-2) == max(1, cpus - 1)
+    assert _pairwise.resolve_n_jobs(np.int64(-3)) == max(1, cpus - 2)
+    assert _pairwise.resolve_n_jobs(-10**30) == 1
+    X = np.random.default_rng(0).random((30, 5))
+    np.testing.assert_array_equal(kgeo.pairwise_kernels(X, kernel="ngd", n_jobs=-2),
+                                  kgeo.pairwise_kernels(X, kernel="ngd", n_jobs=1))
 
 
 @pytest.mark.parametrize("env, expected", [
