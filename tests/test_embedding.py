@@ -97,6 +97,28 @@ def test_idf_counts_documents_not_occurrences(random_count_csr):
     np.testing.assert_allclose(emb_z.idf_, ref_idf(Z.toarray()), rtol=1e-15, atol=0)
 
 
+def test_idf_of_hashed_columns_counts_by_sorting_the_same(random_count_csr, monkeypatch):
+    """Far more columns than entries (hashed features) take document
+    frequencies from a sort of the entries, not a count per column: the
+    same idf_, bit for bit, unused columns 0, explicit zeros not counted."""
+    from kgeo import _embedding
+
+    X = random_count_csr(40, 30, density=0.2, max_count=9)
+    X.data[::4] = 0.0
+    wide = sp.csr_matrix((X.data, X.indices * 1000 + 7, X.indptr), shape=(40, 30_000))
+    assert wide.nnz < wide.shape[1] // _embedding._SPARSE_VOCABULARY  # the sorting route
+    sorted_route = kgeo.MultinomialEmbedding(weighting="tfidf").fit(wide).idf_
+    monkeypatch.setattr(_embedding, "_SPARSE_VOCABULARY", 10**9)  # the counting route
+    counted = kgeo.MultinomialEmbedding(weighting="tfidf").fit(wide).idf_
+    assert sorted_route.tobytes() == counted.tobytes()
+    np.testing.assert_array_equal(sorted_route[7::1000],
+                                  kgeo.MultinomialEmbedding(weighting="tfidf").fit(X).idf_)
+    used = np.zeros(30_000, dtype=bool)
+    used[7::1000] = True
+    assert not sorted_route[~used].any()
+    np.testing.assert_allclose(sorted_route[used], ref_idf(X.toarray()), rtol=1e-15, atol=0)
+
+
 def test_tf_idf_is_ones():
     emb = kgeo.MultinomialEmbedding(weighting="tf").fit(counts())
     np.testing.assert_array_equal(emb.idf_, np.ones(counts().shape[1]))
