@@ -1131,8 +1131,8 @@ cdef void scan_band(const float64_t* K, intp_t n_cols, intp_t r0, intp_t r1,
 cdef inline float64_t finite_abs_max(const float64_t* x, intp_t n,
                                      int64_t* n_bad) noexcept nogil:
     # max |x[j]| over the finite entries (0.0 for none), and how many are
-    # not finite. A maximum is exact in any order, so four of them summed up
-    # in turn give the same value as one.
+    # not finite. A maximum is exact in any order: four running maxima,
+    # combined at the end, give the value one running maximum gives.
     cdef float64_t a0, a1, a2, a3, m0 = 0.0, m1 = 0.0, m2 = 0.0, m3 = 0.0
     cdef int64_t bad = 0
     cdef intp_t j = 0
