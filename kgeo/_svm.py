@@ -1175,12 +1175,16 @@ class SVM(EstimatorMixin):
         The solver releases the GIL and the pairs share one thread-safe row
         cache; each pair's solution is the same whatever thread solves it.
         """
+        # Once for all pairs: with many small classes, a pair's Python
+        # overhead is a good part of its cost.
+        tol = float(self.tol)
+        shrinking = self.shrinking if isinstance(self.shrinking, str) else bool(self.shrinking)
+        max_iter = min(int(self.max_iter), _MAX_ITER_CAP)
+        box = np.asarray(box)
+
         def solve(pair):
             s, t = pair
-            solution = solve_pair(cache, s, t, box, float(self.tol),
-                                  self.shrinking if isinstance(self.shrinking, str)
-                                  else bool(self.shrinking),
-                                  min(int(self.max_iter), _MAX_ITER_CAP))
+            solution = solve_pair(cache, s, t, box, tol, shrinking, max_iter)
             if self.verbose >= 2:
                 alpha, _, iters, objective, _ = solution
                 logger.info("pair (%r, %r): %d iterations, %d SV, objective %.6g",
