@@ -36,7 +36,7 @@ from ._kernels import (
 )
 from ._pairwise import (centred, fits_unmoved, overflow_message, posting_tables_are_cheap,
                         prepare_rows, resolve_n_jobs, rows_to_move, single_block,
-                        translation_centre, used_columns_only)
+                        translation_centre, unique_columns, used_columns_only)
 from ._solver import (MAX_ITER_REACHED, STALLED, UNRESOLVED, KernelRowCache,
                       _release_openmp_threads, one_vs_one_coefficients, one_vs_one_votes,
                       solve_pair)
@@ -1912,19 +1912,69 @@ def _support_vector_side(model, kernel, X, n_threads):
     kept = cache.get("support_vectors") if cache is not None else None
     if kept is not None and _same_key(kept[0], key):  # not replaced since
         return (*kept[1:], X)
+    hashed = cache.get("hashed_support_vectors") if cache is not None else None
+    if hashed is not None and _same_key(hashed[0], key):
+        return _over_support_vector_columns(model, kernel, X, n_threads, *hashed[1:])
     support_vectors = _checked_support_vectors(model)
-    # Cheap for the support vectors alone, so with X too: used_columns_only
-    # would return both as given.
-    reusable = posting_tables_are_cheap(support_vectors.shape[1], support_vectors.nnz)
-    if not reusable:
-        support_vectors, X = used_columns_only(support_vectors, X)
+    # Cheap for the support vectors alone, so with X too.
+    if not posting_tables_are_cheap(support_vectors.shape[1], support_vectors.nnz):
+        # Hashed features: the support vectors over the columns they use.
+        columns, renumbered = unique_columns(support_vectors.indices)
+        local = sp.csr_matrix((support_vectors.data, renumbered, support_vectors.indptr),
+                              shape=(support_vectors.shape[0], columns.shape[0]))
+        sv_rows = prepare_rows(kernel, local, name="support_vectors_",
+                               kernel_name=model.kernel, n_threads=n_threads)
+        hashed = (key, columns, local, sv_rows, single_block(sv_rows))
+        if cache is not None and key is not None:
+            cache["hashed_support_vectors"] = hashed
+        return _over_support_vector_columns(model, kernel, X, n_threads, *hashed[1:])
     sv_rows = prepare_rows(kernel, support_vectors, name="support_vectors_",
                            kernel_name=model.kernel, n_threads=n_threads)
     sv_index = single_block(sv_rows)
-    if reusable and cache is not None and key is not None:
+    if cache is not None and key is not None:
         # Read only from here on: predictions in several threads share it.
         cache["support_vectors"] = (key, sv_rows, sv_index)
     return sv_rows, sv_index, X
+
+
+def _over_support_vector_columns(model, kernel, X, n_threads, columns, local, sv_rows,
+                                 sv_index):
+    """`_support_vector_side` for hashed features: the support vectors
+    (``local``, prepared as ``sv_rows`` and indexed as ``sv_index``) and X
+    over only the columns either uses, numbered in order, so that every
+    kernel value keeps its bits (see `used_columns_only`).
+
+    Where X uses no column the support vectors do not (``columns``), the
+    kept tables serve as they are; otherwise the support vectors' columns
+    move up by X's new columns below them, and their rows are prepared and
+    indexed again. Both per call: a review predicting one row at a time
+    over 2**27 columns found 30 ms a call, 25 of them in finding the
+    columns of all the support vectors again (NumPy's unique, then a binary
+    search for every stored value), against 0.5 ms over a 30,000-word
+    vocabulary.
+    """
+    # X's distinct columns and their places among the support vectors' (a
+    # binary search each), then each entry's through its distinct column.
+    x_columns, x_places = unique_columns(X.indices)
+    at = np.searchsorted(columns, x_columns)
+    known = at < columns.shape[0]
+    known[known] = columns[at[known]] == x_columns[known]
+    new = x_columns[~known]
+    if new.size == 0:
+        X = sp.csr_matrix((X.data, at.astype(np.int32)[x_places], X.indptr),
+                          shape=(X.shape[0], columns.shape[0]))
+        return sv_rows, sv_index, X
+    merged = np.insert(columns, at[~known], new)  # disjoint, both sorted: their union
+    below = np.searchsorted(new, columns).astype(np.int32)  # X's new columns below each
+    moved = sp.csr_matrix((local.data, local.indices + below[local.indices], local.indptr),
+                          shape=(local.shape[0], merged.shape[0]))
+    # A column of X lands at its place among the old columns plus the new
+    # columns below it.
+    x_at = (at + np.searchsorted(new, x_columns)).astype(np.int32)
+    X = sp.csr_matrix((X.data, x_at[x_places], X.indptr), shape=(X.shape[0], merged.shape[0]))
+    sv_rows = prepare_rows(kernel, moved, name="support_vectors_",
+                           kernel_name=model.kernel, n_threads=n_threads)
+    return sv_rows, single_block(sv_rows), X
 
 
 def _centred_support_vector_side(model, kernel, centre, n_threads):

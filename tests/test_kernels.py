@@ -1655,6 +1655,18 @@ def test_used_columns_only_renumbers_the_used_columns_in_order():
         np.testing.assert_array_equal(got.data, expected.data)
 
 
+@pytest.mark.parametrize("size", [0, 1, 7, 5000])
+def test_unique_columns_is_numpys_unique_with_its_inverse(size, rng):
+    from kgeo._pairwise import unique_columns
+
+    values = rng.integers(0, max(size // 3, 1), size=size).astype(np.int32) * 1009
+    kept, places = unique_columns(values)
+    expected, inverse = np.unique(values, return_inverse=True)
+    np.testing.assert_array_equal(kept, expected)
+    np.testing.assert_array_equal(places, inverse.ravel())
+    assert places.dtype == np.int32 and kept.dtype == values.dtype
+
+
 def _csr_with_indptr_from_one():
     """A 2 x 3 CSR matrix whose indptr starts at 1 (its first value unread)."""
     X = sp.csr_matrix((np.ones(3), np.array([0, 1, 2]), np.array([0, 1, 3])), shape=(2, 3))

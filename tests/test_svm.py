@@ -3582,24 +3582,52 @@ def test_support_vectors_are_prepared_once_per_fit(kernel, rng, monkeypatch):
                                   kgeo.SVM(kernel=kernel).fit(X2, y2).decision_function(T))
 
 
-def test_hashed_features_are_not_prepared_ahead(rng, monkeypatch):
-    # Over 2**22 columns the support vectors are cut to the columns they or
-    # the predicted rows use: their index depends on X, so it is made per call.
+@pytest.mark.filterwarnings("ignore::kgeo.EmptyDocumentWarning")
+@pytest.mark.parametrize("kernel", ["ngd", "linear", "rbf", "ned"])
+def test_hashed_features_keep_the_support_vectors_columns(kernel, rng, monkeypatch):
+    """Over 2**22 columns the support vectors are cut to the columns they
+    use, prepared and indexed once per fit; a predicted row with columns
+    they do not use renumbers them for that call. Either way every decision
+    value is the one over a compact vocabulary, bit for bit, and the same
+    whether a row is predicted alone or in a batch."""
     import kgeo._svm as svm_module
 
     width = 2**22
-    X, y = ck.make_count_data(rng, 40, 12, 3, density=0.3, sparse=True)
-    spread = np.sort(rng.choice(width, 12, replace=False))
-    X = X.tocoo()
-    X = sp.csr_matrix((X.data, (X.row, spread[X.col])), shape=(X.shape[0], width))
+    X, y = ck.make_count_data(rng, 40, 14, 3, density=0.3, sparse=True)
+    unused = [5, 13]  # columns no training row uses: one among the used, one above
+    X = X.tolil()
+    X[:, unused] = 0.0
+    X = X.tocsr()
+    T, _ = ck.make_count_data(rng, 6, 14, 3, density=0.5, sparse=True)
+    T = T.tolil()
+    T[:3, unused] = 0.0  # rows 0-2 use only the support vectors' columns
+    T[3:, 5] = 1.0       # rows 3-5 also one they do not use, among theirs
+    T[3:, 13] = 0.0
+    T = T.tocsr()
+    spread = np.sort(rng.choice(width, 14, replace=False))
+
+    def hashed(M):
+        M = M.tocoo()
+        return sp.csr_matrix((M.data, (M.row, spread[M.col])), shape=(M.shape[0], width))
+
     builds = []
     single_block = svm_module.single_block
     monkeypatch.setattr(svm_module, "single_block",
                         lambda rows: builds.append(rows.n_features) or single_block(rows))
-    model = kgeo.SVM(kernel="ngd").fit(X, y)
-    first = model.decision_function(X)
-    np.testing.assert_array_equal(model.decision_function(X), first)
-    assert len(builds) == 2 and max(builds) <= 12
+    model = kgeo.SVM(kernel=kernel, gamma=0.5).fit(hashed(X), y)
+    compact = kgeo.SVM(kernel=kernel, gamma=0.5).fit(X, y)
+    np.testing.assert_array_equal(model.dual_coef_, compact.dual_coef_)
+    expected = compact.decision_function(T)
+    builds.clear()
+    known = model.decision_function(hashed(T[:3]))
+    np.testing.assert_array_equal(model.decision_function(hashed(T[:3])), known)
+    assert builds == [12]  # once: the support vectors' own columns
+    np.testing.assert_array_equal(known, expected[:3])
+    both = model.decision_function(hashed(T))
+    assert builds == [12, 13]  # renumbered for this call's new column
+    np.testing.assert_array_equal(both, expected)
+    alone = np.vstack([model.decision_function(hashed(T[i:i + 1])) for i in range(6)])
+    np.testing.assert_array_equal(alone, expected)
 
 
 @pytest.mark.parametrize("kernel", ["rbf", "ned"])
