@@ -1898,13 +1898,13 @@ def _support_vector_side(model, kernel, X, n_threads):
 
     Built once per fit (again if ``support_vectors_`` is replaced, and at
     every call for a writable one, see `_cache_key`) and kept in the
-    model's prediction cache where they do not depend on X: where
-    the support vectors alone make the posting tables cheap,
-    `used_columns_only` leaves every matrix as it is. Rebuilt
-    at every call, a 20-class 20 Newsgroups model spent 6-10 ms predicting
-    one row, where a row of a batch costs about 30 us. Hashed features
-    (far more columns than stored values) keep only the columns the support
-    vectors or X use, so their index is made for each X.
+    model's prediction cache. Rebuilt at every call, a 20-class 20
+    Newsgroups model spent 6-10 ms predicting one row, where a row of a
+    batch costs about 30 us. Hashed features (far more columns than stored
+    values) keep only the columns the support vectors use, and X is
+    renumbered to them; where X uses others too, the support vectors are
+    renumbered and indexed again for that call (see
+    `_over_support_vector_columns`).
     """
     cache = getattr(model, "_prediction_cache", None)  # None: saved before kgeo kept one
     source = model.support_vectors_
