@@ -2857,10 +2857,6 @@ def libsvm_iteration_cap(l):
     return max(10_000_000, 100 * int(l))
 
 
-# Signals are run only from Python's main thread (see Pair.signals_here).
-_MAIN_THREAD_ID = threading.main_thread().ident
-
-
 cdef inline float64_t* aligned_64(float64_t* p) noexcept nogil:
     # The first 64-byte boundary at or after p (8 doubles of slack allocated).
     return <float64_t*> ((<size_t> p + 63) & ~(<size_t> 63))
@@ -2960,7 +2956,9 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
     P.single = cache.single
     P.held = <const void**> &held_v[0]
     P.held_fetches = 0
-    P.signals_here = threading.get_ident() == _MAIN_THREAD_ID
+    # Read at each call, not once at import: after os.fork() from another
+    # thread, that thread is the child's main thread.
+    P.signals_here = threading.get_ident() == threading.main_thread().ident
     cdef int64_t n_iter = 0
     cdef int status
     cdef int shrink_mode = SHRINK_AUTO if shrinking == "auto" else (
