@@ -1159,9 +1159,7 @@ cdef inline float64_t finite_abs_max(const float64_t* x, intp_t n,
         m0 = a0 if a0 > m0 else m0
         j += 1
     n_bad[0] = bad
-    m0 = m1 if m1 > m0 else m0
-    m2 = m3 if m3 > m2 else m2
-    return m2 if m2 > m0 else m0
+    return max_of_four(m0, m1, m2, m3)
 
 
 cdef void mirror_gap_of_band(const float64_t* K, intp_t n, intp_t i0, float64_t* gap,
@@ -1222,6 +1220,11 @@ cdef inline float64_t mirror_gap_max(const float64_t* row, const float64_t* K, i
         d0 = fabs(row[j] - K[j * n + i])
         m0 = d0 if d0 > m0 else m0
         j += 1
+    return max_of_four(m0, m1, m2, m3)
+
+
+cdef inline float64_t max_of_four(float64_t m0, float64_t m1, float64_t m2,
+                                  float64_t m3) noexcept nogil:
     m0 = m1 if m1 > m0 else m0
     m2 = m3 if m3 > m2 else m2
     return m2 if m2 > m0 else m0

@@ -1180,7 +1180,6 @@ class SVM(EstimatorMixin):
         tol = float(self.tol)
         shrinking = self.shrinking if isinstance(self.shrinking, str) else bool(self.shrinking)
         max_iter = min(int(self.max_iter), _MAX_ITER_CAP)
-        box = np.asarray(box)
 
         def solve(pair):
             s, t = pair
@@ -1947,11 +1946,11 @@ def _over_support_vector_columns(model, kernel, X, n_threads, columns, local, sv
     Where X uses no column the support vectors do not (``columns``), the
     kept tables serve as they are; otherwise the support vectors' columns
     move up by X's new columns below them, and their rows are prepared and
-    indexed again. Both per call: a review predicting one row at a time
-    over 2**27 columns found 30 ms a call, 25 of them in finding the
-    columns of all the support vectors again (NumPy's unique, then a binary
-    search for every stored value), against 0.5 ms over a 30,000-word
-    vocabulary.
+    indexed again. A call looks up only X's distinct columns: a review
+    predicting one row at a time over 2**27 columns found 30 ms a call, 25
+    of them in finding the columns of all the support vectors again
+    (NumPy's unique, then a binary search for every stored value), against
+    0.5 ms over a 30,000-word vocabulary.
     """
     # X's distinct columns and their places among the support vectors' (a
     # binary search each), then each entry's through its distinct column.

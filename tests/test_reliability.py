@@ -1104,6 +1104,21 @@ def test_ctrl_c_interrupts_a_long_fit_quickly(tmp_path, record_property):
         model = kgeo.SVM(kernel="ngd").fit(Xs, ys)
         print("second-fit", float(np.mean(model.predict(Xs) == ys)), flush=True)
     """
+    first, sent, lines = _interrupt_child(tmp_path, child, lambda proc, first: proc.pid)
+    assert "finished" not in lines, (
+        f"the fit ended before the signal; make it longer (fit started {first[1]}, signal "
+        f"sent {sent}, fit ended {lines['finished']})")
+    latency = float(lines["interrupted"]) - sent
+    record_property("sigint_latency_s", latency)
+    assert 0 <= latency < 1.0, latency
+    assert float(lines["second-fit"]) > 0.9  # a normal fit afterwards works
+
+
+def _interrupt_child(tmp_path, child, target, timeout=120):
+    """Run ``child`` (see child_command), send SIGINT to the process
+    ``target(proc, first)`` names 1.5 s after its first line ("fitting
+    ..."), and return that line's words, the time sent and the output's
+    lines as {first word: rest}, once the child has exited with status 0."""
     argv, env = child_command(child)
     proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -1112,21 +1127,14 @@ def test_ctrl_c_interrupts_a_long_fit_quickly(tmp_path, record_property):
         assert first and first[0] == "fitting", (first, proc.stderr.read() if proc.poll() else "")
         time.sleep(1.5)
         sent = time.monotonic()  # CLOCK_MONOTONIC: one clock for both processes
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        os.kill(target(proc, first), signal.SIGINT)
+        out, err = proc.communicate(timeout=timeout)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    lines = dict(line.split(None, 1) for line in out.splitlines())
     assert proc.returncode == 0, err[-3000:]
-    assert "finished" not in lines, (
-        f"the fit ended before the signal; make it longer (fit started {first[1]}, signal "
-        f"sent {sent}, fit ended {lines['finished']})")
-    latency = float(lines["interrupted"]) - sent
-    record_property("sigint_latency_s", latency)
-    assert 0 <= latency < 1.0, latency
-    assert float(lines["second-fit"]) > 0.9  # a normal fit afterwards works
+    return first, sent, dict(line.split(None, 1) for line in out.splitlines())
 
 
 def test_ctrl_c_interrupts_a_fit_in_a_process_forked_from_a_thread(tmp_path):
@@ -1160,22 +1168,7 @@ def test_ctrl_c_interrupts_a_fit_in_a_process_forked_from_a_thread(tmp_path):
         thread.start()
         thread.join()
     """
-    argv, env = child_command(child)
-    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        first = proc.stdout.readline().split()
-        assert first and first[0] == "fitting", (first, proc.stderr.read() if proc.poll() else "")
-        time.sleep(1.5)
-        sent = time.monotonic()
-        os.kill(int(first[1]), signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    lines = dict(line.split(None, 1) for line in out.splitlines())
-    assert proc.returncode == 0, err[-3000:]
+    _, sent, lines = _interrupt_child(tmp_path, child, lambda proc, first: int(first[1]))
     assert "finished" not in lines, "the fit ended before the signal; make it longer"
     assert 0 <= float(lines["interrupted"]) - sent < 1.0
 
