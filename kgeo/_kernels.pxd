@@ -15,6 +15,13 @@ cdef class RowSet:
     cdef readonly object arrays           # the owning NumPy arrays (keeps them alive)
 
 
+cdef struct ListHead:
+    # Where a block's posting list of one word lies (hashed PostingIndex).
+    int32_t word                          # -1: an empty slot
+    int32_t count
+    int64_t start
+
+
 cdef class PostingIndex:
     """Posting lists (column -> rows) of a RowSet, split into contiguous row blocks.
 
@@ -26,12 +33,16 @@ cdef class PostingIndex:
     cdef readonly RowSet rows
     cdef readonly intp_t n_blocks
     cdef readonly intp_t n_dense          # dense (block, column) pairs
+    cdef readonly bint hashed             # list heads in per-block hash tables, not colptr
     cdef const int64_t[::1] block_start   # first row of each block, n_blocks + 1
     cdef const int64_t[::1] colptr        # block b, column w: postings colptr[b*(F+1)+w] .. +1
     cdef const int32_t[::1] post_row      # row of each posting, relative to its block start
     cdef const float64_t[::1] post_val    # value of each posting
     cdef const int64_t[::1] dense_ptr     # block b, column w: its dense column in dense_val, or -1
     cdef const float64_t[::1] dense_val   # dense columns, each as long as its block
+    cdef const ListHead* heads            # hashed: block b's table at head_start[b] ..
+    cdef const int64_t[::1] head_start    # hashed: n_blocks + 1 offsets (powers of two apart)
+    cdef const int32_t[::1] head_shift    # hashed: 32 - log2(block b's table size)
     cdef readonly object arrays
 
 

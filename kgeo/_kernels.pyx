@@ -295,6 +295,19 @@ cdef intp_t DENSE_SHARE = 8
 cdef intp_t DENSE_MIN_ROWS = 64
 # How many words ahead accumulate_dots asks for a word's posting pointers.
 cdef intp_t PREFETCH_WORDS = 16
+# A PostingIndex whose per-block tables of list heads would have more than
+# this many entries per posting keeps them in per-block hash tables.
+cdef intp_t HASHED_HEADS_BEYOND = 8
+
+
+def _hashed_heads_beyond(intp_t entries_per_posting):
+    """Set the table entries per posting beyond which a PostingIndex of more
+    than one block hashes its list heads (0: always); returns the previous
+    bound. For tests and benchmarks."""
+    global HASHED_HEADS_BEYOND
+    cdef intp_t before = HASHED_HEADS_BEYOND
+    HASHED_HEADS_BEYOND = entries_per_posting
+    return before
 
 
 # The geodesic kernels' close pairs. A Bhattacharyya coefficient c is summed
@@ -561,8 +574,96 @@ def dense_rows_to_csr(const float64_t[:, ::1] X, float64_t[::1] data,
     return k
 
 
+# The multiplier of Fibonacci hashing (2**32 / golden ratio): a word's slot
+# in a table of 2**bits is the top bits of word * FIBONACCI mod 2**32.
+cdef unsigned int FIBONACCI = 2654435769u
+
+
+def hashed_lists(RowSet rows, const int64_t[::1] block_start):
+    """The posting lists of a hashed PostingIndex.
+
+    Each block's postings are sorted by word, rows increasing within a
+    word (as in the tables' layout, so a block's lists lie together); each
+    block has a hash table of its words' list heads, open addressing with
+    linear probing, at most half full.
+
+    Returns
+    -------
+    post_row : ndarray of int32, the row of each posting within its block
+    post_val : ndarray of float64
+    heads : ndarray of int64, the ListHead slots (two int64 each)
+    head_start : ndarray of int64, shape (n_blocks + 1,), first slot per block
+    head_shift : ndarray of int32, shape (n_blocks,), 32 - log2(table size)
+    """
+    data, indices, indptr, _ = rows.arrays
+    n_blocks = block_start.shape[0] - 1
+    F = max(rows.n_features, 1)
+    row_block = np.repeat(np.arange(n_blocks, dtype=np.int64), np.diff(block_start))
+    entry_row = np.repeat(np.arange(rows.n_rows, dtype=np.int64), np.diff(indptr))
+    keys = row_block[entry_row] * F + indices
+    # Stable: the entries of a (block, word) stay in row order.
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    entry_row = entry_row[order]
+    post_val = np.ascontiguousarray(data[order])
+    del order
+    run_block = keys // F
+    post_row = (entry_row - np.asarray(block_start)[run_block]).astype(np.int32)
+    del entry_row
+    first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if keys.size else \
+        np.zeros(0, dtype=np.int64)
+    run_word = (keys[first] % F).astype(np.int32)
+    run_block = run_block[first]
+    del keys
+    run_count = np.diff(np.r_[first, post_val.shape[0]]).astype(np.int32)
+    words = np.bincount(run_block, minlength=n_blocks)
+    # Tables of at least 2 slots and at least twice the block's words.
+    bits = np.maximum(1, np.ceil(np.log2(np.maximum(2 * words, 2))).astype(np.int64))
+    head_start = np.r_[0, np.cumsum(1 << bits)].astype(np.int64)
+    head_shift = (32 - bits).astype(np.int32)
+    heads = np.empty(2 * head_start[n_blocks], dtype=np.int64)
+    fill_heads(run_block, run_word, run_count, first.astype(np.int64), head_start,
+               head_shift, heads)
+    return post_row, post_val, heads, head_start, head_shift
+
+
+cdef inline intp_t head_slot(int32_t word, int32_t shift) noexcept nogil:
+    return (<unsigned int> word * FIBONACCI) >> shift
+
+
+def fill_heads(const int64_t[::1] run_block, const int32_t[::1] run_word,
+               const int32_t[::1] run_count, const int64_t[::1] run_start,
+               const int64_t[::1] head_start, const int32_t[::1] head_shift,
+               int64_t[::1] heads):
+    """Insert every run (a block's list of a word) into its block's table."""
+    cdef ListHead* table = <ListHead*> &heads[0]
+    cdef intp_t r, b, slot, mask
+    with nogil:
+        for slot in range(head_start[head_start.shape[0] - 1]):
+            table[slot].word = -1
+            table[slot].count = 0
+            table[slot].start = 0
+        for r in range(run_block.shape[0]):
+            b = run_block[r]
+            mask = head_start[b + 1] - head_start[b] - 1
+            slot = head_slot(run_word[r], head_shift[b])
+            while table[head_start[b] + slot].word >= 0:
+                slot = (slot + 1) & mask
+            table[head_start[b] + slot].word = run_word[r]
+            table[head_start[b] + slot].count = run_count[r]
+            table[head_start[b] + slot].start = run_start[r]
+
+
 cdef class PostingIndex:
     """Posting lists of ``rows``, one set per block of consecutive rows.
+
+    Where the blocks' tables of list heads (n_blocks * (n_features + 1)
+    entries each, for the columns and the dense columns) would have more
+    than HASHED_HEADS_BEYOND entries per posting, each block finds its lists
+    in a hash table of its own words instead (``hashed``), and keeps no
+    dense columns. With one-vs-one over many small classes the tables were
+    mostly empty and far larger than the data: 1,000 classes of 5 documents
+    over 105,000 words took 1.7 GB of tables for 5 MB of postings.
 
     Parameters
     ----------
@@ -584,6 +685,28 @@ cdef class PostingIndex:
                 f"got {block_start!r}")
         cdef intp_t n_blocks = block_start.shape[0] - 1
         cdef intp_t F = rows.n_features
+        cdef int64_t[::1] heads_view
+        self.rows = rows
+        self.n_blocks = n_blocks
+        self.block_start = block_start
+        self.hashed = (n_blocks > 1 and n_blocks * (F + 1)
+                       > HASHED_HEADS_BEYOND * max(rows.indptr[rows.n_rows], 1))
+        if self.hashed:
+            post_row, post_val, heads, head_start, head_shift = hashed_lists(rows, block_start)
+            heads_view = heads
+            self.heads = <const ListHead*> &heads_view[0]
+            self.head_start = head_start
+            self.head_shift = head_shift
+            self.n_dense = 0
+            self.post_row = post_row
+            self.post_val = post_val
+            self.colptr = self.dense_ptr = np.zeros(0, dtype=np.int64)
+            self.dense_val = np.zeros(0)
+            self.arrays = (block_start, post_row, post_val, heads, head_start, head_shift)
+            return
+        self.heads = NULL
+        self.head_start = np.zeros(0, dtype=np.int64)
+        self.head_shift = np.zeros(0, dtype=np.int32)
         n_threads = threads_for(min(n_threads, n_blocks), rows.indptr[rows.n_rows])
         colptr = np.zeros(n_blocks * (F + 1) + 1, dtype=np.int64)
         dense_ptr = np.full(n_blocks * (F + 1), -1, dtype=np.int64)
@@ -653,10 +776,7 @@ cdef class PostingIndex:
             for p in range(n_blocks * (F + 1), 0, -1):
                 cp[p] = cp[p - 1]
             cp[0] = 0
-        self.rows = rows
-        self.n_blocks = n_blocks
         self.n_dense = int(block_dense.sum())
-        self.block_start = block_start
         self.colptr = colptr
         self.post_row = post_row
         self.post_val = post_val
@@ -1265,6 +1385,9 @@ cdef inline void accumulate_dots(RowSet X, intp_t i, PostingIndex Y,
     cdef intp_t p_end = X.indptr[i + 1]
     cdef int32_t w
     cdef float64_t v
+    if Y.hashed:
+        accumulate_hashed_dots(X, i, Y, block, acc)
+        return
     for p in range(X.indptr[i], p_end):
         # The (block, word) entries of colptr and dense_ptr are scattered over
         # n_blocks * n_features slots: for the short blocks of a class, their
@@ -1283,6 +1406,31 @@ cdef inline void accumulate_dots(RowSet X, intp_t i, PostingIndex Y,
             q_end = Y.colptr[base + w + 1]
             for q in range(Y.colptr[base + w], q_end):
                 acc[Y.post_row[q]] += v * Y.post_val[q]
+
+
+cdef inline void accumulate_hashed_dots(RowSet X, intp_t i, PostingIndex Y,
+                                        intp_t block, float64_t* acc) noexcept nogil:
+    # accumulate_dots through the block's hash table of list heads: each
+    # acc[r] receives the same terms in the same order (x_i's words), so the
+    # same bits. The table is small (twice the block's words) and stays in
+    # cache while a sweep takes the block for row after row.
+    cdef const ListHead* table = Y.heads + Y.head_start[block]
+    cdef intp_t mask = Y.head_start[block + 1] - Y.head_start[block] - 1
+    cdef int32_t shift = Y.head_shift[block]
+    cdef intp_t p, q, q_end, slot
+    cdef int32_t w
+    cdef float64_t v
+    for p in range(X.indptr[i], X.indptr[i + 1]):
+        w = X.indices[p]
+        slot = head_slot(w, shift)
+        while table[slot].word != w and table[slot].word >= 0:
+            slot = (slot + 1) & mask
+        if table[slot].word < 0:
+            continue
+        v = X.data[p]
+        q_end = table[slot].start + table[slot].count
+        for q in range(table[slot].start, q_end):
+            acc[Y.post_row[q]] += v * Y.post_val[q]
 
 
 cdef float64_t exact_gap(RowSet X, intp_t i, RowSet Y, intp_t j) noexcept nogil:

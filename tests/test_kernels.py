@@ -1141,6 +1141,101 @@ def test_posting_index_is_the_same_built_by_any_number_of_threads():
     assert n_dense == built[0].n_dense >= 4
 
 
+@pytest.fixture
+def hashed_heads_beyond():
+    """Set the bound of PostingIndex's hashed list heads for one test."""
+    from kgeo._kernels import _hashed_heads_beyond
+
+    before = _hashed_heads_beyond(8)
+    _hashed_heads_beyond(before)
+    yield _hashed_heads_beyond
+    _hashed_heads_beyond(before)
+
+
+def test_hashed_list_heads_hold_every_blocks_lists(hashed_heads_beyond):
+    """A hashed PostingIndex holds, per block, each of its words' postings
+    (rows in order, values) at the head its hash table gives, and no slot for
+    a word the block lacks (a NumPy reference): blocks empty, of one row,
+    and of many rows sharing frequent words."""
+    from kgeo._kernels import PostingIndex, get_kernel
+    from kgeo._pairwise import prepare_rows
+
+    n_features = 70
+    X = _frequent_and_rare_words(np.random.default_rng(5), 300, n_features, 4, 0.6, 0.05)
+    rows = prepare_rows(get_kernel("linear", n_features, 0.0), X)
+    block_start = np.array([0, 1, 1, 40, 41, 200, rows.n_rows])
+    hashed_heads_beyond(0)
+    index = PostingIndex(rows, block_start)
+    assert index.hashed and index.n_dense == 0
+    _, post_row, post_val, heads, head_start, head_shift = index.arrays
+    slots = heads.view(np.dtype([("word", "<i4"), ("count", "<i4"), ("start", "<i8")]))
+    data, indices, indptr, _ = rows.arrays
+    X_rows = sp.csr_matrix((data, indices, indptr), shape=X.shape).toarray()
+    for b in range(len(block_start) - 1):
+        table = slots[head_start[b]:head_start[b + 1]]
+        size = len(table)
+        assert size >= 2 and size & (size - 1) == 0 and 32 - head_shift[b] == size.bit_length() - 1
+        block = X_rows[block_start[b]:block_start[b + 1]]
+        present = np.flatnonzero(block.any(axis=0))
+        assert 2 * present.size <= size
+        assert sorted(table["word"][table["word"] >= 0]) == present.tolist()
+        for w in range(n_features):
+            # Linear probing from the word's Fibonacci hash.
+            slot = ((w * 2654435769) % 2**32) >> int(head_shift[b])
+            while table[slot]["word"] not in (w, -1):
+                slot = (slot + 1) % size
+            if w not in present:
+                assert table[slot]["word"] == -1
+                continue
+            start, count = table[slot]["start"], table[slot]["count"]
+            where = np.flatnonzero(block[:, w])
+            np.testing.assert_array_equal(post_row[start:start + count], where)
+            np.testing.assert_array_equal(post_val[start:start + count], block[where, w])
+
+
+@pytest.mark.parametrize("kernel", ["linear", "ngd", "ned", "bhattacharyya"])
+def test_hashed_list_heads_change_no_bit_of_the_kernel_rows(kernel, hashed_heads_beyond):
+    """Blocks that find their lists by hash give the same kernel rows, bit
+    for bit, as the tables with or without dense columns."""
+    from kgeo._kernels import PostingIndex, get_kernel, kernel_matrix
+    from kgeo._pairwise import prepare_rows
+
+    n_features = 300
+    X = _frequent_and_rare_words(np.random.default_rng(9), 400, n_features, 5, 0.7, 0.02)
+    k = get_kernel(kernel, n_features, 0.0)
+    rows = prepare_rows(k, X)
+    tables = PostingIndex(rows, np.array([0, 150, rows.n_rows]))
+    assert tables.n_dense >= 5 and not tables.hashed
+    hashed_heads_beyond(0)
+    for block_start in ([0, 150, rows.n_rows], np.r_[np.arange(0, rows.n_rows, 3), rows.n_rows]):
+        hashed = PostingIndex(rows, np.array(block_start))
+        assert hashed.hashed
+        assert np.array_equal(kernel_matrix(k, rows, hashed), kernel_matrix(k, rows, tables))
+
+
+def test_many_small_classes_hash_their_list_heads(hashed_heads_beyond):
+    """One-vs-one over many small classes keeps its posting index within a
+    few times the postings (the tables would take n_classes * n_features
+    entries), and trains the same SVM as with the tables."""
+    from kgeo._kernels import PostingIndex, get_kernel
+    from kgeo._pairwise import prepare_rows
+    from kgeo._synthetic import make_topic_corpus
+
+    X, y = make_topic_corpus(n_documents=400, n_features=5000, n_classes=100,
+                             words_per_document=30, random_state=3)
+    rows = prepare_rows(get_kernel("ngd", X.shape[1], 0.0), X[np.argsort(y, kind="stable")])
+    index = PostingIndex(rows, np.r_[0, np.cumsum(np.bincount(y))])
+    assert index.hashed
+    # Postings (12 bytes) and heads (16 bytes a slot, at most 4 per posting).
+    assert index.nbytes <= 12 * X.nnz + 64 * X.nnz + 8 * 101 + 4 * 100
+    assert 100 * 5001 * 16 > 10 * index.nbytes  # the tables: 8 MB
+    hashed = kgeo.SVM(kernel="ngd").fit(X, y)
+    hashed_heads_beyond(1 << 30)
+    tables = kgeo.SVM(kernel="ngd").fit(X, y)
+    for attribute in ("support_", "dual_coef_", "intercept_", "n_iter_"):
+        assert np.array_equal(getattr(hashed, attribute), getattr(tables, attribute))
+
+
 def test_one_dimensional_sparse_input_rejected():
     one_dimensional = sp.csr_array(np.array([1.0, 0.0, 2.0]))
     if one_dimensional.ndim != 1:  # SciPy before 1.14 makes it a row, shape (1, 3)
