@@ -9,7 +9,7 @@ cdef class RowSet:
     cdef readonly intp_t n_rows
     cdef readonly intp_t n_features
     cdef const float64_t[::1] data        # transformed values (sqrt(p) on the simplex)
-    cdef const int32_t[::1] indices       # sorted column indices
+    cdef const int32_t[::1] indices       # sorted, distinct column indices
     cdef const int64_t[::1] indptr        # row pointers, n_rows + 1
     cdef const float64_t[::1] sq_norms    # squared L2 norm of each transformed row
     cdef readonly object arrays           # the owning NumPy arrays (keeps them alive)
@@ -29,6 +29,8 @@ cdef class PostingIndex:
     word by word over the block's posting lists, so only shared words cost work.
     A word in a large share of a block's rows is stored as a dense column of
     that block instead, read by a contiguous loop rather than a scatter.
+    Where the blocks are many and small (``hashed``), each finds its lists
+    through a hash table of its own words, and none has dense columns.
     """
     cdef readonly RowSet rows
     cdef readonly intp_t n_blocks

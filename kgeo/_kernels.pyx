@@ -596,6 +596,9 @@ def hashed_lists(RowSet rows, const int64_t[::1] block_start):
     head_shift : ndarray of int32, shape (n_blocks,), 32 - log2(table size)
     """
     data, indices, indptr, _ = rows.arrays
+    # The rows' entries (a RowSet's arrays may hold more around them).
+    data = data[indptr[0]:indptr[rows.n_rows]]
+    indices = indices[indptr[0]:indptr[rows.n_rows]]
     n_blocks = block_start.shape[0] - 1
     F = max(rows.n_features, 1)
     row_block = np.repeat(np.arange(n_blocks, dtype=np.int64), np.diff(block_start))
@@ -622,8 +625,8 @@ def hashed_lists(RowSet rows, const int64_t[::1] block_start):
     head_start = np.r_[0, np.cumsum(1 << bits)].astype(np.int64)
     head_shift = (32 - bits).astype(np.int32)
     heads = np.empty(2 * head_start[n_blocks], dtype=np.int64)
-    fill_heads(run_block, run_word, run_count, first.astype(np.int64), head_start,
-               head_shift, heads)
+    fill_heads(run_block.astype(np.int64), run_word, run_count, first.astype(np.int64),
+               head_start, head_shift, heads)
     return post_row, post_val, heads, head_start, head_shift
 
 
@@ -631,11 +634,13 @@ cdef inline intp_t head_slot(int32_t word, int32_t shift) noexcept nogil:
     return (<unsigned int> word * FIBONACCI) >> shift
 
 
-def fill_heads(const int64_t[::1] run_block, const int32_t[::1] run_word,
-               const int32_t[::1] run_count, const int64_t[::1] run_start,
-               const int64_t[::1] head_start, const int32_t[::1] head_shift,
-               int64_t[::1] heads):
-    """Insert every run (a block's list of a word) into its block's table."""
+cdef void fill_heads(const int64_t[::1] run_block, const int32_t[::1] run_word,
+                     const int32_t[::1] run_count, const int64_t[::1] run_start,
+                     const int64_t[::1] head_start, const int32_t[::1] head_shift,
+                     int64_t[::1] heads):
+    # Insert every run (a block's list of a word) into its block's table,
+    # whose slots (two int64 each, viewed as ListHead) ``heads`` holds; each
+    # table has room for at least twice its block's words (hashed_lists).
     cdef ListHead* table = <ListHead*> &heads[0]
     cdef intp_t r, b, slot, mask
     with nogil:
@@ -672,7 +677,8 @@ cdef class PostingIndex:
         Increasing row offsets, from 0 to ``rows.n_rows``.
     n_threads : int, default=1
         Threads that build the blocks' lists (each block is built by one
-        thread; the index is the same for any number).
+        thread; the index is the same for any number). A hashed index is
+        built by NumPy, in one.
     """
 
     def __cinit__(self, RowSet rows, block_start, int n_threads=1):
@@ -1412,8 +1418,8 @@ cdef inline void accumulate_hashed_dots(RowSet X, intp_t i, PostingIndex Y,
                                         intp_t block, float64_t* acc) noexcept nogil:
     # accumulate_dots through the block's hash table of list heads: each
     # acc[r] receives the same terms in the same order (x_i's words), so the
-    # same bits. The table is small (twice the block's words) and stays in
-    # cache while a sweep takes the block for row after row.
+    # same bits. A small block's table (2-4 slots of 16 bytes per word of the
+    # block) stays in cache while a sweep takes the block for row after row.
     cdef const ListHead* table = Y.heads + Y.head_start[block]
     cdef intp_t mask = Y.head_start[block + 1] - Y.head_start[block] - 1
     cdef int32_t shift = Y.head_shift[block]

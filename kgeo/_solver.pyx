@@ -1996,6 +1996,11 @@ cdef class KernelRowCache:
         """(slabs allocated so far, spare slabs kept now, most spares kept)."""
         return int(self.slab_allocations), int(self.n_spare), int(self.max_spare)
 
+    @property
+    def class_start(self):
+        """The first row of each class block, n_classes + 1 offsets (a copy)."""
+        return np.array(self.index.block_start)
+
     def stats(self):
         """Counters: blocks requested, computed, distinct; values computed,
         filled by transposing (``sweep_cross``), distinct (stored at least
@@ -2844,6 +2849,11 @@ cdef float64_t intercept(Pair* P) noexcept nogil:
     return -(upper + lower) / 2
 
 
+cdef inline int64_t libsvm_iteration_cap_of(intp_t l) noexcept nogil:
+    # libsvm_iteration_cap, without the GIL.
+    return max(<int64_t> 10_000_000, 100 * <int64_t> l)
+
+
 def libsvm_iteration_cap(l):
     """SMO iterations libsvm allows a problem of l variables: max(10**7, 100 l).
 
@@ -2866,25 +2876,7 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
                const float64_t[::1] box, float64_t tol, shrinking, int64_t max_iter):
     """Solve the binary SVM between classes cls_s (y = +1) and cls_t (y = -1).
 
-    The cache then frees the blocks that only this pair could use (see
-    ``KernelRowCache.retire_pair``): each one-vs-one pair is solved once.
-
-    Parameters
-    ----------
-    cache : KernelRowCache
-    cls_s, cls_t : int
-        Class blocks of the cache's posting index.
-    box : ndarray of shape (n_rows,)
-        Box bound of every row's dual variable (C times its class's and its
-        own weight), rows in the posting index's order (sorted by class).
-    tol : float
-        Stop when the maximal violating pair's gap is <= tol.
-    shrinking : bool or "auto"
-        True: a shrinking pass every min(l, 1000) iterations (libsvm's
-        schedule); "auto": the same, starting after 2 l iterations.
-    max_iter : int
-        Iteration limit; -1 for libsvm's own, ``max(10**7, 100 l)`` with l
-        the pair's size (``libsvm_iteration_cap``).
+    ``solve_pairs`` for one pair (see there for the parameters).
 
     Returns
     -------
@@ -2896,46 +2888,141 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
     objective : float
         The dual objective sum(alpha) - 1/2 alpha'Q alpha at the solution.
     status : int
-        CONVERGED; MAX_ITER_REACHED; STALLED (steps no longer change
-        alpha, or the gap no longer falls, within G's rounding); UNRESOLVED
-        (the gap fell below tol, but on an exact G it stays above: see
-        STATUS_UNRESOLVED).
+        CONVERGED; MAX_ITER_REACHED; STALLED; UNRESOLVED (see solve_pairs).
+    """
+    pairs = np.array([[cls_s, cls_t]], dtype=np.int64)
+    solved = PairSolutions(cache.class_start, pairs)
+    solve_pairs(cache, pairs, 0, 1, box, tol, shrinking, max_iter, solved)
+    return solved[0]
+
+
+class PairSolutions:
+    """The solutions of a fit's class pairs, in arrays (one entry per pair;
+    the dual variables of all pairs back to back).
+
+    ``solutions[p]`` is pair p's ``(alpha, b, n_iter, objective, status)``,
+    ``alpha`` a view.
+
+    Parameters
+    ----------
+    class_start : ndarray of int64, shape (n_classes + 1,)
+        The first row of each class in the class-sorted training rows (the
+        block_start of their posting index).
+    pairs : ndarray of int64, shape (n_pairs, 2)
+        The classes (s, t) of each pair.
+    """
+
+    def __init__(self, class_start, pairs):
+        self.pairs = np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2)
+        sizes = np.diff(np.asarray(class_start, dtype=np.int64))
+        n_pairs = self.pairs.shape[0]
+        self.alpha_start = np.zeros(n_pairs + 1, dtype=np.int64)
+        if n_pairs:
+            np.cumsum(sizes[self.pairs[:, 0]] + sizes[self.pairs[:, 1]],
+                      out=self.alpha_start[1:])
+        self.alpha = np.zeros(self.alpha_start[n_pairs])
+        self.intercept = np.zeros(n_pairs)
+        self.n_iter = np.zeros(n_pairs, dtype=np.int64)
+        self.objective = np.zeros(n_pairs)
+        self.status = np.zeros(n_pairs, dtype=np.int32)
+
+    def __len__(self):
+        return self.pairs.shape[0]
+
+    def __getitem__(self, p):
+        if not -len(self) <= p < len(self):
+            raise IndexError(f"pair {p} of {len(self)}")
+        p %= len(self)
+        return (self.alpha[self.alpha_start[p]:self.alpha_start[p + 1]],
+                float(self.intercept[p]), int(self.n_iter[p]), float(self.objective[p]),
+                int(self.status[p]))
+
+
+def solve_pairs(KernelRowCache cache, const int64_t[:, ::1] pairs, intp_t first, intp_t last,
+                const float64_t[::1] box, float64_t tol, shrinking, int64_t max_iter,
+                solutions):
+    """Solve the binary SVMs of class pairs first .. last - 1 in turn, in one call.
+
+    Pair p is the SVM between classes pairs[p, 0] = s (y = +1) and
+    pairs[p, 1] = t (y = -1). After each, the cache frees the blocks that
+    only that pair could use (see ``KernelRowCache.retire_pair``): each
+    one-vs-one pair is solved once. One call for a run of pairs: with
+    one-vs-one over many small classes (1,000 classes of 5 documents:
+    499,500 pairs of 10 variables) a call per pair, its arrays and its
+    handoffs of the GIL between the threads cost more than solving it.
+
+    Parameters
+    ----------
+    cache : KernelRowCache
+    pairs : ndarray of int64, shape (n_pairs, 2)
+        Class blocks of the cache's posting index.
+    first, last : int
+        The pairs solved.
+    box : ndarray of shape (n_rows,)
+        Box bound of every row's dual variable (C times its class's and its
+        own weight), rows in the posting index's order (sorted by class).
+    tol : float
+        Stop when the maximal violating pair's gap is <= tol.
+    shrinking : bool or "auto"
+        True: a shrinking pass every min(l, 1000) iterations (libsvm's
+        schedule); "auto": the same, starting after 2 l iterations.
+    max_iter : int
+        Iteration limit; -1 for libsvm's own, ``max(10**7, 100 l)`` with l
+        the pair's size (``libsvm_iteration_cap``).
+    solutions : PairSolutions
+        Receives pair p's dual variables (class s's rows first), intercept b*
+        (decision = sum_k alpha_k y_k K(x_k, x) + b), iterations, dual
+        objective sum(alpha) - 1/2 alpha'Q alpha, and status: CONVERGED;
+        MAX_ITER_REACHED; STALLED (steps no longer change alpha, or the gap
+        no longer falls, within G's rounding); UNRESOLVED (the gap fell below
+        tol, but on an exact G it stays above: see STATUS_UNRESOLVED).
     """
     cdef PostingIndex index = cache.index
-    cdef intp_t start_s = index.block_start[cls_s], start_t = index.block_start[cls_t]
-    cdef intp_t n_s = index.block_start[cls_s + 1] - start_s
-    cdef intp_t n_t = index.block_start[cls_t + 1] - start_t
-    cdef intp_t l = n_s + n_t, k
     if box.shape[0] != index.block_start[index.n_blocks]:
         raise ValueError(f"box has {box.shape[0]} bounds for "
                          f"{index.block_start[index.n_blocks]} rows")
-    # Both classes' runs of SCAN_BLOCK variables, each class's last one partial.
-    cdef intp_t n_blocks = ((n_s + SCAN_BLOCK - 1) // SCAN_BLOCK
-                            + (n_t + SCAN_BLOCK - 1) // SCAN_BLOCK)
-    # The pair's float64 work arrays carved from one allocation, each 64-byte
-    # aligned: with one-vs-one over many small classes (300 classes of 3
-    # samples: 44,850 pairs of 6 variables) allocating and viewing fifteen
-    # arrays per pair cost more than solving it.
-    cdef intp_t stride = (l + 7) & ~7, block_stride = (n_blocks + 7) & ~7
+    if not 0 <= first <= last <= pairs.shape[0] or len(solutions) != pairs.shape[0]:
+        raise ValueError(f"pairs {first} .. {last} of {pairs.shape[0]}, with "
+                         f"{len(solutions)} solutions")
+    cdef float64_t[::1] alpha_all = solutions.alpha
+    cdef const int64_t[::1] alpha_start = solutions.alpha_start
+    cdef float64_t[::1] intercepts = solutions.intercept
+    cdef int64_t[::1] n_iters = solutions.n_iter
+    cdef float64_t[::1] objectives = solutions.objective
+    cdef int32_t[::1] statuses = solutions.status
+    cdef intp_t p, k, cls_s, cls_t, start_s, start_t, n_s, n_t, l, n_blocks
+    cdef intp_t largest_l = 1, largest_blocks = 1
+    for p in range(first, last):
+        cls_s = pairs[p, 0]
+        cls_t = pairs[p, 1]
+        if not (0 <= cls_s < index.n_blocks and 0 <= cls_t < index.n_blocks
+                and cls_s != cls_t):
+            raise ValueError(f"pair {p}: classes ({cls_s}, {cls_t}) of {index.n_blocks}")
+        n_s = index.block_start[cls_s + 1] - index.block_start[cls_s]
+        n_t = index.block_start[cls_t + 1] - index.block_start[cls_t]
+        if alpha_start[p + 1] - alpha_start[p] != n_s + n_t:
+            raise ValueError(f"pair {p} has {alpha_start[p + 1] - alpha_start[p]} dual "
+                             f"variables for {n_s + n_t} rows")
+        largest_l = max(largest_l, n_s + n_t)
+        largest_blocks = max(largest_blocks, (n_s + SCAN_BLOCK - 1) // SCAN_BLOCK
+                             + (n_t + SCAN_BLOCK - 1) // SCAN_BLOCK)
+    # The work arrays of the largest pair, carved, each 64-byte aligned, from
+    # one allocation and used by every pair in turn.
+    cdef intp_t stride = (largest_l + 7) & ~7, block_stride = (largest_blocks + 7) & ~7
     cdef intp_t row_stride = (cache.largest + 1 + 7) & ~7
-    alpha = np.zeros(l)
     work = np.empty(7 * stride + 2 * block_stride + 8)
-    # acc must start at zero (kernel rows accumulate into it); scratch may not.
+    # acc must start at zero (kernel rows accumulate into it, and leave it
+    # zeroed); scratch may not.
     row_work = np.zeros(2 * row_stride + 8)
-    active = np.empty(l, dtype=np.int32)
-    held = np.zeros(2 * l, dtype=np.uintp)
-    cdef float64_t[::1] alpha_v = alpha, work_v = work, row_work_v = row_work
+    active = np.empty(largest_l, dtype=np.int32)
+    # NULL throughout: release_held_rows sets back what a pair held.
+    held = np.zeros(2 * largest_l, dtype=np.uintp)
+    cdef float64_t[::1] work_v = work, row_work_v = row_work
     cdef float64_t* at = aligned_64(&work_v[0])
+    cdef float64_t* row_at = aligned_64(&row_work_v[0])
     cdef int32_t[::1] active_v = active
     cdef size_t[::1] held_v = held
     cdef Pair P
-    P.l = l
-    P.n_s = n_s
-    P.start_s = start_s
-    P.start_t = start_t
-    P.cls_s = cls_s
-    P.cls_t = cls_t
-    P.alpha = &alpha_v[0]
     P.G = at
     P.G_bar = at + stride
     P.C = at + 2 * stride
@@ -2945,56 +3032,75 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
     P.obj = at + 6 * stride
     P.up_blocks = at + 7 * stride
     P.obj_blocks = at + 7 * stride + block_stride
-    for k in range(n_s):
-        P.C[k] = box[start_s + k]
-    for k in range(n_t):
-        P.C[n_s + k] = box[start_t + k]
     P.active = &active_v[0]
-    at = aligned_64(&row_work_v[0])
-    P.acc = at
-    P.scratch = at + row_stride
+    P.acc = row_at
+    P.scratch = row_at + row_stride
     P.single = cache.single
     P.held = <const void**> &held_v[0]
-    P.held_fetches = 0
     # Read at each call, not once at import: after os.fork() from another
     # thread, that thread is the child's main thread.
     P.signals_here = threading.get_ident() == threading.main_thread().ident
-    cdef int64_t n_iter = 0
-    cdef int status
+    cdef int64_t n_iter, pair_max_iter
     cdef int shrink_mode = SHRINK_AUTO if shrinking == "auto" else (
         SHRINK_ON if shrinking else SHRINK_OFF)
-    if max_iter < 0:
-        max_iter = libsvm_iteration_cap(l)
-    cdef float64_t b, objective = 0.0
+    cdef float64_t objective
     with nogil:
-        for k in range(l):
-            P.QD[k] = kernel_self(cache.kernel, cache.rows,
-                                  (start_s + k) if k < n_s else (start_t + k - n_s))
-            if P.single:
-                # The diagonal rounded like the stored rows: one float32 kernel.
-                P.QD[k] = <float32_t> P.QD[k]
-        try:
-            cache.sweep_cross(cls_s, cls_t, P.acc, P.scratch)
-            status = solve_pair_core(cache, &P, tol, shrink_mode, max_iter, &n_iter)
-        finally:
-            release_held_rows(cache, &P)
-        cache.retire_pair(cls_s, cls_t)
-        b = intercept(&P)
-        # With G = Q a - 1: sum(a) - a'Qa/2 = -sum_k a_k (G_k - 1) / 2.
-        for k in range(l):
-            objective -= P.alpha[k] * (P.G[k] - 1.0)
-        objective /= 2
-    return alpha, b, int(n_iter), objective, status
+        for p in range(first, last):
+            cls_s = pairs[p, 0]
+            cls_t = pairs[p, 1]
+            start_s = index.block_start[cls_s]
+            start_t = index.block_start[cls_t]
+            n_s = index.block_start[cls_s + 1] - start_s
+            n_t = index.block_start[cls_t + 1] - start_t
+            l = n_s + n_t
+            P.l = l
+            P.n_s = n_s
+            P.start_s = start_s
+            P.start_t = start_t
+            P.cls_s = cls_s
+            P.cls_t = cls_t
+            P.alpha = &alpha_all[alpha_start[p]]
+            P.held_fetches = 0
+            for k in range(l):
+                P.alpha[k] = 0.0
+                if k < n_s:
+                    P.C[k] = box[start_s + k]
+                    P.QD[k] = kernel_self(cache.kernel, cache.rows, start_s + k)
+                else:
+                    P.C[k] = box[start_t + k - n_s]
+                    P.QD[k] = kernel_self(cache.kernel, cache.rows, start_t + k - n_s)
+                if P.single:
+                    # The diagonal rounded like the stored rows: one float32 kernel.
+                    P.QD[k] = <float32_t> P.QD[k]
+            pair_max_iter = libsvm_iteration_cap_of(l) if max_iter < 0 else max_iter
+            n_iter = 0
+            try:
+                if index.hashed:
+                    cache.sweep_cross(cls_t, cls_s, P.acc, P.scratch)
+                else:
+                    cache.sweep_cross(cls_s, cls_t, P.acc, P.scratch)
+                statuses[p] = solve_pair_core(cache, &P, tol, shrink_mode, pair_max_iter,
+                                              &n_iter)
+            finally:
+                release_held_rows(cache, &P)
+            cache.retire_pair(cls_s, cls_t)
+            intercepts[p] = intercept(&P)
+            n_iters[p] = n_iter
+            # With G = Q a - 1: sum(a) - a'Qa/2 = -sum_k a_k (G_k - 1) / 2.
+            objective = 0.0
+            for k in range(l):
+                objective -= P.alpha[k] * (P.G[k] - 1.0)
+            objectives[p] = objective / 2
 
 
-def one_vs_one_coefficients(alphas, pairs, const int64_t[::1] class_start):
+def one_vs_one_coefficients(solutions, const int64_t[::1] class_start):
     """The support vectors and libsvm's ``dual_coef_`` from the pairs' duals.
 
     Parameters
     ----------
-    alphas : list of ndarray of float64
-        Pair p's dual variables, class s's rows (in class order) then class t's.
-    pairs : list of (s, t)
+    solutions : PairSolutions
+        Pair p's classes (s, t) and dual variables, class s's rows (in class
+        order) then class t's.
     class_start : ndarray of int64
         The first row of each class in the class-sorted training rows.
 
@@ -3011,40 +3117,44 @@ def one_vs_one_coefficients(alphas, pairs, const int64_t[::1] class_start):
     fit in one thread after its last pair; compiled, a fraction of one.
     """
     cdef intp_t n_classes = class_start.shape[0] - 1
-    cdef intp_t n = class_start[n_classes], n_pairs = len(pairs)
+    cdef intp_t n = class_start[n_classes]
+    cdef const int64_t[:, ::1] pairs = solutions.pairs
+    cdef const int64_t[::1] alpha_start = solutions.alpha_start
+    cdef const float64_t[::1] alpha = solutions.alpha
+    cdef intp_t n_pairs = pairs.shape[0]
     cdef intp_t p, s, t, k, n_s, g, n_sv = 0
-    cdef const float64_t[::1] alpha
     is_sv = np.zeros(n, dtype=np.uint8)
     column = np.empty(n, dtype=np.intp)
     cdef unsigned char[::1] sv = is_sv
     cdef intp_t[::1] col = column
-    for p in range(n_pairs):
-        s, t = pairs[p]
-        alpha = alphas[p]
-        n_s = class_start[s + 1] - class_start[s]
-        with nogil:
-            for k in range(alpha.shape[0]):
-                if alpha[k] > 0.0:
+    with nogil:
+        for p in range(n_pairs):
+            s = pairs[p, 0]
+            t = pairs[p, 1]
+            n_s = class_start[s + 1] - class_start[s]
+            for k in range(alpha_start[p + 1] - alpha_start[p]):
+                if alpha[alpha_start[p] + k] > 0.0:
                     sv[(class_start[s] + k) if k < n_s else (class_start[t] + k - n_s)] = 1
-    for g in range(n):
-        col[g] = n_sv
-        n_sv += sv[g]
+        for g in range(n):
+            col[g] = n_sv
+            n_sv += sv[g]
     dual_coef = np.zeros((max(n_classes - 1, 0), n_sv))
     cdef float64_t[:, ::1] coef = dual_coef
-    for p in range(n_pairs):
-        s, t = pairs[p]
-        alpha = alphas[p]
-        n_s = class_start[s + 1] - class_start[s]
-        with nogil:
-            for k in range(alpha.shape[0]):
+    with nogil:
+        for p in range(n_pairs):
+            s = pairs[p, 0]
+            t = pairs[p, 1]
+            n_s = class_start[s + 1] - class_start[s]
+            for k in range(alpha_start[p + 1] - alpha_start[p]):
                 if k < n_s:
                     g = class_start[s] + k
                     if sv[g]:
-                        coef[t - 1, col[g]] = alpha[k]
+                        coef[t - 1, col[g]] = alpha[alpha_start[p] + k]
                 else:
                     g = class_start[t] + k - n_s
                     if sv[g]:
-                        coef[s, col[g]] = -alpha[k] + 0.0  # + 0.0: no negative zeros
+                        # + 0.0: no negative zeros
+                        coef[s, col[g]] = -alpha[alpha_start[p] + k] + 0.0
     return is_sv.view(bool), dual_coef
 
 

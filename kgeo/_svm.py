@@ -38,8 +38,8 @@ from ._pairwise import (centred, fits_unmoved, overflow_message, posting_tables_
                         prepare_rows, resolve_n_jobs, rows_to_move, single_block,
                         translation_centre, unique_columns, used_columns_only)
 from ._solver import (MAX_ITER_REACHED, STALLED, UNRESOLVED, KernelRowCache,
-                      _release_openmp_threads, one_vs_one_coefficients, one_vs_one_votes,
-                      solve_pair)
+                      PairSolutions, _release_openmp_threads, one_vs_one_coefficients,
+                      one_vs_one_votes, solve_pairs)
 from ._validation import (_callers_stacklevel, check_feature_names, check_kernel_matrix,
                           check_kernel_samples, check_labels, check_matrix, check_n_features,
                           check_on_simplex, check_positive, check_real, check_sample_weight,
@@ -255,6 +255,32 @@ def _progress(iterable, total, enabled, desc):
     except ImportError:
         return iterable
     return tqdm(iterable, total=total, desc=desc, leave=False)
+
+
+# A run of class pairs solved in one call holds at most this many dual
+# variables (a pair with more is a run alone).
+_RUN_VARIABLES = 2048
+
+
+def _pair_runs(alpha_start, n_threads):
+    """Split the pairs, whose dual variables start at ``alpha_start``, into
+    runs of consecutive pairs, each solved by one call of the solver: at
+    most ``_RUN_VARIABLES`` variables (or one pair) and a quarter of a
+    thread's share of the pairs, so that the threads still balance their
+    work over several runs each. Returns [(first, last), ...].
+    """
+    n_pairs = len(alpha_start) - 1
+    most = max(1, -(-n_pairs // (4 * n_threads)))
+    runs = []
+    first = 0
+    while first < n_pairs:
+        # The last pair whose run from first stays within _RUN_VARIABLES.
+        last = int(np.searchsorted(alpha_start, alpha_start[first] + _RUN_VARIABLES,
+                                   side="right")) - 1
+        last = min(max(last, first + 1), first + most, n_pairs)
+        runs.append((first, last))
+        first = last
+    return runs
 
 
 def _label(value):
@@ -1007,7 +1033,8 @@ class SVM(EstimatorMixin):
             cache.sweep_enabled = False
 
         n_pairs = n_classes * (n_classes - 1) // 2
-        pairs = [(s, t) for s in range(n_classes) for t in range(s + 1, n_classes)]
+        # (0, 1), (0, 2), ..., (1, 2), ...: libsvm's order of the pairs.
+        pairs = np.column_stack(np.triu_indices(n_classes, 1)).astype(np.int64)
         try:
             solutions = self._solve_pairs(cache, pairs, box)
         except FloatingPointError as error:
@@ -1031,17 +1058,17 @@ class SVM(EstimatorMixin):
             ) from error
         if kernel.overflowed:
             raise ValueError(overflow_message(self.kernel, kernel_args, "X"))
-        alphas = [solution[0] for solution in solutions]
-        intercepts = np.array([solution[1] for solution in solutions])
-        n_iter = np.array([solution[2] for solution in solutions], dtype=np.int64)
-        objectives = np.array([solution[3] for solution in solutions])
-        unconverged = [(_label(classes[s]), _label(classes[t]))
-                       for (s, t), solution in zip(pairs, solutions)
-                       if solution[4] == MAX_ITER_REACHED]
-        stalled = [(_label(classes[s]), _label(classes[t]))
-                   for (s, t), solution in zip(pairs, solutions) if solution[4] == STALLED]
-        unresolved = [(_label(classes[s]), _label(classes[t]))
-                      for (s, t), solution in zip(pairs, solutions) if solution[4] == UNRESOLVED]
+        intercepts = solutions.intercept
+        n_iter = solutions.n_iter
+        objectives = solutions.objective
+
+        def labelled(status):
+            return [(_label(classes[s]), _label(classes[t]))
+                    for s, t in pairs[solutions.status == status]]
+
+        unconverged = labelled(MAX_ITER_REACHED)
+        stalled = labelled(STALLED)
+        unresolved = labelled(UNRESOLVED)
         if stalled:
             warnings.warn(
                 f"SMO stopped before tol={self.tol} for {len(stalled)} of {n_pairs} class "
@@ -1058,8 +1085,7 @@ class SVM(EstimatorMixin):
                 f"down",
                 sklearn_compatible(ConvergenceWarning), stacklevel=3)
         if unconverged and self.max_iter == -1:
-            first = next(p for p, solution in enumerate(solutions)
-                         if solution[4] == MAX_ITER_REACHED)
+            first = np.flatnonzero(solutions.status == MAX_ITER_REACHED)[0]
             # The largest box is what drives the iterations; C alone unless
             # class or sample weights raise it.
             bound = (f"C={float(self.C)!r}" if weight is None else
@@ -1087,7 +1113,7 @@ class SVM(EstimatorMixin):
         del cache, index, kernel
         if by_callable:
             del matrix
-        self._set_support(X, X_checked, order, class_start, alphas, pairs)
+        self._set_support(X, X_checked, order, class_start, solutions)
         if kept is not None:
             self.support_ = kept[self.support_].astype(np.int32)  # indices of the given X
         self.intercept_ = intercepts
@@ -1169,27 +1195,31 @@ class SVM(EstimatorMixin):
 
     def _solve_pairs(self, cache, pairs, box):
         """Solve every class pair, in parallel threads when n_jobs allows
-        and the problem is large enough to share.
+        and the problem is large enough to share; returns their
+        ``PairSolutions``.
 
-        ``box`` holds the bound of each dual variable, rows sorted by class.
-        The solver releases the GIL and the pairs share one thread-safe row
-        cache; each pair's solution is the same whatever thread solves it.
+        ``pairs`` holds the classes (s, t) of each pair, ``box`` the bound of
+        each dual variable, rows sorted by class. The solver releases the
+        GIL and the pairs share one thread-safe row cache; each pair's
+        solution is the same whatever thread solves it. Pairs are solved in
+        runs (``_pair_runs``): one call of the solver for many small ones.
         """
-        # Once for all pairs: with many small classes, a pair's Python
-        # overhead is a good part of its cost.
+        pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        solutions = PairSolutions(cache.class_start, pairs)
+        # Once per fit, not per run of pairs.
         tol = float(self.tol)
         shrinking = self.shrinking if isinstance(self.shrinking, str) else bool(self.shrinking)
         max_iter = min(int(self.max_iter), _MAX_ITER_CAP)
 
-        def solve(pair):
-            s, t = pair
-            solution = solve_pair(cache, s, t, box, tol, shrinking, max_iter)
+        def solve(first, last):
+            solve_pairs(cache, pairs, first, last, box, tol, shrinking, max_iter, solutions)
             if self.verbose >= 2:
-                alpha, _, iters, objective, _ = solution
-                logger.info("pair (%r, %r): %d iterations, %d SV, objective %.6g",
-                            _label(self.classes_[s]), _label(self.classes_[t]), iters,
-                            np.count_nonzero(alpha), objective)
-            return solution
+                for p in range(first, last):
+                    alpha, _, iters, objective, _ = solutions[p]
+                    s, t = pairs[p]
+                    logger.info("pair (%r, %r): %d iterations, %d SV, objective %.6g",
+                                _label(self.classes_[s]), _label(self.classes_[t]), iters,
+                                np.count_nonzero(alpha), objective)
 
         n_threads = min(resolve_n_jobs(self.n_jobs), len(pairs))
         # Not for a kernel matrix too small to share (below 512 samples):
@@ -1198,26 +1228,35 @@ class SVM(EstimatorMixin):
         # two threads while another process kept both cores busy, 1.4 ms on
         # one).
         n_threads = parallel_threads(n_threads, len(box) ** 2)
+        runs = _pair_runs(solutions.alpha_start, n_threads)
         show = self.verbose >= 1
         if n_threads == 1:
-            return [solve(pair) for pair in _progress(pairs, len(pairs), show, "class pairs")]
-        # Each worker takes the next unsolved pair itself (next() on a count
+            bar = _progress(None, len(pairs), show, "class pairs")
+            try:
+                for first, last in runs:
+                    solve(first, last)
+                    if bar is not None:
+                        bar.update(last - first)
+            finally:
+                if bar is not None:
+                    bar.close()
+            return solutions
+        # Each worker takes the next unsolved run itself (next() on a count
         # is atomic under the GIL). A thread pool's futures, and this thread
         # waking for each of them, had cost 20-25 ms of the two workers' time
         # between pairs in a 20 Newsgroups NGD fit; this way, 4-5 ms.
-        solutions = [None] * len(pairs)
-        next_pair = itertools.count()
+        next_run = itertools.count()
         failures = []
         finished = queue.SimpleQueue() if show else None
 
         def work():
             try:
-                for p in next_pair:
-                    if p >= len(pairs) or failures:
+                for r in next_run:
+                    if r >= len(runs) or failures:
                         break
-                    solutions[p] = solve(pairs[p])
+                    solve(*runs[r])
                     if finished is not None:
-                        finished.put(p)
+                        finished.put(runs[r][1] - runs[r][0])
             except BaseException as exc:
                 failures.append(exc)
                 cache.request_stop()  # the other workers stop at their next check
@@ -1236,11 +1275,11 @@ class SVM(EstimatorMixin):
                 bar = _progress(None, len(pairs), show, "class pairs")
                 running = len(workers)
                 while running:
-                    p = finished.get()
-                    if p is None:
+                    solved = finished.get()
+                    if solved is None:
                         running -= 1
                     elif bar is not None:
-                        bar.update(1)
+                        bar.update(solved)
                 if bar is not None:
                     bar.close()
             for worker in workers:
@@ -1370,9 +1409,9 @@ class SVM(EstimatorMixin):
             return minimum
         return requested
 
-    def _set_support(self, X, X_checked, order, class_start, alphas, pairs):
+    def _set_support(self, X, X_checked, order, class_start, solutions):
         """SVC's support_, n_support_, dual_coef_ (libsvm layout), support_vectors_."""
-        is_sv, self.dual_coef_ = one_vs_one_coefficients(alphas, pairs, class_start)
+        is_sv, self.dual_coef_ = one_vs_one_coefficients(solutions, class_start)
         self.support_ = order[np.flatnonzero(is_sv)].astype(np.int32)
         self.n_support_ = np.array(
             [np.count_nonzero(is_sv[class_start[c]:class_start[c + 1]])

@@ -1213,6 +1213,24 @@ def test_hashed_list_heads_change_no_bit_of_the_kernel_rows(kernel, hashed_heads
         assert np.array_equal(kernel_matrix(k, rows, hashed), kernel_matrix(k, rows, tables))
 
 
+def test_hashed_list_heads_read_only_the_rows_entries(hashed_heads_beyond):
+    """A RowSet's arrays may hold entries around its rows' (indptr not from
+    0): the hashed index reads only the rows', like the tables."""
+    from kgeo._kernels import PostingIndex, RowSet, get_kernel, kernel_matrix
+
+    data = np.array([9.0, 9.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 99.0])
+    indices = np.array([4, 4, 0, 3, 1, 2, 0, 4, 1], dtype=np.int32)
+    rows = RowSet(data, indices, np.array([2, 4, 6, 8], dtype=np.int64), 5)
+    k = get_kernel("linear", 5, 0.0)
+    tables = PostingIndex(rows, np.array([0, 1, 3]))
+    hashed_heads_beyond(0)
+    hashed = PostingIndex(rows, np.array([0, 1, 3]))
+    assert hashed.hashed and not tables.hashed
+    expected = np.array([[5.0, 0.0, 5.0], [0.0, 25.0, 0.0], [5.0, 0.0, 61.0]])
+    assert np.array_equal(kernel_matrix(k, rows, tables), expected)
+    assert np.array_equal(kernel_matrix(k, rows, hashed), expected)
+
+
 def test_many_small_classes_hash_their_list_heads(hashed_heads_beyond):
     """One-vs-one over many small classes keeps its posting index within a
     few times the postings (the tables would take n_classes * n_features

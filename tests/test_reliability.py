@@ -1114,6 +1114,30 @@ def test_ctrl_c_interrupts_a_long_fit_quickly(tmp_path, record_property):
     assert float(lines["second-fit"]) > 0.9  # a normal fit afterwards works
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_ctrl_c_interrupts_a_fit_of_many_small_pairs_quickly(n_jobs, tmp_path):
+    """SIGINT 1.5 s into a fit of 1,000 classes of 5 documents (499,500
+    pairs, solved in runs of about 200 per call): KeyboardInterrupt within
+    1 s, in the calling thread or in the workers."""
+    child = f"""
+        import signal, time
+        from kgeo._synthetic import make_topic_corpus
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        X, y = make_topic_corpus(5000, 100000, 1000, words_per_document=100)
+        print("fitting", time.monotonic(), flush=True)
+        try:
+            kgeo.SVM(kernel="ngd", n_jobs={n_jobs}).fit(X, y)
+            print("finished", time.monotonic(), flush=True)
+        except KeyboardInterrupt:
+            print("interrupted", time.monotonic(), flush=True)
+    """
+    first, sent, lines = _interrupt_child(tmp_path, child, lambda proc, first: proc.pid)
+    assert "finished" not in lines, (
+        f"the fit ended before the signal; make it longer (fit started {first[1]}, signal "
+        f"sent {sent}, fit ended {lines['finished']})")
+    assert 0 <= float(lines["interrupted"]) - sent < 1.0
+
+
 def _interrupt_child(tmp_path, child, target, timeout=120):
     """Run ``child`` (see child_command), send SIGINT to the process
     ``target(proc, first)`` names 1.5 s after its first line ("fitting

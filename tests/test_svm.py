@@ -1019,12 +1019,12 @@ def test_threads_solve_every_pair_once(verbose, rng, monkeypatch):
     X, y = ck.make_count_data(rng, 160, 15, 6, n_duplicates=3)
     one = kgeo.SVM(kernel="ngd", n_jobs=1).fit(X, y)
     calls, threads = [], set()
-    solve_pair = _svm.solve_pair
+    solve_pairs = _svm.solve_pairs
 
-    def counting(cache, s, t, *args):
-        calls.append((s, t))
+    def counting(cache, pairs, first, last, *args):
+        calls.extend(map(tuple, pairs[first:last].tolist()))
         threads.add(threading.get_ident())
-        return solve_pair(cache, s, t, *args)
+        return solve_pairs(cache, pairs, first, last, *args)
 
     bars = []
     progress = _svm._progress
@@ -1033,7 +1033,7 @@ def test_threads_solve_every_pair_once(verbose, rng, monkeypatch):
         bars.append(progress(*args))
         return bars[-1]
 
-    monkeypatch.setattr(_svm, "solve_pair", counting)
+    monkeypatch.setattr(_svm, "solve_pairs", counting)
     monkeypatch.setattr(_svm, "_progress", recording)
     monkeypatch.setattr(_svm, "progress_bars_shown", lambda: True)  # captured stderr
     two = kgeo.SVM(kernel="ngd", n_jobs=2, verbose=verbose).fit(X, y)
@@ -1065,42 +1065,127 @@ def test_small_work_stays_in_the_calling_thread(n_samples, in_workers, rng, monk
     X, y = ck.make_count_data(rng, n_samples, 15, 4, n_duplicates=3)
     one = kgeo.SVM(kernel="ngd", n_jobs=1).fit(X, y)
     threads = set()
-    solve_pair = _svm.solve_pair
+    solve_pairs = _svm.solve_pairs
 
-    def recording(cache, s, t, *args):
+    def recording(cache, *args):
         threads.add(threading.get_ident())
-        return solve_pair(cache, s, t, *args)
+        return solve_pairs(cache, *args)
 
-    monkeypatch.setattr(_svm, "solve_pair", recording)
+    monkeypatch.setattr(_svm, "solve_pairs", recording)
     two = kgeo.SVM(kernel="ngd", n_jobs=2).fit(X, y)
     assert (threading.get_ident() not in threads) == in_workers
     assert_identical(one, two)
 
 
+@pytest.mark.parametrize("n_pairs, n_threads", [(1, 1), (3, 2), (28, 2), (4950, 1), (4950, 2)])
+def test_pair_runs_cover_every_pair_once_within_their_bounds(n_pairs, n_threads, rng):
+    """Runs of consecutive pairs, each at most _RUN_VARIABLES dual variables
+    (or one pair) and at most a quarter of a thread's share of the pairs."""
+    from kgeo._svm import _RUN_VARIABLES, _pair_runs
+
+    sizes = rng.integers(2, 400, n_pairs)
+    sizes[rng.random(n_pairs) < 0.1] = 3000  # pairs beyond a run's variables
+    alpha_start = np.r_[0, np.cumsum(sizes)]
+    runs = _pair_runs(alpha_start, n_threads)
+    assert [first for first, _ in runs] == [0] + [last for _, last in runs[:-1]]
+    assert runs[-1][1] == n_pairs
+    most = max(1, -(-n_pairs // (4 * n_threads)))
+    for first, last in runs:
+        assert 1 <= last - first <= most
+        assert last - first == 1 or alpha_start[last] - alpha_start[first] <= _RUN_VARIABLES
+        # A run stops short only where the next pair would pass a bound.
+        if last < n_pairs and last - first < most:
+            assert alpha_start[last + 1] - alpha_start[first] > _RUN_VARIABLES
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_pairs_solved_in_runs_or_one_by_one_give_the_same_model(n_jobs, monkeypatch):
+    """Many small classes: runs of many pairs per call of the solver give
+    the model of one pair per call, bit for bit, with sample weights too."""
+    from kgeo import _svm
+    from kgeo._synthetic import make_topic_corpus
+
+    X, y = make_topic_corpus(n_documents=600, n_features=3000, n_classes=120,
+                             words_per_document=40, random_state=4)
+    weight = np.random.default_rng(4).uniform(0.5, 2.0, X.shape[0])
+    calls = []
+    solve_pairs = _svm.solve_pairs
+
+    def counting(cache, pairs, first, last, *args):
+        calls.append(last - first)
+        return solve_pairs(cache, pairs, first, last, *args)
+
+    monkeypatch.setattr(_svm, "solve_pairs", counting)
+    runs = kgeo.SVM(kernel="ngd", n_jobs=n_jobs).fit(X, y, sample_weight=weight)
+    assert max(calls) > 100 and sum(calls) == 120 * 119 // 2
+    calls.clear()
+    monkeypatch.setattr(_svm, "_RUN_VARIABLES", 1)
+    one_by_one = kgeo.SVM(kernel="ngd", n_jobs=n_jobs).fit(X, y, sample_weight=weight)
+    assert max(calls) == 1
+    assert_identical(runs, one_by_one)
+
+
+def test_solve_pairs_refuses_pairs_that_do_not_fit_its_arrays(rng):
+    """solve_pairs checks its range, its classes and the solutions' sizes
+    before solving (it writes through raw pointers)."""
+    from kgeo._kernels import PostingIndex, get_kernel
+    from kgeo._pairwise import prepare_rows
+    from kgeo._solver import KernelRowCache, PairSolutions, solve_pairs
+
+    X, y = ck.make_count_data(rng, 30, 5, 3)
+    order = np.argsort(y, kind="stable")
+    class_start = np.r_[0, np.cumsum(np.bincount(y))]
+    kernel = get_kernel("ngd", X.shape[1], 0.0)
+    rows = prepare_rows(kernel, sp.csr_matrix(X[order]))
+    cache = KernelRowCache(kernel, PostingIndex(rows, class_start),
+                           2**20)
+    pairs = np.array([[0, 1], [0, 2], [1, 2]])
+    box = np.ones(30)
+    solutions = PairSolutions(class_start, pairs)
+    with pytest.raises(ValueError, match=r"pairs 1 \.\. 4 of 3"):
+        solve_pairs(cache, pairs, 1, 4, box, 1e-3, True, -1, solutions)
+    with pytest.raises(ValueError, match=r"box has 29 bounds for 30 rows"):
+        solve_pairs(cache, pairs, 0, 3, box[:29], 1e-3, True, -1, solutions)
+    bad = np.array([[0, 1], [0, 3], [1, 2]])
+    with pytest.raises(ValueError, match=r"pair 1: classes \(0, 3\) of 3"):
+        solve_pairs(cache, bad, 0, 3, box, 1e-3, True, -1, PairSolutions(class_start, pairs))
+    other_sizes = PairSolutions(np.array([0, 5, 20, 30]), pairs)  # 20, 15, 25 variables
+    with pytest.raises(ValueError, match=r"pair 1 has 15 dual variables for 20 rows"):
+        solve_pairs(cache, pairs, 0, 3, box, 1e-3, True, -1, other_sizes)
+    assert not other_sizes.alpha.any()  # checked before the first pair
+    solve_pairs(cache, pairs, 0, 3, box, 1e-3, True, -1, solutions)
+    assert len(solutions) == 3 and np.all(solutions.n_iter > 0)
+    with pytest.raises(IndexError, match="pair 3 of 3"):
+        solutions[3]
+
+
 def test_a_failing_pair_stops_the_other_threads_and_raises_its_error(rng, monkeypatch):
-    """An error in one worker (here from the third pair) is the error fit
-    raises; the other worker stops through the cache instead of solving the
-    remaining pairs, and no thread outlives the fit."""
+    """An error in one worker (here from the third run of pairs) is the error
+    fit raises; the other worker stops through the cache instead of solving
+    the remaining pairs, and no thread outlives the fit."""
     import threading
     from kgeo import _svm
 
     X, y = ck.make_count_data(rng, 200, 15, 8, n_duplicates=3)  # 28 pairs
     started = []
-    solve_pair = _svm.solve_pair
+    solve_pairs = _svm.solve_pairs
 
-    def failing(cache, s, t, *args):
-        started.append((s, t))
+    def failing(cache, pairs, first, last, *args):
+        started.append((first, last))
         if len(started) == 3:
-            raise MemoryError("no memory for pair 3")
-        return solve_pair(cache, s, t, *args)
+            raise MemoryError("no memory for run 3")
+        return solve_pairs(cache, pairs, first, last, *args)
 
-    monkeypatch.setattr(_svm, "solve_pair", failing)
+    monkeypatch.setattr(_svm, "solve_pairs", failing)
     before = threading.active_count()
-    with pytest.raises(MemoryError, match="no memory for pair 3"):
+    with pytest.raises(MemoryError, match="no memory for run 3"):
         kgeo.SVM(kernel="ngd", n_jobs=2).fit(X, y)
-    assert len(started) <= 5  # the failure, and at most one pair per worker after it
+    # Runs of 4 pairs (a quarter of a thread's share): 7 of them, of which
+    # the failure, and at most one run per worker after it.
+    assert all(last - first == 4 for first, last in started)
+    assert len(started) <= 5
     assert threading.active_count() == before
-    monkeypatch.setattr(_svm, "solve_pair", solve_pair)
+    monkeypatch.setattr(_svm, "solve_pairs", solve_pairs)
     ck.check_svm(kgeo.SVM(kernel="ngd", n_jobs=2).fit(X, y), X, y)  # the next fit is sound
 
 
@@ -1120,23 +1205,24 @@ def test_a_failing_pair_interrupts_the_pair_another_thread_is_solving(monkeypatc
     y = np.array([0, 0, 0, 1, 1, 1, 2, 2])
     long_pair_started = threading.Event()
     ended = {}
-    solve_pair = _svm.solve_pair
+    solve_pairs = _svm.solve_pairs
 
-    def solving(cache, s, t, *args):
+    def solving(cache, pairs, first, last, *args):
+        assert last == first + 1  # 3 pairs, 2 threads: runs of one pair
+        s, t = pairs[first]
         if (s, t) == (0, 2):
             assert long_pair_started.wait(10)
             raise MemoryError("no memory for pair (0, 2)")
         if (s, t) == (0, 1):
             long_pair_started.set()
         try:
-            solution = solve_pair(cache, s, t, *args)
+            solve_pairs(cache, pairs, first, last, *args)
         except BaseException as error:
             ended[s, t] = type(error).__name__
             raise
         ended[s, t] = "solved"
-        return solution
 
-    monkeypatch.setattr(_svm, "solve_pair", solving)
+    monkeypatch.setattr(_svm, "solve_pairs", solving)
     with pytest.raises(MemoryError, match=r"no memory for pair \(0, 2\)"):
         kgeo.SVM(kernel="linear", C=1e6, max_iter=10**6, n_jobs=2).fit(X, y)
     assert ended == {(0, 1): "KeyboardInterrupt"}
@@ -1194,18 +1280,18 @@ def test_one_vs_one_coefficients_match_a_numpy_reference(rng):
     """libsvm's dual_coef_ layout from the pairs' duals, against the loops it
     replaced: pair (s, t) writes class s's y alpha in row t - 1 and class
     t's in row s, in each support vector's column; no negative zeros."""
-    from kgeo._solver import one_vs_one_coefficients
+    from kgeo._solver import PairSolutions, one_vs_one_coefficients
 
     counts = np.array([7, 1, 12, 5])
     class_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     pairs = [(s, t) for s in range(4) for t in range(s + 1, 4)]
-    alphas = []
-    for s, t in pairs:
-        alpha = rng.random(counts[s] + counts[t])
+    solutions = PairSolutions(class_start, pairs)
+    alphas = [solutions[p][0] for p in range(len(pairs))]  # views of solutions.alpha
+    for alpha in alphas:
+        alpha[:] = rng.random(alpha.shape[0])
         alpha[rng.random(alpha.shape[0]) < 0.5] = 0.0
-        alphas.append(alpha)
     alphas[0][:] = 0.0  # a pair without support vectors
-    is_sv, dual_coef = one_vs_one_coefficients(alphas, pairs, class_start)
+    is_sv, dual_coef = one_vs_one_coefficients(solutions, class_start)
 
     n = class_start[-1]
     ref_sv = np.zeros(n, dtype=bool)
