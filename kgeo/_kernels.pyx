@@ -585,7 +585,8 @@ def hashed_lists(RowSet rows, const int64_t[::1] block_start):
     Each block's postings are sorted by word, rows increasing within a
     word (as in the tables' layout, so a block's lists lie together); each
     block has a hash table of its words' list heads, open addressing with
-    linear probing, at most half full.
+    linear probing, at most a quarter full (half full, the probes of the
+    words a block lacks took 1.4x as long: 1,000 classes of 5 documents).
 
     Returns
     -------
@@ -620,8 +621,8 @@ def hashed_lists(RowSet rows, const int64_t[::1] block_start):
     del keys
     run_count = np.diff(np.r_[first, post_val.shape[0]]).astype(np.int32)
     words = np.bincount(run_block, minlength=n_blocks)
-    # Tables of at least 2 slots and at least twice the block's words.
-    bits = np.maximum(1, np.ceil(np.log2(np.maximum(2 * words, 2))).astype(np.int64))
+    # Tables of at least 2 slots and at least 4 times the block's words.
+    bits = np.maximum(1, np.ceil(np.log2(np.maximum(4 * words, 2))).astype(np.int64))
     head_start = np.r_[0, np.cumsum(1 << bits)].astype(np.int64)
     head_shift = (32 - bits).astype(np.int32)
     heads = np.empty(2 * head_start[n_blocks], dtype=np.int64)
@@ -640,7 +641,7 @@ cdef void fill_heads(const int64_t[::1] run_block, const int32_t[::1] run_word,
                      int64_t[::1] heads):
     # Insert every run (a block's list of a word) into its block's table,
     # whose slots (two int64 each, viewed as ListHead) ``heads`` holds; each
-    # table has room for at least twice its block's words (hashed_lists).
+    # table has room for at least 4 times its block's words (hashed_lists).
     cdef ListHead* table = <ListHead*> &heads[0]
     cdef intp_t r, b, slot, mask
     with nogil:
@@ -1418,7 +1419,7 @@ cdef inline void accumulate_hashed_dots(RowSet X, intp_t i, PostingIndex Y,
                                         intp_t block, float64_t* acc) noexcept nogil:
     # accumulate_dots through the block's hash table of list heads: each
     # acc[r] receives the same terms in the same order (x_i's words), so the
-    # same bits. A small block's table (2-4 slots of 16 bytes per word of the
+    # same bits. A small block's table (4-8 slots of 16 bytes per word of the
     # block) stays in cache while a sweep takes the block for row after row.
     cdef const ListHead* table = Y.heads + Y.head_start[block]
     cdef intp_t mask = Y.head_start[block + 1] - Y.head_start[block] - 1
