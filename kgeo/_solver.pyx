@@ -2890,9 +2890,8 @@ def solve_pair(KernelRowCache cache, intp_t cls_s, intp_t cls_t,
     status : int
         CONVERGED; MAX_ITER_REACHED; STALLED; UNRESOLVED (see solve_pairs).
     """
-    pairs = np.array([[cls_s, cls_t]], dtype=np.int64)
-    solved = PairSolutions(cache.class_start, pairs)
-    solve_pairs(cache, pairs, 0, 1, box, tol, shrinking, max_iter, solved)
+    solved = PairSolutions(cache.class_start, [[cls_s, cls_t]])
+    solve_pairs(cache, solved, 0, 1, box, tol, shrinking, max_iter)
     return solved[0]
 
 
@@ -2916,6 +2915,12 @@ class PairSolutions:
         self.pairs = np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2)
         sizes = np.diff(np.asarray(class_start, dtype=np.int64))
         n_pairs = self.pairs.shape[0]
+        bad = np.flatnonzero(((self.pairs < 0) | (self.pairs >= sizes.shape[0])).any(axis=1)
+                             | (self.pairs[:, 0] == self.pairs[:, 1]))
+        if bad.size:
+            raise ValueError(
+                f"a pair is two different classes of {sizes.shape[0]}: pair {bad[0]} is "
+                f"{tuple(self.pairs[bad[0]].tolist())}")
         self.alpha_start = np.zeros(n_pairs + 1, dtype=np.int64)
         if n_pairs:
             np.cumsum(sizes[self.pairs[:, 0]] + sizes[self.pairs[:, 1]],
@@ -2938,13 +2943,13 @@ class PairSolutions:
                 int(self.status[p]))
 
 
-def solve_pairs(KernelRowCache cache, const int64_t[:, ::1] pairs, intp_t first, intp_t last,
-                const float64_t[::1] box, float64_t tol, shrinking, int64_t max_iter,
-                solutions):
-    """Solve the binary SVMs of class pairs first .. last - 1 in turn, in one call.
+def solve_pairs(KernelRowCache cache, solutions, intp_t first, intp_t last,
+                const float64_t[::1] box, float64_t tol, shrinking, int64_t max_iter):
+    """Solve the binary SVMs of class pairs first .. last - 1 of ``solutions``
+    in turn, in one call.
 
-    Pair p is the SVM between classes pairs[p, 0] = s (y = +1) and
-    pairs[p, 1] = t (y = -1). After each, the cache frees the blocks that
+    Pair p is the SVM between classes solutions.pairs[p, 0] = s (y = +1) and
+    solutions.pairs[p, 1] = t (y = -1). After each, the cache frees the blocks that
     only that pair could use (see ``KernelRowCache.retire_pair``): each
     one-vs-one pair is solved once. One call for a run of pairs: with
     one-vs-one over many small classes (1,000 classes of 5 documents:
@@ -2954,8 +2959,14 @@ def solve_pairs(KernelRowCache cache, const int64_t[:, ::1] pairs, intp_t first,
     Parameters
     ----------
     cache : KernelRowCache
-    pairs : ndarray of int64, shape (n_pairs, 2)
-        Class blocks of the cache's posting index.
+    solutions : PairSolutions
+        The pairs (class blocks of the cache's posting index); receives pair
+        p's dual variables (class s's rows first), intercept b* (decision =
+        sum_k alpha_k y_k K(x_k, x) + b), iterations, dual objective
+        sum(alpha) - 1/2 alpha'Q alpha, and status: CONVERGED;
+        MAX_ITER_REACHED; STALLED (steps no longer change alpha, or the gap
+        no longer falls, within G's rounding); UNRESOLVED (the gap fell below
+        tol, but on an exact G it stays above: see STATUS_UNRESOLVED).
     first, last : int
         The pairs solved.
     box : ndarray of shape (n_rows,)
@@ -2969,27 +2980,34 @@ def solve_pairs(KernelRowCache cache, const int64_t[:, ::1] pairs, intp_t first,
     max_iter : int
         Iteration limit; -1 for libsvm's own, ``max(10**7, 100 l)`` with l
         the pair's size (``libsvm_iteration_cap``).
-    solutions : PairSolutions
-        Receives pair p's dual variables (class s's rows first), intercept b*
-        (decision = sum_k alpha_k y_k K(x_k, x) + b), iterations, dual
-        objective sum(alpha) - 1/2 alpha'Q alpha, and status: CONVERGED;
-        MAX_ITER_REACHED; STALLED (steps no longer change alpha, or the gap
-        no longer falls, within G's rounding); UNRESOLVED (the gap fell below
-        tol, but on an exact G it stays above: see STATUS_UNRESOLVED).
+
+    Everything is checked before the first pair: the solver writes through
+    pointers into the solutions' arrays.
     """
     cdef PostingIndex index = cache.index
     if box.shape[0] != index.block_start[index.n_blocks]:
         raise ValueError(f"box has {box.shape[0]} bounds for "
                          f"{index.block_start[index.n_blocks]} rows")
-    if not 0 <= first <= last <= pairs.shape[0] or len(solutions) != pairs.shape[0]:
-        raise ValueError(f"pairs {first} .. {last} of {pairs.shape[0]}, with "
-                         f"{len(solutions)} solutions")
+    cdef const int64_t[:, ::1] pairs = solutions.pairs
     cdef float64_t[::1] alpha_all = solutions.alpha
     cdef const int64_t[::1] alpha_start = solutions.alpha_start
     cdef float64_t[::1] intercepts = solutions.intercept
     cdef int64_t[::1] n_iters = solutions.n_iter
     cdef float64_t[::1] objectives = solutions.objective
     cdef int32_t[::1] statuses = solutions.status
+    cdef intp_t n_pairs = pairs.shape[0]
+    if not 0 <= first <= last <= n_pairs:
+        raise ValueError(f"pairs {first} .. {last} of {n_pairs}")
+    if (pairs.shape[1] != 2 or alpha_start.shape[0] != n_pairs + 1
+            or intercepts.shape[0] != n_pairs or n_iters.shape[0] != n_pairs
+            or objectives.shape[0] != n_pairs or statuses.shape[0] != n_pairs
+            or alpha_start[first] < 0 or alpha_start[last] > alpha_all.shape[0]):
+        raise ValueError(
+            f"solutions' arrays do not fit their {n_pairs} pairs: alpha_start "
+            f"{alpha_start.shape[0]} offsets up to {alpha_start[last]}, alpha "
+            f"{alpha_all.shape[0]}, intercept {intercepts.shape[0]}, n_iter "
+            f"{n_iters.shape[0]}, objective {objectives.shape[0]}, status "
+            f"{statuses.shape[0]}")
     cdef intp_t p, k, cls_s, cls_t, start_s, start_t, n_s, n_t, l, n_blocks
     cdef intp_t largest_l = 1, largest_blocks = 1
     for p in range(first, last):

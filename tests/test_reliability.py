@@ -1117,7 +1117,7 @@ def test_ctrl_c_interrupts_a_long_fit_quickly(tmp_path, record_property):
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_ctrl_c_interrupts_a_fit_of_many_small_pairs_quickly(n_jobs, tmp_path):
     """SIGINT 1.5 s into a fit of 1,000 classes of 5 documents (499,500
-    pairs, solved in runs of about 200 per call): KeyboardInterrupt within
+    pairs, solved in runs of 51 per call): KeyboardInterrupt within
     1 s, in the calling thread or in the workers."""
     child = f"""
         import signal, time

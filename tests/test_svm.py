@@ -1021,10 +1021,10 @@ def test_threads_solve_every_pair_once(verbose, rng, monkeypatch):
     calls, threads = [], set()
     solve_pairs = _svm.solve_pairs
 
-    def counting(cache, pairs, first, last, *args):
-        calls.extend(map(tuple, pairs[first:last].tolist()))
+    def counting(cache, solutions, first, last, *args):
+        calls.extend(map(tuple, solutions.pairs[first:last].tolist()))
         threads.add(threading.get_ident())
-        return solve_pairs(cache, pairs, first, last, *args)
+        return solve_pairs(cache, solutions, first, last, *args)
 
     bars = []
     progress = _svm._progress
@@ -1101,7 +1101,10 @@ def test_pair_runs_cover_every_pair_once_within_their_bounds(n_pairs, n_threads,
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_pairs_solved_in_runs_or_one_by_one_give_the_same_model(n_jobs, monkeypatch):
     """Many small classes: runs of many pairs per call of the solver give
-    the model of one pair per call, bit for bit, with sample weights too."""
+    the model of one pair per call, bit for bit, with sample weights too.
+    (That the sweep of a hashed index, class t's rows against class s's
+    table, gives the bits of the tables' sweep: in test_kernels.py, a fit
+    with each.)"""
     from kgeo import _svm
     from kgeo._synthetic import make_topic_corpus
 
@@ -1111,13 +1114,13 @@ def test_pairs_solved_in_runs_or_one_by_one_give_the_same_model(n_jobs, monkeypa
     calls = []
     solve_pairs = _svm.solve_pairs
 
-    def counting(cache, pairs, first, last, *args):
+    def counting(cache, solutions, first, last, *args):
         calls.append(last - first)
-        return solve_pairs(cache, pairs, first, last, *args)
+        return solve_pairs(cache, solutions, first, last, *args)
 
     monkeypatch.setattr(_svm, "solve_pairs", counting)
     runs = kgeo.SVM(kernel="ngd", n_jobs=n_jobs).fit(X, y, sample_weight=weight)
-    assert max(calls) > 100 and sum(calls) == 120 * 119 // 2
+    assert max(calls) > 50 and sum(calls) == 120 * 119 // 2
     calls.clear()
     monkeypatch.setattr(_svm, "_RUN_VARIABLES", 1)
     one_by_one = kgeo.SVM(kernel="ngd", n_jobs=n_jobs).fit(X, y, sample_weight=weight)
@@ -1126,8 +1129,8 @@ def test_pairs_solved_in_runs_or_one_by_one_give_the_same_model(n_jobs, monkeypa
 
 
 def test_solve_pairs_refuses_pairs_that_do_not_fit_its_arrays(rng):
-    """solve_pairs checks its range, its classes and the solutions' sizes
-    before solving (it writes through raw pointers)."""
+    """solve_pairs checks its range, its classes and the sizes of every array
+    of the solutions before the first pair (it writes through pointers)."""
     from kgeo._kernels import PostingIndex, get_kernel
     from kgeo._pairwise import prepare_rows
     from kgeo._solver import KernelRowCache, PairSolutions, solve_pairs
@@ -1135,25 +1138,38 @@ def test_solve_pairs_refuses_pairs_that_do_not_fit_its_arrays(rng):
     X, y = ck.make_count_data(rng, 30, 5, 3)
     order = np.argsort(y, kind="stable")
     class_start = np.r_[0, np.cumsum(np.bincount(y))]
+    assert class_start.tolist() == [0, 10, 20, 30]
     kernel = get_kernel("ngd", X.shape[1], 0.0)
     rows = prepare_rows(kernel, sp.csr_matrix(X[order]))
-    cache = KernelRowCache(kernel, PostingIndex(rows, class_start),
-                           2**20)
+    cache = KernelRowCache(kernel, PostingIndex(rows, class_start), 2**20)
     pairs = np.array([[0, 1], [0, 2], [1, 2]])
     box = np.ones(30)
+
+    def refused(solutions, match, first=0, last=3, box=box):
+        untouched = solutions.alpha.copy()
+        with pytest.raises(ValueError, match=match):
+            solve_pairs(cache, solutions, first, last, box, 1e-3, True, -1)
+        np.testing.assert_array_equal(solutions.alpha, untouched)
+
+    refused(PairSolutions(class_start, pairs), r"pairs 1 \.\. 4 of 3", 1, 4)
+    refused(PairSolutions(class_start, pairs), r"box has 29 bounds for 30 rows", box=box[:29])
+    for wrong in ([[0, 1], [0, 3], [1, 2]], [[0, 1], [1, 1], [1, 2]]):
+        with pytest.raises(ValueError, match=rf"pair 1 is \({wrong[1][0]}, {wrong[1][1]}\)"):
+            PairSolutions(class_start, wrong)
+        solutions = PairSolutions(class_start, pairs)
+        solutions.pairs = np.array(wrong)  # replaced after the checks
+        refused(solutions, rf"pair 1: classes \({wrong[1][0]}, {wrong[1][1]}\) of 3")
+    refused(PairSolutions(np.array([0, 5, 20, 30]), pairs),  # 20, 15, 25 variables
+            r"pair 1 has 15 dual variables for 20 rows")
+    for name, wrong in [("alpha", np.zeros(4)), ("intercept", np.zeros(1)),
+                        ("n_iter", np.zeros(2, dtype=np.int64)),
+                        ("objective", np.zeros(4)), ("status", np.zeros(1, dtype=np.int32)),
+                        ("alpha_start", np.array([0, 20, 40]))]:
+        solutions = PairSolutions(class_start, pairs)
+        setattr(solutions, name, wrong)
+        refused(solutions, r"solutions' arrays do not fit their 3 pairs")
     solutions = PairSolutions(class_start, pairs)
-    with pytest.raises(ValueError, match=r"pairs 1 \.\. 4 of 3"):
-        solve_pairs(cache, pairs, 1, 4, box, 1e-3, True, -1, solutions)
-    with pytest.raises(ValueError, match=r"box has 29 bounds for 30 rows"):
-        solve_pairs(cache, pairs, 0, 3, box[:29], 1e-3, True, -1, solutions)
-    bad = np.array([[0, 1], [0, 3], [1, 2]])
-    with pytest.raises(ValueError, match=r"pair 1: classes \(0, 3\) of 3"):
-        solve_pairs(cache, bad, 0, 3, box, 1e-3, True, -1, PairSolutions(class_start, pairs))
-    other_sizes = PairSolutions(np.array([0, 5, 20, 30]), pairs)  # 20, 15, 25 variables
-    with pytest.raises(ValueError, match=r"pair 1 has 15 dual variables for 20 rows"):
-        solve_pairs(cache, pairs, 0, 3, box, 1e-3, True, -1, other_sizes)
-    assert not other_sizes.alpha.any()  # checked before the first pair
-    solve_pairs(cache, pairs, 0, 3, box, 1e-3, True, -1, solutions)
+    solve_pairs(cache, solutions, 0, 3, box, 1e-3, True, -1)
     assert len(solutions) == 3 and np.all(solutions.n_iter > 0)
     with pytest.raises(IndexError, match="pair 3 of 3"):
         solutions[3]
@@ -1170,11 +1186,11 @@ def test_a_failing_pair_stops_the_other_threads_and_raises_its_error(rng, monkey
     started = []
     solve_pairs = _svm.solve_pairs
 
-    def failing(cache, pairs, first, last, *args):
+    def failing(cache, solutions, first, last, *args):
         started.append((first, last))
         if len(started) == 3:
             raise MemoryError("no memory for run 3")
-        return solve_pairs(cache, pairs, first, last, *args)
+        return solve_pairs(cache, solutions, first, last, *args)
 
     monkeypatch.setattr(_svm, "solve_pairs", failing)
     before = threading.active_count()
@@ -1207,16 +1223,16 @@ def test_a_failing_pair_interrupts_the_pair_another_thread_is_solving(monkeypatc
     ended = {}
     solve_pairs = _svm.solve_pairs
 
-    def solving(cache, pairs, first, last, *args):
+    def solving(cache, solutions, first, last, *args):
         assert last == first + 1  # 3 pairs, 2 threads: runs of one pair
-        s, t = pairs[first]
+        s, t = solutions.pairs[first]
         if (s, t) == (0, 2):
             assert long_pair_started.wait(10)
             raise MemoryError("no memory for pair (0, 2)")
         if (s, t) == (0, 1):
             long_pair_started.set()
         try:
-            solve_pairs(cache, pairs, first, last, *args)
+            solve_pairs(cache, solutions, first, last, *args)
         except BaseException as error:
             ended[s, t] = type(error).__name__
             raise
