@@ -1128,6 +1128,35 @@ def test_pairs_solved_in_runs_or_one_by_one_give_the_same_model(n_jobs, monkeypa
     assert_identical(runs, one_by_one)
 
 
+@pytest.mark.parametrize("cache_size", [200, 0.05])
+def test_small_pairs_held_ahead_change_no_model_and_no_statistic(cache_size, monkeypatch):
+    """A small pair's cached rows pinned under one lock operation before its
+    SMO starts (hold_small_pair) give the same model and the same cache
+    statistics (values used, blocks requested, ...) as each row pinned when
+    SMO asks for it, with a roomy cache and one that evicts."""
+    from kgeo import _solver
+    from kgeo._synthetic import make_topic_corpus
+
+    X, y = make_topic_corpus(n_documents=400, n_features=3000, n_classes=80,
+                             words_per_document=40, random_state=6)
+
+    def fit():
+        model, cache = fit_keeping_cache(X, y, kernel="ngd", n_jobs=1, cache_size=cache_size)
+        stats = {k: v for k, v in model.cache_stats_.items() if k != "compute_seconds"}
+        return model, stats, cache.rows_held_ahead, cache.held
+
+    ahead, ahead_stats, n_ahead, held = fit()
+    assert n_ahead > 1000 and held == 0
+    before = _solver._hold_ahead_max(0)
+    try:
+        asked, asked_stats, n_asked, _ = fit()
+    finally:
+        _solver._hold_ahead_max(before)
+    assert n_asked == 0
+    assert ahead_stats == asked_stats
+    assert_identical(ahead, asked)
+
+
 def test_solve_pairs_refuses_pairs_that_do_not_fit_its_arrays(rng):
     """solve_pairs checks its range, its classes and the sizes of every array
     of the solutions before the first pair (it writes through pointers)."""
