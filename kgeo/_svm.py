@@ -1251,8 +1251,13 @@ class SVM(EstimatorMixin):
         next_run = itertools.count()
         failures = []
         finished = queue.SimpleQueue() if show else None
+        # Set by each worker as it ends. Waited for instead of Thread.join
+        # alone: a join that Ctrl-C interrupts can leave the thread marked
+        # as ended while it still runs (Python 3.11), and a second join then
+        # returned at once, before the worker had stopped (a review).
+        ended = []
 
-        def work():
+        def work(done):
             try:
                 for r in next_run:
                     if r >= len(runs) or failures:
@@ -1266,14 +1271,18 @@ class SVM(EstimatorMixin):
             finally:
                 if finished is not None:
                     finished.put(None)
+                done.set()
 
         _release_openmp_threads()  # the set-up's OpenMP workers would spin on our cores
         workers = []
         try:
             for k in range(n_threads):
-                worker = threading.Thread(target=work, name=f"kgeo-pairs-{k}", daemon=True)
+                done = threading.Event()
+                worker = threading.Thread(target=work, args=(done,), name=f"kgeo-pairs-{k}",
+                                          daemon=True)
                 worker.start()
                 workers.append(worker)
+                ended.append(done)
             if finished is not None:
                 bar = _progress(None, len(pairs), show, "class pairs")
                 running = len(workers)
@@ -1289,8 +1298,16 @@ class SVM(EstimatorMixin):
                 worker.join()
         except BaseException:
             # Ctrl-C reaches only this thread: stop the workers through the
-            # cache, and let them wind down before re-raising.
+            # cache, and let them wind down before re-raising (a second
+            # Ctrl-C meanwhile does not cut the wait short).
             cache.request_stop()
+            for done in ended:
+                while True:
+                    try:
+                        done.wait()
+                        break
+                    except KeyboardInterrupt:
+                        continue
             for worker in workers:
                 worker.join()
             raise
