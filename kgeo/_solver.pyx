@@ -2215,8 +2215,8 @@ cdef void hold_small_pair(KernelRowCache cache, Pair* P) noexcept nogil:
     block cached the pair computes none, so nothing is evicted while it
     runs, and pinned rows it never asks for change no eviction (on one
     thread the cache's statistics stay those of rows pinned as asked for;
-    pinning some, or moving them in the LRU order, changed them under a
-    cache of 0.01 MB: a review).
+    pinning some, or moving them in the LRU order, changed them under
+    caches of 0.01-0.05 MB: a review).
     """
     cdef intp_t k, g, side, n = cache.block_length(P.cls_s) + cache.block_length(P.cls_t)
     cdef intp_t keys[2]
@@ -3021,10 +3021,10 @@ def solve_pairs(KernelRowCache cache, solutions, intp_t first, intp_t last,
     """Solve the binary SVMs of class pairs first .. last - 1 of ``solutions``
     in turn, in one call.
 
-    Pair p is the SVM between classes solutions.pairs[p, 0] = s (y = +1) and
-    solutions.pairs[p, 1] = t (y = -1). After each, the cache frees the blocks that
-    only that pair could use (see ``KernelRowCache.retire_pair``): each
-    one-vs-one pair is solved once. One call for a run of pairs: with
+    Pair p is the SVM between classes solutions.pairs[p, 0] = s (y = +1)
+    and solutions.pairs[p, 1] = t (y = -1). After each, the cache frees the
+    blocks that only that pair could use (see ``KernelRowCache.retire_pair``):
+    each one-vs-one pair is solved once. One call for a run of pairs: with
     one-vs-one over many small classes (1,000 classes of 5 documents:
     499,500 pairs of 10 variables) a call per pair, its arrays and its
     handoffs of the GIL between the threads cost more than solving it.
@@ -3083,7 +3083,7 @@ def solve_pairs(KernelRowCache cache, solutions, intp_t first, intp_t last,
             + f", alpha {alpha_all.shape[0]}, intercept {intercepts.shape[0]}, n_iter "
             f"{n_iters.shape[0]}, objective {objectives.shape[0]}, status "
             f"{statuses.shape[0]}")
-    cdef intp_t p, k, cls_s, cls_t, start_s, start_t, n_s, n_t, l, n_blocks
+    cdef intp_t p, k, cls_s, cls_t, start_s, start_t, n_s, n_t, l
     cdef intp_t largest_l = 1, largest_blocks = 1
     for p in range(first, last):
         cls_s = pairs[p, 0]
@@ -3172,6 +3172,9 @@ def solve_pairs(KernelRowCache cache, solutions, intp_t first, intp_t last,
             n_iter = 0
             try:
                 if index.hashed:
+                    # Class t's rows against class s's hash table, which the
+                    # run's next pairs (s, t + 1), ... find in cache; the same
+                    # values either way round (see sweep_cross).
                     cache.sweep_cross(cls_t, cls_s, P.acc, P.scratch)
                 else:
                     cache.sweep_cross(cls_s, cls_t, P.acc, P.scratch)
