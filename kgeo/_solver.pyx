@@ -1617,9 +1617,17 @@ cdef class KernelRowCache:
         pairs' blocks take the buffers of blocks that left the cache (see
         ``spare_head``). The sweep's values count against the budget from
         its start: what is evicted for them goes before they are computed.
+
+        A kernel read from a matrix (precomputed, or a callable's) is read
+        as given, K[h, g] for the block (h, s), not transposed from K[g, h]
+        (libsvm reads a matrix symmetric only to rounding so), and only for
+        pairs of at most HOLD_AHEAD_MAX variables: reading saves nothing,
+        but a small pair whose blocks are all cached is held ahead, with no
+        lock operation per row (hold_small_pair).
         """
         cdef intp_t s0 = self.index.block_start[cls_s], n_s = self.block_length(cls_s)
         cdef intp_t t0 = self.index.block_start[cls_t], n_t = self.block_length(cls_t)
+        cdef bint as_given = self.kernel.precomputed
         cdef intp_t k, h, n_made = 0, n_filled = 0, nc = self.n_classes
         cdef void** blocks_s
         cdef void** blocks_t
@@ -1648,7 +1656,8 @@ cdef class KernelRowCache:
         # partly evicted would hold memory beyond the budget.
         worth = (self.sweep_enabled and self.retire_enabled and self.cross_values > 0
                  and 2 * self.cross_values_used >= self.cross_values
-                 and 2 * n_s * n_t <= self.budget // SWEEP_BUDGET_SHARE)
+                 and 2 * n_s * n_t <= self.budget // SWEEP_BUDGET_SHARE
+                 and (not as_given or n_s + n_t <= HOLD_AHEAD_MAX))
         if worth:
             if in_slab and capacity == self.slab_bytes and self.n_spare > 0:
                 self.n_spare -= 1
@@ -1712,9 +1721,15 @@ cdef class KernelRowCache:
                 ok = False  # a float32 overflow: reported on demand
                 break
             n_made += 1
-            if n_made % 8 == 0 or n_made == n_s:
+            if not as_given and (n_made % 8 == 0 or n_made == n_s):
                 k = (n_made - 1) // 8 * 8
                 scatter_rows(blocks_s + k, n_made - k, blocks_t, n_t, k, self.single)
+        h = 0
+        while ok and as_given and h < n_t:
+            if self.compute_block((t0 + h) * nc + cls_s, acc, scratch, blocks_t[h]):
+                ok = False  # a float32 overflow: reported on demand
+                break
+            h += 1
         clock_gettime(CLOCK_MONOTONIC, &finished)
         if not ok:
             if not in_slab:
@@ -1748,7 +1763,7 @@ cdef class KernelRowCache:
             self.insert((s0 + k) * nc + cls_t, blocks_s[k], n_t, False, in_slab, True)
             self.slots[(s0 + k) * nc + cls_t].pins -= 1
         for h in range(n_t):
-            self.insert((t0 + h) * nc + cls_s, blocks_t[h], n_s, True, in_slab, True)
+            self.insert((t0 + h) * nc + cls_s, blocks_t[h], n_s, not as_given, in_slab, True)
             self.slots[(t0 + h) * nc + cls_s].pins -= 1
         spent = self.release_slab(p) if in_slab else NULL
         lock_release(&self.lock)

@@ -1028,12 +1028,6 @@ class SVM(EstimatorMixin):
             self._check_float32_range(scale)
         cache = KernelRowCache(kernel, index, self._cache_bytes(counts, single), single=single,
                                n_threads=n_threads)
-        if precomputed or by_callable:
-            # Rows are read from a matrix, not computed: a class pair's sweep would
-            # save nothing, and it fills one class's rows by transposing the
-            # other's, K[j, i] for K[i, j], where every row must be read as
-            # given (libsvm's reading of a matrix symmetric only to rounding).
-            cache.sweep_enabled = False
 
         n_pairs = n_classes * (n_classes - 1) // 2
         # (0, 1), (0, 2), ..., (1, 2), ...: libsvm's order of the pairs.

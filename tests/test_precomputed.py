@@ -202,16 +202,19 @@ def test_sparse_integer_and_read_only_matrices(rng):
                                   base.decision_function(Kt))
 
 
+@pytest.mark.parametrize("n_classes", [5, 60])
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_a_matrix_symmetric_to_rounding_is_read_as_given(n_jobs, rng):
+def test_a_matrix_symmetric_to_rounding_is_read_as_given(n_jobs, n_classes, rng):
     """A Gram rounded asymmetrically (float32 arithmetic, say) is accepted,
     and read as libsvm reads it: row i for sample i. A step on alpha_i adds
     row i of K to the gradient, so G_k = y_k sum_i y_i alpha_i K[i, k] - 1:
     the KKT conditions hold for K.T's rows (the checker reads rows), not
-    for K's, and prediction weighs the rows of the matrix it is given."""
+    for K's, and prediction weighs the rows of the matrix it is given.
+    With 60 classes of about 5 samples, the pairs' cross blocks are read
+    ahead of their SMO (``sweep_cross``), both classes' rows as given."""
     n = 300
     A = rng.normal(size=(n, 30))
-    y = rng.integers(0, 5, size=n)
+    y = rng.integers(0, n_classes, size=n)
     K = A @ A.T
     K = (K + K.T) / 2
     bent = K + rng.uniform(-2e-7, 2e-7, size=K.shape) * np.abs(K).max()
