@@ -2257,6 +2257,42 @@ def test_verbose_logs_each_pair_by_its_plain_labels(caplog, rng):
     assert any(line.startswith("fit: 30 samples, 3 classes") for line in lines), lines
 
 
+@pytest.mark.parametrize("max_iter", [-1, 0])
+def test_verbose_logs_the_pairs_a_failing_run_solved(max_iter, caplog, monkeypatch):
+    """verbose=2 logs a run's pairs as it ends, each once and in order, and
+    where the run fails part-way (here in its third pair), the pairs solved
+    before the failure; with max_iter=0 too (no iteration, yet solved)."""
+    from kgeo import _solver, _svm
+    from kgeo._synthetic import make_topic_corpus
+
+    X, y = make_topic_corpus(n_documents=60, n_features=500, n_classes=12,
+                             words_per_document=30, random_state=2)
+    pattern = r"pair \((\d+), (\d+)\): "
+    with caplog.at_level("INFO", logger="kgeo._svm"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kgeo.SVM(verbose=2, n_jobs=1, max_iter=max_iter).fit(X, y)
+    logged = [tuple(map(int, m.groups())) for r in caplog.records
+              if (m := re.match(pattern, r.getMessage()))]
+    assert logged == [(s, t) for s in range(12) for t in range(s + 1, 12)]
+    caplog.clear()
+    solve_pairs = _solver.solve_pairs
+
+    def failing(cache, solutions, first, last, *args):
+        if first == 0:  # the first run: its first 2 pairs, then a failure
+            solve_pairs(cache, solutions, 0, 2, *args)
+            raise MemoryError("no memory for pair 3")
+        return solve_pairs(cache, solutions, first, last, *args)
+
+    monkeypatch.setattr(_svm, "solve_pairs", failing)
+    with caplog.at_level("INFO", logger="kgeo._svm"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(MemoryError, match="no memory for pair 3"):
+            kgeo.SVM(verbose=2, n_jobs=1, max_iter=max_iter).fit(X, y)
+    logged = [tuple(map(int, m.groups())) for r in caplog.records
+              if (m := re.match(pattern, r.getMessage()))]
+    assert logged == [(0, 1), (0, 2)]
+
+
 def test_coef_rows_follow_the_documented_pair_order(rng):
     X, y = ck.make_count_data(rng, 60, 6, 4)
     model = kgeo.SVM(kernel="linear").fit(X, y)
