@@ -1056,6 +1056,8 @@ cdef enum:
     STATUS_STALLED = 2
     STATUS_UNRESOLVED = 3
 
+# The status of a pair of PairSolutions not solved (yet).
+NOT_SOLVED = -1
 CONVERGED = STATUS_CONVERGED
 MAX_ITER_REACHED = STATUS_MAX_ITER
 STALLED = STATUS_STALLED
@@ -3017,7 +3019,9 @@ class PairSolutions:
         self.intercept = np.zeros(n_pairs)
         self.n_iter = np.zeros(n_pairs, dtype=np.int64)
         self.objective = np.zeros(n_pairs)
-        self.status = np.zeros(n_pairs, dtype=np.int32)
+        # NOT_SOLVED until its pair is solved (whatever its iterations: at
+        # tol >= 2 a pair converges in none).
+        self.status = np.full(n_pairs, NOT_SOLVED, dtype=np.int32)
 
     def __len__(self):
         return self.pairs.shape[0]

@@ -37,7 +37,7 @@ from ._kernels import (
 from ._pairwise import (centred, fits_unmoved, overflow_message, posting_tables_are_cheap,
                         prepare_rows, resolve_n_jobs, rows_to_move, single_block,
                         translation_centre, unique_columns, used_columns_only)
-from ._solver import (CONVERGED, MAX_ITER_REACHED, STALLED, UNRESOLVED, KernelRowCache,
+from ._solver import (MAX_ITER_REACHED, NOT_SOLVED, STALLED, UNRESOLVED, KernelRowCache,
                       PairSolutions, _release_openmp_threads, one_vs_one_coefficients,
                       one_vs_one_votes, solve_pairs)
 from ._validation import (_callers_stacklevel, check_feature_names, check_kernel_matrix,
@@ -1213,12 +1213,10 @@ class SVM(EstimatorMixin):
                 solve_pairs(cache, solutions, first, last, box, tol, shrinking, max_iter)
             finally:
                 if self.verbose >= 2:
-                    # The run's solved pairs, also where it stopped part-way:
-                    # a pair not reached has no iteration and the status 0
-                    # (CONVERGED), which a solved pair has only after one.
+                    # The run's solved pairs, also where it stopped part-way.
                     for p in range(first, last):
                         alpha, _, iters, objective, status = solutions[p]
-                        if iters == 0 and status == CONVERGED:
+                        if status == NOT_SOLVED:
                             break
                         s, t = pairs[p]
                         logger.info("pair (%r, %r): %d iterations, %d SV, objective %.6g",

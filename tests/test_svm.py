@@ -2257,11 +2257,12 @@ def test_verbose_logs_each_pair_by_its_plain_labels(caplog, rng):
     assert any(line.startswith("fit: 30 samples, 3 classes") for line in lines), lines
 
 
-@pytest.mark.parametrize("max_iter", [-1, 0])
-def test_verbose_logs_the_pairs_a_failing_run_solved(max_iter, caplog, monkeypatch):
+@pytest.mark.parametrize("max_iter, tol", [(-1, 1e-3), (0, 1e-3), (-1, 3.0)])
+def test_verbose_logs_the_pairs_a_failing_run_solved(max_iter, tol, caplog, monkeypatch):
     """verbose=2 logs a run's pairs as it ends, each once and in order, and
     where the run fails part-way (here in its third pair), the pairs solved
-    before the failure; with max_iter=0 too (no iteration, yet solved)."""
+    before the failure; also pairs solved in no iteration (max_iter=0, or
+    tol=3 above the gap of 2 every pair starts from: a review)."""
     from kgeo import _solver, _svm
     from kgeo._synthetic import make_topic_corpus
 
@@ -2270,7 +2271,7 @@ def test_verbose_logs_the_pairs_a_failing_run_solved(max_iter, caplog, monkeypat
     pattern = r"pair \((\d+), (\d+)\): "
     with caplog.at_level("INFO", logger="kgeo._svm"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        kgeo.SVM(verbose=2, n_jobs=1, max_iter=max_iter).fit(X, y)
+        kgeo.SVM(verbose=2, n_jobs=1, max_iter=max_iter, tol=tol).fit(X, y)
     logged = [tuple(map(int, m.groups())) for r in caplog.records
               if (m := re.match(pattern, r.getMessage()))]
     assert logged == [(s, t) for s in range(12) for t in range(s + 1, 12)]
@@ -2287,7 +2288,7 @@ def test_verbose_logs_the_pairs_a_failing_run_solved(max_iter, caplog, monkeypat
     with caplog.at_level("INFO", logger="kgeo._svm"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(MemoryError, match="no memory for pair 3"):
-            kgeo.SVM(verbose=2, n_jobs=1, max_iter=max_iter).fit(X, y)
+            kgeo.SVM(verbose=2, n_jobs=1, max_iter=max_iter, tol=tol).fit(X, y)
     logged = [tuple(map(int, m.groups())) for r in caplog.records
               if (m := re.match(pattern, r.getMessage()))]
     assert logged == [(0, 1), (0, 2)]
