@@ -1128,6 +1128,33 @@ def test_pairs_solved_in_runs_or_one_by_one_give_the_same_model(n_jobs, monkeypa
     assert_identical(runs, one_by_one)
 
 
+@pytest.mark.parametrize("cache_dtype", ["float64", "float32"])
+@pytest.mark.parametrize("kernel", ["precomputed", "callable"])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_matrix_kernels_sweep_small_pairs_to_the_same_model(kernel, cache_dtype, n_jobs):
+    """A kernel read from a matrix sweeps its small pairs (both classes'
+    rows read as given) to the model of rows read on demand, bit for bit,
+    on a matrix symmetric only to rounding, with sample weights."""
+    from kgeo._synthetic import make_topic_corpus
+
+    X, y = make_topic_corpus(n_documents=400, n_features=2000, n_classes=70,
+                             words_per_document=30, random_state=8)
+    K = kgeo.pairwise_kernels(X, kernel="ngd")
+    K += np.random.default_rng(8).uniform(-1e-9, 1e-9, K.shape)  # not symmetric
+    weight = np.random.default_rng(9).uniform(0.5, 2.0, X.shape[0])
+    if kernel == "precomputed":
+        data, params = K, {"kernel": "precomputed"}
+    else:
+        data, params = np.arange(X.shape[0], dtype=float)[:, None], {
+            "kernel": lambda A, B: K[np.ix_(A[:, 0].astype(int), B[:, 0].astype(int))]}
+    fits = [fit_keeping_cache(data, y, sweep=sweep, cache_dtype=cache_dtype, n_jobs=n_jobs,
+                              sample_weight=weight, **params) for sweep in (True, False)]
+    (swept, cache), (on_demand, _) = fits
+    assert cache.rows_held_ahead > 0 and cache.held == 0
+    assert cache.stats()["values_transposed"] == 0  # read as given, never transposed
+    assert_identical(swept, on_demand)
+
+
 @pytest.mark.parametrize("classes, cache_size", [("small", 200), ("small", 0.01),
                                                  ("mixed", 200), ("mixed", 0.05)])
 def test_small_pairs_held_ahead_change_no_model_and_no_statistic(classes, cache_size):
@@ -1395,7 +1422,7 @@ def test_a_worker_that_cannot_start_stops_the_fit_cleanly(rng, monkeypatch):
     ck.check_svm(kgeo.SVM(kernel="ngd", n_jobs=2).fit(X, y), X, y)
 
 
-def fit_keeping_cache(X, y, sweep=True, **params):
+def fit_keeping_cache(X, y, sweep=True, sample_weight=None, **params):
     """Fit kgeo.SVM; return the model and the row cache its fit used.
 
     ``sweep=False`` computes every block on demand (no ``sweep_cross``)."""
@@ -1407,7 +1434,7 @@ def fit_keeping_cache(X, y, sweep=True, **params):
             caches.append(cache)
             return super()._solve_pairs(cache, pairs, box)
 
-    model = Recording(**params).fit(X, y)
+    model = Recording(**params).fit(X, y, sample_weight=sample_weight)
     return model, caches[0]
 
 
