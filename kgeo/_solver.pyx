@@ -1622,10 +1622,10 @@ cdef class KernelRowCache:
 
         A kernel read from a matrix (precomputed, or a callable's) is read
         as given, K[h, g] for the block (h, s), not transposed from K[g, h]
-        (libsvm reads a matrix symmetric only to rounding so), and only for
-        pairs of at most HOLD_AHEAD_MAX variables: reading saves nothing,
-        but a small pair whose blocks are all cached is held ahead, with no
-        lock operation per row (hold_small_pair).
+        (libsvm reads a matrix symmetric only to rounding row by row), and
+        only for pairs of at most HOLD_AHEAD_MAX variables: reading ahead
+        saves nothing, but a small pair whose blocks are all cached is held
+        ahead, with no lock operation per row (hold_small_pair).
         """
         cdef intp_t s0 = self.index.block_start[cls_s], n_s = self.block_length(cls_s)
         cdef intp_t t0 = self.index.block_start[cls_t], n_t = self.block_length(cls_t)
