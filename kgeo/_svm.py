@@ -40,10 +40,11 @@ from ._pairwise import (centred, fits_unmoved, overflow_message, posting_tables_
 from ._solver import (MAX_ITER_REACHED, NOT_SOLVED, STALLED, UNRESOLVED, KernelRowCache,
                       PairSolutions, _release_openmp_threads, one_vs_one_coefficients,
                       one_vs_one_votes, solve_pairs)
-from ._validation import (_callers_stacklevel, check_feature_names, check_kernel_matrix,
-                          check_kernel_samples, check_labels, check_matrix, check_n_features,
-                          check_on_simplex, check_positive, check_real, check_sample_weight,
-                          checked_accuracy, feature_names, listed_rows,
+from ._validation import (_callers_stacklevel, check_dense_rows, check_feature_names,
+                          check_kernel_matrix, check_kernel_samples, check_labels,
+                          check_matrix, check_n_features, check_on_simplex, check_positive,
+                          check_real, check_sample_weight, checked_accuracy, dense_as_csr,
+                          empty_row_mask, feature_names, listed_rows,
                           spherical_normal_sigmas)
 from .exceptions import ConvergenceWarning, EmptyDocumentWarning, sklearn_compatible
 
@@ -2010,6 +2011,8 @@ def _over_support_vector_columns(model, kernel, X, n_threads, columns, local, sv
     (NumPy's unique, then a binary search for every stored value), against
     0.5 ms over a 30,000-word vocabulary.
     """
+    if not sp.issparse(X):
+        X = dense_as_csr(X, "X")  # (dense rows over hashed columns: rare)
     # X's distinct columns and their places among the support vectors' (a
     # binary search each), then each entry's through its distinct column.
     x_columns, x_places = unique_columns(X.indices)
@@ -2073,16 +2076,18 @@ def _centred_support_vector_side(model, kernel, centre, n_threads):
     return sv_rows, sv_index, unmoved_fit, unmoved_index
 
 
-def _warn_of_empty_documents(X, kernel_name):
-    """Say so where rows of X to predict have no word: the intercepts alone
-    decide them, which a vectoriser's setting or an unseen vocabulary can
-    cause unnoticed (a typed sentence read as all header by RainbowVectorizer's
-    skip_header: every one predicted as the same class)."""
-    empty = np.flatnonzero(np.diff(X.indptr) == 0)
+def _warn_of_empty_documents(empty, kernel_name):
+    """Say so where rows of X to predict have no word (``empty``, a mask of
+    X's rows): the intercepts alone decide them, which a vectoriser's
+    setting or an unseen vocabulary can cause unnoticed (a typed sentence
+    read as all header by RainbowVectorizer's skip_header: every one
+    predicted as the same class)."""
+    n_rows = empty.shape[0]
+    empty = np.flatnonzero(empty)
     if empty.size == 0:
         return
     warnings.warn(
-        f"{empty.size} of the {X.shape[0]} document(s) to predict have no word (all-zero "
+        f"{empty.size} of the {n_rows} document(s) to predict have no word (all-zero "
         f"rows {listed_rows(empty)}): no point on the simplex for the multinomial kernel "
         f"{kernel_name!r}, so the intercepts alone decide them (filter "
         f"kgeo.EmptyDocumentWarning where expected)",
@@ -2090,15 +2095,17 @@ def _warn_of_empty_documents(X, kernel_name):
 
 
 def _row_sums(model, X, n_threads):
-    """Prediction's inputs for a kernel on rows: X checked, the number of
+    """Prediction's inputs for a kernel on rows: X checked (CSR, or a dense
+    float64 array that each chunk converts, see `_csr_rows`), the number of
     support vectors, the function giving a chunk of rows' decision shares,
     and whether X must lie on the simplex."""
-    X = check_matrix(X, name="X")
+    X = check_matrix(X, name="X") if sp.issparse(X) else check_dense_rows(X, name="X")
     check_n_features(X, estimator="SVM", n_features=model.n_features_in_)
     kernel = get_kernel(model.kernel, model.n_features_in_, model.shift,
                         **model._kernel_args)
+    empty = empty_row_mask(X) if kernel.on_simplex else None
     if kernel.on_simplex:
-        _warn_of_empty_documents(X, model.kernel)
+        _warn_of_empty_documents(empty, model.kernel)
     if kernel.half_space:
         # On all of X, so that a message names the row of X, not of a chunk.
         spherical_normal_sigmas(X, name="X")
@@ -2117,11 +2124,11 @@ def _row_sums(model, X, n_threads):
         centre with the support vectors, or, where that is not exact,
         both as given: a route chosen by the row alone."""
         if centre is None:
-            prepared = prepare_rows(kernel, X[rows_of_X], name="X",
+            prepared = prepare_rows(kernel, _csr_rows(X, rows_of_X), name="X",
                                     kernel_name=model.kernel, n_threads=n_threads)
             return kernel_weighted_sums(kernel, prepared, sv_index, sv_start, coef_t,
                                         n_threads)
-        chunk_of_X = X[rows_of_X]
+        chunk_of_X = _csr_rows(X, rows_of_X)
         move = rows_to_move(chunk_of_X, centre, unmoved_svs_fit)
         share = np.empty((chunk_of_X.shape[0], sv_start.shape[0] - 1, coef_t.shape[1]))
         K_max = np.empty(chunk_of_X.shape[0])
@@ -2137,7 +2144,6 @@ def _row_sums(model, X, n_threads):
                 kernel, prepared, index, sv_start, coef_t, n_threads)
         return share, K_max
 
-    empty = np.diff(X.indptr) == 0 if kernel.on_simplex else None
     if empty is None or not empty.any():
         return X, sv_rows.n_rows, weighted_sums, kernel.on_simplex
     # A document without a word has no point on the simplex. Taken as the
@@ -2159,6 +2165,13 @@ def _row_sums(model, X, n_threads):
         return share, K_max
 
     return X, sv_rows.n_rows, weighted_sums, kernel.on_simplex
+
+
+def _csr_rows(X, rows):
+    """Rows of X (a slice or indices) as a canonical CSR matrix: X's own
+    if X is one, else its dense rows converted, the same arrays as
+    converted whole (``check_matrix``), so the same decision values."""
+    return X[rows] if sp.issparse(X) else dense_as_csr(X[rows], "X")
 
 
 def _kernel_matrix_sums(model, X, n_threads):

@@ -4433,6 +4433,64 @@ def test_a_two_class_prediction_chunks_its_rows_by_their_stored_values(monkeypat
     assert max(rows_seen) <= 2000 // 100 and sum(rows_seen) == 300
 
 
+@pytest.mark.parametrize("kernel", ["ngd", "linear", "rbf", "hyperbolic"])
+def test_dense_rows_to_predict_are_converted_a_chunk_at_a_time(kernel, monkeypatch):
+    """Dense rows to predict were converted to CSR whole before the first
+    chunk (100,000 x 100 dense rows, 80 MB: 208 MB more at the peak). Each
+    chunk now converts its own rows: the same decision values, bit for bit,
+    as the CSR matrix of the same rows, in C or Fortran order, float64 or
+    int; and the checks still read all of X, naming its rows (not a
+    chunk's) and counting over every chunk."""
+    from kgeo import _svm
+
+    rng = np.random.default_rng(7)
+    n, d = 90, 12
+    X = rng.poisson(1.0, size=(n, d)).astype(np.float64)
+    X[:, -1] += 1.0  # the hyperbolic kernel's sigma > 0
+    if kernel == "rbf":
+        X += 300.0  # far from the origin: the rows move by the fitted centre
+    y = (X[:, 0] + X[:, 1] > X[:, 2] + X[:, 3]).astype(int) + (X[:, 4] > 1)
+    model = kgeo.SVM(kernel=kernel).fit(sp.csr_matrix(X), y)
+    assert (getattr(model, "_centre", None) is not None) == (kernel == "rbf")
+    converted = []
+    real = _svm.dense_as_csr
+
+    def spy(array, name):
+        converted.append(array.shape[0])
+        return real(array, name)
+
+    monkeypatch.setattr(_svm, "dense_as_csr", spy)
+    monkeypatch.setattr(_svm, "_PREDICT_CHUNK_VALUES", 8 * d)  # 8 rows a chunk
+    whole = model.decision_function(sp.csr_matrix(X))
+    assert converted == []
+    for given in (X, np.asfortranarray(X), X.astype(np.int64) if kernel != "rbf" else X):
+        converted.clear()
+        assert model.decision_function(given).tobytes() == whole.tobytes()
+        assert max(converted) <= 8 and sum(converted) == n
+    bad = X.copy()
+    bad[[5, 70]] = np.nan
+    with pytest.raises(ValueError, match="X contains 24 NaN or infinity"):
+        model.predict(bad)
+    if kernel == "ngd":
+        bad = X.copy()
+        bad[3, 0], bad[80, 1] = -1.0, -2.0
+        with pytest.raises(ValueError, match="X has 2 negative entries"):
+            model.predict(bad)
+        empty = X.copy()
+        empty[[2, 50, 88]] = -0.0
+        with pytest.warns(kgeo.EmptyDocumentWarning,
+                          match=r"3 of the 90 document\(s\).*rows 2, 50, 88\)"):
+            dec = model.decision_function(empty)
+        with pytest.warns(kgeo.EmptyDocumentWarning):
+            np.testing.assert_array_equal(dec, model.decision_function(sp.csr_matrix(empty)))
+    if kernel == "hyperbolic":
+        bad = X.copy()
+        bad[[4, 77], -1] = [0.0, -1.5]
+        with pytest.raises(ValueError, match=r"2 row\(s\) have sigma <= 0 \(row 4: 0.0, "
+                                             r"row 77: -1.5\)"):
+            model.predict(bad)
+
+
 def test_a_refit_does_not_keep_the_previous_fits_support_vectors_alive():
     """A refit starts a new prediction cache: the old one, keyed by the old
     support vectors, would give right values but hold the previous fit's
