@@ -2887,12 +2887,25 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
         daj = P.alpha[j] - old_aj
         alpha_sum += dai + daj
         if dai == 0.0 and daj == 0.0:
-            # The step underflowed: the same pair would be chosen forever. The
-            # gap left is below what float64 can resolve for this problem.
-            status = STATUS_STALLED
             release_row(cache, P, &ri)
             release_row(cache, P, &rj)
-            break
+            if P.active_size == P.l:
+                # The step underflowed: the same pair would be chosen forever.
+                # The gap left is below what float64 can resolve for this
+                # problem.
+                status = STATUS_STALLED
+                break
+            # Underflowed on the shrunk set: its gap is below float64's
+            # resolution, but the variables left out may violate far more (a
+            # review: a stall declared at a true gap of 1.6 with tol=1e-13,
+            # where shrinking=False converged). Judge all of them, and go on
+            # without shrinking, as for a stuck gap above.
+            reconstruct_gradient(cache, P)
+            activate_all(P)
+            shrinking = SHRINK_OFF
+            maxima_known = False
+            least_gap = INFINITY  # measured anew on all the variables
+            continue
         # G_k += Q_ik dai + Q_jk daj over the active set, and the next
         # iteration's violation maxima in the same pass.
         update_gradient(P, &ri, yi * dai, &rj, yj * daj, &Gmax, &Gmax2)
