@@ -964,6 +964,14 @@ def check_labels(y, n_samples):
             raise ValueError(
                 "Unknown label type: continuous. kgeo.SVM is a classifier and needs "
                 "discrete labels (ints, strings, or floats with integral values)")
+    if y.dtype.kind == "T":
+        # NumPy 2's StringDType: str labels, whose missing value (its
+        # na_object, None say) only an element-wise look finds; np.unique
+        # would fail on it with NumPy's own words.
+        missing = [v for v in y.astype(object) if is_missing_label(v)]
+        if missing:
+            raise ValueError(f"y contains {len(missing)} missing label(s) ({missing[0]!r}); "
+                             f"labels must be set")
     if y.dtype.kind in "mM" and np.any(np.isnat(y)):
         raise ValueError(
             f"y contains {int(np.count_nonzero(np.isnat(y)))} missing label(s) (NaT); labels "
@@ -988,11 +996,20 @@ def check_labels(y, n_samples):
             raise ValueError(
                 f"Unknown label type: y mixes label types {sorted(k.__name__ for k in kinds)}")
         try:
-            np.unique(y)  # the classes are y's sorted distinct labels
+            classes = np.unique(y)  # the classes are y's sorted distinct labels
         except TypeError as error:
             raise TypeError(
                 f"y's labels must be sortable, as the classes are ordered, but "
                 f"{sorted(k.__name__ for k in kinds)} labels are not ({error})") from None
+        # A sort groups equal labels only under a total order: under a
+        # partial one (frozensets' subset order), np.unique kept one label
+        # as several classes (a review: 2 labels, 6 classes, without a word).
+        for a, b in zip(classes[:-1], classes[1:]):
+            if not a < b:
+                raise TypeError(
+                    f"y's labels must be totally ordered, as the classes are sorted, but "
+                    f"{sorted(k.__name__ for k in kinds)} labels are not: {a!r} and "
+                    f"{b!r} differ, yet {a!r} < {b!r} is False")
     return y
 
 
@@ -1026,7 +1043,9 @@ KIND_NAMES = {"n": "numbers", "c": "complex numbers", "U": "str", "S": "bytes",
 def _kinds_of(labels):
     """The label kinds (``element_kind``'s letters) an array holds."""
     if labels.dtype.kind != "O":
-        return {"n" if labels.dtype.kind in "biuf" else labels.dtype.kind}
+        # (StringDType's "T" holds str, as "U" does: they compare equal.)
+        return {"n" if labels.dtype.kind in "biuf" else
+                "U" if labels.dtype.kind == "T" else labels.dtype.kind}
     return {element_kind(v) for v in labels.flat}
 
 

@@ -2701,6 +2701,44 @@ def test_labels_that_numpy_cannot_test_for_finiteness_are_classes(rng):
         np.testing.assert_array_equal(model.dual_coef_, reference.dual_coef_)
 
 
+def test_labels_without_a_total_order_are_refused(rng):
+    """Frozensets order by inclusion: two disjoint ones are neither < nor >,
+    so a sort does not group equal labels, and np.unique gave each of 2
+    labels 3 times (6 classes of one sample each, no word said). A total
+    order is needed, and said so; HP-TOP reads labels the same way."""
+    X, _ = ck.make_count_data(rng, 6, 4, 2)
+    a, b = frozenset({1}), frozenset({2})
+    labels = [a, b, a, b, a, b]
+    for fit in (lambda: kgeo.SVM().fit(X, labels),
+                lambda: kgeo.HPTOPEmbedding(a).fit(X, labels)):
+        with pytest.raises(TypeError, match=r"totally ordered.*frozenset\(\{1\}\) and "
+                                            r"frozenset\(\{2\}\) differ"):
+            fit()
+    # Nested frozensets are a chain: totally ordered, so classes.
+    chain = [frozenset({1}), frozenset({1, 2})] * 3
+    assert kgeo.SVM().fit(X, chain).classes_.tolist() == [frozenset({1}), frozenset({1, 2})]
+
+
+@pytest.mark.skipif(not hasattr(np, "dtypes") or not hasattr(np.dtypes, "StringDType"),
+                    reason="NumPy's StringDType is NumPy 2.0's")
+def test_stringdtype_labels_are_str_labels(rng):
+    """NumPy 2's StringDType holds str: scored against str labels (it was
+    refused as another kind, 'T'), and its missing value named as one
+    (np.unique raised NumPy's 'Cannot compare null')."""
+    X, y = ck.make_count_data(rng, 30, 5, 2)
+    text = np.array(["spam", "ham"])[y]
+    model = kgeo.SVM().fit(X, text)
+    expected = model.score(X, text)
+    strings = text.astype(np.dtypes.StringDType())
+    assert model.score(X, strings) == expected
+    assert kgeo.SVM().fit(X, strings).score(X, text) == expected
+    with_na = strings.astype(np.dtypes.StringDType(na_object=None))
+    with_na[3] = None
+    for call in (lambda: kgeo.SVM().fit(X, with_na), lambda: model.score(X, with_na)):
+        with pytest.raises(ValueError, match=r"y contains 1 missing label\(s\) \(None\)"):
+            call()
+
+
 def test_score_takes_labels_of_any_number_type_and_weights_of_any_size(rng):
     """Bools, NumPy bools and Decimals are numbers: equal to the integer
     classes they stand for, scored, not refused as another kind of label.
@@ -2945,6 +2983,42 @@ def test_a_converged_pair_is_never_called_stuck(shrinking):
         warnings.simplefilter("error", kgeo.ConvergenceWarning)
         model = kgeo.SVM(kernel="linear", C=C, shrinking=shrinking).fit(X, y)
     ck.check_svm(model, X, y)
+
+
+@pytest.mark.parametrize("shrinking", ["auto", True, False])
+@pytest.mark.parametrize("tol", [1e-12, 1e-13])
+def test_a_step_that_underflows_on_a_shrunk_set_is_no_stall(tol, shrinking):
+    """A step that changes neither variable ended the pair as stalled even
+    with variables shrunk: the active set's gap was below float64's
+    resolution, but a variable left out violated far more (a review's case,
+    from fits checking that integer weights are repeated samples: stopped
+    after 1,578 steps at a true gap of 1.6 with tol=1e-13, intercept -1.6
+    where the optimum has -1.0; with shrinking=False it converged). Such a
+    step now brings every variable back, and only on all of them is a zero
+    step a stall. The case is the same on every machine (every scan copy
+    gives the same bits)."""
+    X = np.array([[0, 0, 2, 1, 2, 2], [0, 2, 0, 1, 0, 1], [0, 2, 0, 1, 0, 1],
+                  [0, 2, 0, 1, 0, 1], [0, 2, 0, 1, 0, 1], [1, 1, 0, 0, 2, 0],
+                  [0, 0, 2, 0, 1, 1], [0, 0, 2, 0, 1, 1], [0, 0, 0, 0, 1, 2],
+                  [0, 2, 0, 0, 0, 0], [1, 4, 0, 0, 2, 0], [1, 4, 0, 0, 2, 0],
+                  [1, 1, 3, 0, 1, 0], [2, 2, 1, 1, 0, 0], [0, 4, 1, 1, 0, 1],
+                  [0, 4, 1, 1, 0, 1], [0, 4, 1, 1, 0, 1], [1, 0, 0, 3, 0, 1],
+                  [1, 0, 0, 3, 0, 1], [1, 0, 0, 3, 0, 1], [1, 0, 3, 1, 0, 3],
+                  [1, 0, 1, 0, 1, 0], [1, 2, 0, 1, 1, 2], [0, 0, 0, 0, 1, 1],
+                  [1, 0, 3, 0, 5, 1], [1, 0, 1, 3, 0, 1], [1, 0, 1, 3, 0, 1],
+                  [0, 2, 2, 2, 1, 1], [0, 2, 2, 2, 1, 1], [0, 2, 2, 2, 1, 1],
+                  [0, 1, 1, 1, 0, 0]], dtype=float)
+    y = np.array([1, 2, 2, 2, 2, 2, 2, 2, 2, 1, 2, 2, 1, 1, 2, 2, 2, 1, 1, 1, 1, 2, 2, 2,
+                  2, 2, 2, 2, 2, 2, 1])
+    C, class_weight = 51.130082712417455, {1: 46 / 27, 2: 23 / 33}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kgeo.ConvergenceWarning)
+        model = kgeo.SVM(kernel="linear", C=C, class_weight=class_weight, tol=tol,
+                         shrinking=shrinking).fit(X, y)
+    assert model.fit_status_ == 0
+    box = C * np.array([class_weight[label] for label in y])
+    assert ck.exact_kkt_gap(model, X @ X.T, y, box) <= 10 * tol
+    np.testing.assert_allclose(model.intercept_, [-1.0], rtol=0, atol=1e-9)
 
 
 @pytest.mark.parametrize("shrinking", [True, False])
