@@ -273,6 +273,18 @@ class PLSA(TransformerMixin, EstimatorMixin):
             raise ValueError("X has no nonzero count; PLSA needs words to fit topics to")
         n_docs, n_words = X.shape
         n_topics = int(self.n_components)
+        # The model is its tables P(w | z) and P(z | d), dense: refused here,
+        # not by NumPy's MemoryError (or an OverflowError) part-way through
+        # (a review: n_components=10**9 on 4 words; a hashed vocabulary of
+        # 2**31 columns holding 5 counts).
+        entries = max(n_words, n_docs) * n_topics
+        if entries > _INT32_MAX:
+            raise ValueError(
+                f"PLSA with n_components={n_topics} on X of {n_docs} documents and "
+                f"{n_words} features would hold {entries} probabilities in a table "
+                f"({entries * 8 / 2**30:.3g} GiB), beyond the 2**31 supported: use fewer "
+                f"topics, or only the columns X uses (for a CSR X: "
+                f"X[:, np.unique(X.indices)])")
         rng = _check_random_state(self.random_state)
         counts, words, indptr = _csr_arrays(X)
         # Counts above 1 are divided, with the smoothing, by a power of 2

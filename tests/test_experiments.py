@@ -1866,17 +1866,30 @@ def test_predict_from_intercepts_breaks_a_tie_to_the_first_class():
 def test_ngd_trains_without_the_documents_that_have_no_word():
     """NGD's training set leaves out the rows without a word (they have no
     point on the simplex): the model is the one fitted on the other rows.
-    LIN keeps them. A row of one word is not empty, in the counts either."""
+    LIN keeps them. A row of one word is not empty, in the counts either.
+    Where that leaves a class without documents, SVM.fit's own message says
+    so (the rows were cut out first, and the fit refused "only 1 class", or
+    "0 sample(s)", of a matrix the caller never passed)."""
     from kgeo.experiments import _fit_predict, _fit_without_empty_documents
     X = sp.csr_matrix(np.array([[2, 1, 0], [0, 0, 0], [1, 3, 1], [0, 0, 5], [0, 0, 0],
                                 [3, 0, 1], [1, 0, 3], [2, 2, 0]], dtype=float))
     y = np.array([0, 1, 0, 1, 0, 0, 1, 1])
     keep = [0, 2, 3, 5, 6, 7]
     model = SVM(kernel="ngd")
-    assert _fit_without_empty_documents(model, X, list(y)) == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the caller reports the count instead
+        assert _fit_without_empty_documents(model, X, list(y)) == 2
     reference = SVM(kernel="ngd").fit(X[keep], y[keep])
-    assert model.shape_fit_ == reference.shape_fit_ == (6, 3)
-    np.testing.assert_array_equal(model.intercept_, reference.intercept_)
+    np.testing.assert_array_equal(model.support_vectors_.toarray(),
+                                  reference.support_vectors_.toarray())
+    for name in ("dual_coef_", "intercept_", "n_iter_"):
+        np.testing.assert_array_equal(getattr(model, name), getattr(reference, name))
+    for emptied, lost in (([1, 3, 6, 7], 1), (range(8), 0)):
+        X_emptied = X.toarray()
+        X_emptied[list(emptied)] = 0.0
+        with pytest.raises(ValueError, match=f"every document of class {lost} is without a "
+                                             f"word"):
+            _fit_without_empty_documents(SVM(kernel="ngd"), sp.csr_matrix(X_emptied), y)
     linear = SVM(kernel="linear")
     assert _fit_without_empty_documents(linear, X, y) == 0 and linear.shape_fit_ == (8, 3)
     X_test = sp.csr_matrix(np.array([[0, 0, 0], [4, 0, 0], [1, 1, 1]], dtype=float))
