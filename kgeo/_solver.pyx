@@ -999,7 +999,10 @@ cdef float64_t FLOAT64_EPS = 2.220446049250313e-16
 # larger of the gradient's magnitude and max_k |K_kk| sum(alpha) (hundreds
 # of ulps of either) on all the variables, and its smallest value has not
 # fallen for STUCK_STEPS_PER_VARIABLE * l (at least STUCK_STEPS_MIN)
-# iterations; any tol that float64 resolves stops the pair well before.
+# iterations; any tol that float64 resolves stops the pair well before. The
+# pair then ends as stalled only if an exact G confirms it, its gap within
+# STUCK_GAP of max_m sum_k |K_mk alpha_k|: max |K_kk| counts rows whose
+# alpha is 0 too, and a slow pair can go that long without a new least gap.
 cdef float64_t STUCK_GAP = 1e-13
 cdef intp_t STUCK_STEPS_PER_VARIABLE = 10
 cdef intp_t STUCK_STEPS_MIN = 10000
@@ -2724,19 +2727,23 @@ cdef int do_shrinking(KernelRowCache cache, Pair* P, float64_t tol,
     return 0
 
 
-cdef int exact_gradient(KernelRowCache cache, Pair* P) except -1 nogil:
+cdef int exact_gradient(KernelRowCache cache, Pair* P,
+                        float64_t* term_scale) except -1 nogil:
     """G = Q alpha - 1 from the support vectors' rows, to about an ulp of G.
 
     Each term K_km alpha_k is split exactly into its rounded product and
     that product's error (fma), and both are summed with Neumaier's
     compensation, so that terms far larger than G (1e14 against G of order
     1, with rows far from the origin) cancel without leaving their
-    rounding. All variables must be active.
+    rounding. All variables must be active. ``term_scale``, where not NULL,
+    receives max_m sum_k |K_km alpha_k| (at least 1, the constant term): the
+    scale of G's rounding as SMO's updates sum it.
     """
     cdef intp_t k, m
     cdef float64_t a, value, product, error, total, part
     cdef Row r
-    cdef float64_t* compensation = <float64_t*> malloc(P.l * sizeof(float64_t))
+    cdef float64_t* compensation = <float64_t*> malloc(2 * P.l * sizeof(float64_t))
+    cdef float64_t* magnitude = compensation + P.l
     if compensation == NULL:
         with gil:
             raise MemoryError("could not allocate the exact gradient's compensation")
@@ -2744,6 +2751,7 @@ cdef int exact_gradient(KernelRowCache cache, Pair* P) except -1 nogil:
         for m in range(P.l):
             P.G[m] = -1.0
             compensation[m] = 0.0
+            magnitude[m] = 1.0
         for k in range(P.l):
             a = P.alpha[k]
             if a == 0.0:
@@ -2763,11 +2771,14 @@ cdef int exact_gradient(KernelRowCache cache, Pair* P) except -1 nogil:
                     part = (product - total) + P.G[m]
                 P.G[m] = total
                 compensation[m] += part + error
+                magnitude[m] += fabs(product)
             release_row(cache, P, &r)
             if k % SIGNAL_CHECK_EVERY == 0:
                 check_signals(cache, P)
         for m in range(P.l):
             P.G[m] += compensation[m]
+            if term_scale != NULL:
+                term_scale[0] = max(term_scale[0], magnitude[m])
     finally:
         free(compensation)
     return 0
@@ -2785,7 +2796,7 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
     cdef bint unshrunk = False, ui, uj
     cdef int status = STATUS_CONVERGED
     cdef float64_t old_ai, old_aj, dai, daj, yi, yj, Kij
-    cdef float64_t Gmax, Gmax2
+    cdef float64_t Gmax, Gmax2, largest_terms
     # The smallest gap so far, and when it was reached (see STUCK_GAP).
     cdef float64_t least_gap = INFINITY
     cdef int64_t least_gap_at = 0
@@ -2831,8 +2842,23 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
             # (A gap within tol is no stall: the selection below ends the pair,
             # or, on a shrunk set, judges all the variables.)
             if P.active_size == P.l:
-                status = STATUS_STALLED
-                break
+                # max |K_kk| bounds G's terms from every row, those whose
+                # alpha is 0 too: one row far from the others (K_kk of 1e10,
+                # alpha 0) let a slow pair (C = 5e4) pass as stuck at a gap of
+                # 7.7 with tol=1e-3 (a review). Judged again on an exact G
+                # and the size of its own terms.
+                largest_terms = 0.0
+                exact_gradient(cache, P, &largest_terms)
+                violation_maxima(P, &Gmax, &Gmax2)
+                maxima_known = False  # P.up_blocks describe the old G
+                if Gmax + Gmax2 <= tol:
+                    break
+                if Gmax + Gmax2 <= STUCK_GAP * max(fabs(Gmax), fabs(Gmax2), largest_terms):
+                    status = STATUS_STALLED
+                    break
+                # Slow, not stuck: go on from the exact G.
+                least_gap = INFINITY
+                continue
             # Stuck on the shrunk set only: the variables left out may still
             # violate. Judge all of them, and go on without shrinking, so that
             # the next verdict is on all of them too.
@@ -2854,7 +2880,7 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
                     break
                 # tol is near G's rounding: check the gap on an exact G (see
                 # STATUS_UNRESOLVED), and go on from it where it is above tol.
-                exact_gradient(cache, P)
+                exact_gradient(cache, P, NULL)
                 violation_maxima(P, &Gmax, &Gmax2)
                 if Gmax + Gmax2 <= tol:
                     break

@@ -2985,6 +2985,26 @@ def test_a_converged_pair_is_never_called_stuck(shrinking):
     ck.check_svm(model, X, y)
 
 
+@pytest.mark.parametrize("shrinking", ["auto", False])
+def test_a_far_row_outside_the_support_does_not_make_a_slow_pair_stuck(shrinking):
+    """The stuck rule measured G's rounding by max |K_kk| sum(alpha): one
+    row far from the others (K_kk = 1e10) whose alpha stays 0 made it 1e15,
+    and a slow pair (C = 1e4, 740,000 steps without that row) ended as
+    stalled after 20,000 steps at an exact KKT gap of 2.35 with tol=1e-3 (a
+    review; SVC given the same matrix converges). A pair is now judged
+    stuck on an exact G and the size of its own terms."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 2))
+    y = (X[:, 0] + 0.8 * rng.normal(size=30) > 0).astype(int)
+    X, y = np.vstack([X, [[1e5, 0.0]]]), np.append(y, 1)  # deep on class 1's side
+    K = X @ X.T
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kgeo.ConvergenceWarning)
+        model = kgeo.SVM(kernel="precomputed", C=1e4, shrinking=shrinking).fit(K, y)
+    assert model.fit_status_ == 0 and 30 not in model.support_
+    assert ck.exact_kkt_gap(model, K, y, np.full(31, 1e4)) <= 1e-3
+
+
 @pytest.mark.parametrize("shrinking", ["auto", True, False])
 @pytest.mark.parametrize("tol", [1e-12, 1e-13])
 def test_a_step_that_underflows_on_a_shrunk_set_is_no_stall(tol, shrinking):
