@@ -164,7 +164,11 @@ class PLSA(TransformerMixin, EstimatorMixin):
     fold_in_max_iter : int, default=10000
         Most EM steps for each document folded in by :meth:`transform`.
     fold_in_tol : float, default=1e-8
-        A folded-in document stops when no ``P(z | d)`` moves by more than this.
+        A folded-in document stops when no ``P(z | d)`` moves by more than
+        this, nor is further than this from where its steps lead at their
+        current rate of shrinking (EM's steps shrink geometrically, slowly
+        where topics are nearly equal: the step alone stopped 2.6e-6 from
+        the maximum at 1e-8).
     random_state : None, int or numpy.random.Generator, default=None
         Seeds the random start of ``P(w | z)``.
     n_jobs : int, default=None
