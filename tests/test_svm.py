@@ -4557,9 +4557,9 @@ def test_dense_rows_to_predict_are_converted_a_chunk_at_a_time(kernel, monkeypat
     monkeypatch.setattr(_svm, "_PREDICT_CHUNK_VALUES", 8 * d)  # 8 rows a chunk
     whole = model.decision_function(sp.csr_matrix(X))
     assert converted == []
-    for given in (X, np.asfortranarray(X), X.astype(np.int64) if kernel != "rbf" else X):
+    for dense in (X, np.asfortranarray(X), X.astype(np.int64) if kernel != "rbf" else X):
         converted.clear()
-        assert model.decision_function(given).tobytes() == whole.tobytes()
+        assert model.decision_function(dense).tobytes() == whole.tobytes()
         assert max(converted) <= 8 and sum(converted) == n
     bad = X.copy()
     bad[[5, 70]] = np.nan
