@@ -574,6 +574,34 @@ def dense_rows_to_csr(const float64_t[:, ::1] X, float64_t[::1] data,
     return k
 
 
+def dense_rows_summary(const float64_t[:, ::1] X, int64_t[::1] row_nnz):
+    """What prediction checks of C-ordered dense rows, in one pass: each
+    row's nonzero entries into ``row_nnz`` (NaN is one, -0.0 is not, as in
+    ``dense_rows_to_csr``), and returns how many values are not finite and
+    how many are negative. Three NumPy passes (finiteness, signs, empty
+    rows) made predicting 2,000 x 30,000 dense counts 1.85x slower than
+    converting them whole (a review)."""
+    cdef intp_t n_rows = X.shape[0], n_cols = X.shape[1], i, j
+    cdef int64_t not_finite = 0, negative = 0, nnz
+    cdef float64_t value
+    cdef const float64_t* row
+    with nogil:
+        for i in range(n_rows):
+            row = &X[i, 0] if n_cols else NULL
+            nnz = 0
+            for j in range(n_cols):
+                value = row[j]
+                # A zero (most of a wide count matrix) costs one compare.
+                if value != 0.0:
+                    nnz += 1
+                    if not (fabs(value) <= LARGEST_FLOAT64):
+                        not_finite += 1
+                    elif value < 0.0:
+                        negative += 1
+            row_nnz[i] = nnz
+    return not_finite, negative
+
+
 # The multiplier of Fibonacci hashing (2**32 / golden ratio): a word's slot
 # in a table of 2**bits is the top bits of word * FIBONACCI mod 2**32.
 cdef unsigned int FIBONACCI = 2654435769u

@@ -1001,8 +1001,9 @@ cdef float64_t FLOAT64_EPS = 2.220446049250313e-16
 # fallen for STUCK_STEPS_PER_VARIABLE * l (at least STUCK_STEPS_MIN)
 # iterations; any tol that float64 resolves stops the pair well before. The
 # pair then ends as stalled only if an exact G confirms it, its gap within
-# STUCK_GAP of max_m sum_k |K_mk alpha_k|: max |K_kk| counts rows whose
-# alpha is 0 too, and a slow pair can go that long without a new least gap.
+# STUCK_GAP of sum_k |K_mk alpha_k| for the two variables m that set it:
+# max |K_kk| counts every row, a far one whose alpha is 0 too, and a slow
+# pair can go that long without a new least gap.
 cdef float64_t STUCK_GAP = 1e-13
 cdef intp_t STUCK_STEPS_PER_VARIABLE = 10
 cdef intp_t STUCK_STEPS_MIN = 10000
@@ -2736,10 +2737,14 @@ cdef int exact_gradient(KernelRowCache cache, Pair* P,
     compensation, so that terms far larger than G (1e14 against G of order
     1, with rows far from the origin) cancel without leaving their
     rounding. All variables must be active. ``term_scale``, where not NULL,
-    receives max_m sum_k |K_km alpha_k| (at least 1, the constant term): the
-    scale of G's rounding as SMO's updates sum it.
+    receives sum_k |K_km alpha_k| (at least 1, the constant term) of the two
+    variables that set the gap on the exact G (the first maximum of -y G
+    over I_up, of y G over I_low), the larger: the scale of their G's
+    rounding as SMO's updates sum it. (Over every m, a row far from the
+    others but outside the support, K_mk of 1e7, set it: a review.)
     """
-    cdef intp_t k, m
+    cdef intp_t k, m, up_at = -1, low_at = -1
+    cdef float64_t up_max = -INFINITY, low_max = -INFINITY, v
     cdef float64_t a, value, product, error, total, part
     cdef Row r
     cdef float64_t* compensation = <float64_t*> malloc(2 * P.l * sizeof(float64_t))
@@ -2777,8 +2782,18 @@ cdef int exact_gradient(KernelRowCache cache, Pair* P,
                 check_signals(cache, P)
         for m in range(P.l):
             P.G[m] += compensation[m]
-            if term_scale != NULL:
-                term_scale[0] = max(term_scale[0], magnitude[m])
+            if term_scale == NULL:
+                continue
+            # I_up and I_low as violation_maxima reads them: y = +1 for m < n_s.
+            v = -P.G[m] if m < P.n_s else P.G[m]
+            if (not is_upper(P, m) if m < P.n_s else not is_lower(P, m)) and v > up_max:
+                up_max, up_at = v, m
+            v = P.G[m] if m < P.n_s else -P.G[m]
+            if (not is_lower(P, m) if m < P.n_s else not is_upper(P, m)) and v > low_max:
+                low_max, low_at = v, m
+        if term_scale != NULL:
+            term_scale[0] = max(magnitude[up_at] if up_at >= 0 else 1.0,
+                                magnitude[low_at] if low_at >= 0 else 1.0)
     finally:
         free(compensation)
     return 0

@@ -1504,21 +1504,15 @@ class SVM(EstimatorMixin):
         n_threads = resolve_n_jobs(model.n_jobs)
         if _is_precomputed(model.kernel):
             X, n_sv, weighted_sums = _kernel_matrix_sums(model, X, n_threads)
-            on_simplex = False
         elif _is_callable_kernel(model.kernel):
             X, n_sv, weighted_sums = _callable_kernel_sums(model, X, n_threads)
-            on_simplex = False
         else:
-            X, n_sv, weighted_sums, on_simplex = _row_sums(model, X, n_threads)
+            X, n_sv, weighted_sums = _row_sums(model, X, n_threads)
         n_classes, n_support, dual_coef, b = _check_fitted_arrays(model, n_sv)
         sv_start = np.concatenate([[0], np.cumsum(n_support)]).astype(np.int64)
         # libsvm's orientation (the binary case is stored flipped, as SVC does).
         if n_classes == 2:
             dual_coef, b = -dual_coef, -b
-        if on_simplex:
-            # On all of X first, so that a message names the row of X, not of a
-            # chunk. Rows without a word are predicted (see _row_sums).
-            check_on_simplex(X, name="X", kernel=model.kernel, empty_rows="allow")
         # Column r of dual_coef_ over class c's SVs holds their coefficients in
         # the pair of c with the r-th other class: weighing each class segment
         # by them gives every pair's share of that class (n_classes - 1 sums),
@@ -2096,15 +2090,23 @@ def _warn_of_empty_documents(empty, kernel_name):
 
 def _row_sums(model, X, n_threads):
     """Prediction's inputs for a kernel on rows: X checked (CSR, or a dense
-    float64 array that each chunk converts, see `_csr_rows`), the number of
-    support vectors, the function giving a chunk of rows' decision shares,
-    and whether X must lie on the simplex."""
-    X = check_matrix(X, name="X") if sp.issparse(X) else check_dense_rows(X, name="X")
+    float64 array that each chunk converts, see `_csr_rows`; on the simplex
+    where the kernel needs it), the number of support vectors, and the
+    function giving a chunk of rows' decision shares."""
+    if sp.issparse(X):
+        X, n_negative, row_nnz = check_matrix(X, name="X"), None, None
+    else:
+        X, n_negative, row_nnz = check_dense_rows(X, name="X")
     check_n_features(X, estimator="SVM", n_features=model.n_features_in_)
     kernel = get_kernel(model.kernel, model.n_features_in_, model.shift,
                         **model._kernel_args)
-    empty = empty_row_mask(X) if kernel.on_simplex else None
+    empty = None
     if kernel.on_simplex:
+        # On all of X first, so that a message names the row of X, not of a
+        # chunk. Rows without a word are predicted (see below).
+        check_on_simplex(X, name="X", kernel=model.kernel, empty_rows="allow",
+                         n_negative=n_negative)
+        empty = empty_row_mask(X) if row_nnz is None else row_nnz == 0
         _warn_of_empty_documents(empty, model.kernel)
     if kernel.half_space:
         # On all of X, so that a message names the row of X, not of a chunk.
@@ -2124,11 +2126,11 @@ def _row_sums(model, X, n_threads):
         centre with the support vectors, or, where that is not exact,
         both as given: a route chosen by the row alone."""
         if centre is None:
-            prepared = prepare_rows(kernel, _csr_rows(X, rows_of_X), name="X",
+            prepared = prepare_rows(kernel, _csr_rows(X, rows_of_X, row_nnz), name="X",
                                     kernel_name=model.kernel, n_threads=n_threads)
             return kernel_weighted_sums(kernel, prepared, sv_index, sv_start, coef_t,
                                         n_threads)
-        chunk_of_X = _csr_rows(X, rows_of_X)
+        chunk_of_X = _csr_rows(X, rows_of_X, row_nnz)
         move = rows_to_move(chunk_of_X, centre, unmoved_svs_fit)
         share = np.empty((chunk_of_X.shape[0], sv_start.shape[0] - 1, coef_t.shape[1]))
         K_max = np.empty(chunk_of_X.shape[0])
@@ -2145,7 +2147,7 @@ def _row_sums(model, X, n_threads):
         return share, K_max
 
     if empty is None or not empty.any():
-        return X, sv_rows.n_rows, weighted_sums, kernel.on_simplex
+        return X, sv_rows.n_rows, weighted_sums
     # A document without a word has no point on the simplex. Taken as the
     # formulas read a zero vector (sum_i sqrt(p_i q_i) = 0, arccos 0 = pi/2:
     # every geodesic distance pi, as the SciPy route and libsvm compute it), it is at the
@@ -2164,14 +2166,17 @@ def _row_sums(model, X, n_threads):
             share[has_words], K_max[has_words] = words_of(rows, sv_start, coef_t)
         return share, K_max
 
-    return X, sv_rows.n_rows, weighted_sums, kernel.on_simplex
+    return X, sv_rows.n_rows, weighted_sums
 
 
-def _csr_rows(X, rows):
+def _csr_rows(X, rows, row_nnz=None):
     """Rows of X (a slice or indices) as a canonical CSR matrix: X's own
-    if X is one, else its dense rows converted, the same arrays as
-    converted whole (``check_matrix``), so the same decision values."""
-    return X[rows] if sp.issparse(X) else dense_as_csr(X[rows], "X")
+    if X is one, else its dense rows converted (their nonzeros counted in
+    ``row_nnz``, where given), the same arrays as converted whole
+    (``check_matrix``), so the same decision values."""
+    if sp.issparse(X):
+        return X[rows]
+    return dense_as_csr(X[rows], "X", None if row_nnz is None else row_nnz[rows].sum())
 
 
 def _kernel_matrix_sums(model, X, n_threads):

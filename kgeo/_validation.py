@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ._kernels import dense_rows_to_csr, kernel_matrix_summary
+from ._kernels import dense_rows_summary, dense_rows_to_csr, kernel_matrix_summary
 from .exceptions import DataConversionWarning, sklearn_compatible
 
 _MAX_ROWS_LISTED = 10
@@ -152,12 +152,30 @@ def check_dense_rows(X, *, name="X", min_samples=1):
     -------
     X : ndarray of float64, shape (n_samples, n_features)
         X itself where it already is one (any memory order), to be read only.
+    n_negative : int
+        Its negative entries.
+    row_nnz : ndarray of int64, shape (n_samples,)
+        Each row's nonzero entries.
     """
     if X is None:
         raise TypeError(f"{name} must be an array-like or a sparse matrix, got None")
     X = _dense_float64(X, name)
-    _check_shape_and_values(X, name, min_samples)
-    return X
+    n_bad, n_negative, row_nnz = dense_summary(X)
+    _check_shape_and_values(X, name, min_samples, n_bad=n_bad)
+    return X, n_negative, row_nnz
+
+
+def dense_summary(X):
+    """A 2-D float64 ndarray's non-finite and negative entries (how many of
+    each) and each row's nonzeros, in one compiled pass a slice of rows at a
+    time (``dense_rows_summary``)."""
+    row_nnz = np.empty(X.shape[0], dtype=np.int64)
+    n_bad = n_negative = 0
+    for rows in dense_row_slices(X):
+        bad, negative = dense_rows_summary(np.ascontiguousarray(X[rows]), row_nnz[rows])
+        n_bad += bad
+        n_negative += negative
+    return n_bad, n_negative, row_nnz
 
 
 # Values of a dense input read at a time: made C-ordered on its way to CSR
@@ -173,10 +191,11 @@ def dense_row_slices(X):
     return [slice(start, min(start + step, n_rows)) for start in range(0, n_rows, step)]
 
 
-def dense_as_csr(array, name):
+def dense_as_csr(array, name, nnz=None):
     """A 2-D float64 ndarray's nonzero entries as a canonical CSR matrix
-    with int32 indices, built in one pass (``dense_rows_to_csr``)."""
-    nnz = int(np.count_nonzero(array))
+    with int32 indices, built in one pass (``dense_rows_to_csr``), after
+    another that counts them unless the caller has (``nnz``)."""
+    nnz = int(np.count_nonzero(array)) if nnz is None else int(nnz)
     n_rows, n_cols = array.shape
     if nnz > np.iinfo(np.int32).max or n_cols > np.iinfo(np.int32).max:
         raise ValueError(
@@ -555,11 +574,11 @@ def _is_canonical_csr(X, name):
     return bool(fresh.has_canonical_format) and not np.any(data == 0)
 
 
-def _check_shape_and_values(X, name, min_samples, given=None):
+def _check_shape_and_values(X, name, min_samples, given=None, n_bad=None):
     """Refuse too few rows, no column, or a value that is not finite.
 
-    X is a CSR matrix, or a 2-D float64 ndarray (read a slice of rows at a
-    time: no temporary of its size). ``given``: the matrix X was converted
+    X is a CSR matrix, or a 2-D float64 ndarray whose non-finite values the
+    caller has counted (``n_bad``). ``given``: the matrix X was converted
     from, read again only to tell the caller's NaN or infinity from finite
     duplicates summed past float64.
     """
@@ -572,11 +591,8 @@ def _check_shape_and_values(X, name, min_samples, given=None):
         raise ValueError(
             f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 "
             f"is required.")
-    if sp.issparse(X):
+    if n_bad is None:
         n_bad = int(X.data.size - np.count_nonzero(np.isfinite(X.data)))
-    else:
-        n_bad = sum(int(X[rows].size - np.count_nonzero(np.isfinite(X[rows])))
-                    for rows in dense_row_slices(X))
     if n_bad:
         if sp.issparse(given) and np.all(np.isfinite(_with_float64_data(given, name).data)):
             raise ValueError(
@@ -802,16 +818,14 @@ def empty_row_mask(X):
     nonzero entry (-0.0 is zero, as it is in CSR)."""
     if sp.issparse(X):
         return np.diff(X.indptr) == 0
-    empty = np.empty(X.shape[0], dtype=bool)
-    for rows in dense_row_slices(X):
-        np.logical_not(np.any(X[rows], axis=1), out=empty[rows])
-    return empty
+    return dense_summary(X)[2] == 0
 
 
-def check_on_simplex(X, *, name="X", kernel="ngd", empty_rows="raise"):
+def check_on_simplex(X, *, name="X", kernel="ngd", empty_rows="raise", n_negative=None):
     """Check that every row of X can be L1-normalised.
 
-    X is a CSR matrix, or a 2-D float64 ndarray (see ``check_dense_rows``).
+    X is a CSR matrix, or a 2-D float64 ndarray (see ``check_dense_rows``,
+    which counts its negative entries: ``n_negative``).
     ``empty_rows="allow"`` lets rows without any entry pass (fit leaves them
     out, prediction gives them the intercepts' decision values).
 
@@ -821,10 +835,12 @@ def check_on_simplex(X, *, name="X", kernel="ngd", empty_rows="raise"):
         If an entry is negative or (unless allowed) a row sums to zero,
         naming the rows.
     """
-    if sp.issparse(X):
+    if n_negative is not None:
+        n_neg = n_negative
+    elif sp.issparse(X):
         n_neg = int(np.count_nonzero(X.data < 0))
     else:
-        n_neg = sum(int(np.count_nonzero(X[rows] < 0)) for rows in dense_row_slices(X))
+        n_neg = dense_summary(X)[1]
     if n_neg:
         raise ValueError(
             f"Negative values in data passed to the multinomial kernel {kernel!r}: "

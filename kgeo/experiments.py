@@ -390,18 +390,25 @@ def _fit_without_empty_documents(model, X_train, y_train):
     """Fit ``model`` on CSR ``X_train``, leaving out the documents without a word
     when its kernel is a manifold kernel (they have no point on the simplex).
 
-    ``SVM.fit`` leaves them out itself (weight 0, the same model as on the
-    other rows), and says so where that leaves a class without documents.
-    Cut out here first, such a fit was refused for a matrix the caller never
-    passed ("0 sample(s) (shape=(0, 3))", "only 1 class").
+    A class all of whose documents are left out is then not trained on. If
+    fewer than two classes keep documents, ``SVM.fit`` on all the rows says
+    which class lost them (cut out first, the fit was refused for a matrix
+    the caller never passed: "0 sample(s) (shape=(0, 3))", "only 1 class").
 
     Returns the number of documents left out (0 for the other kernels).
     """
-    with warnings.catch_warnings():
-        # Counted and reported by the caller instead.
-        warnings.simplefilter("ignore", EmptyDocumentWarning)
+    empty = _empty_rows(model, X_train)
+    if not empty.any():
         model.fit(X_train, y_train)
-    return int(_empty_rows(model, X_train).sum())
+        return 0
+    y_train = np.asarray(y_train)
+    if np.unique(y_train[~empty]).shape[0] < 2:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EmptyDocumentWarning)
+            model.fit(X_train, y_train)  # raises, naming the class (see SVM.fit)
+    else:
+        model.fit(X_train[~empty], y_train[~empty])
+    return int(empty.sum())
 
 
 def _predict_empty_documents_too(model, X_test):

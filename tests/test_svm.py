@@ -2985,18 +2985,21 @@ def test_a_converged_pair_is_never_called_stuck(shrinking):
     ck.check_svm(model, X, y)
 
 
+@pytest.mark.parametrize("far", [1e5, 1e7])
 @pytest.mark.parametrize("shrinking", ["auto", False])
-def test_a_far_row_outside_the_support_does_not_make_a_slow_pair_stuck(shrinking):
+def test_a_far_row_outside_the_support_does_not_make_a_slow_pair_stuck(shrinking, far):
     """The stuck rule measured G's rounding by max |K_kk| sum(alpha): one
     row far from the others (K_kk = 1e10) whose alpha stays 0 made it 1e15,
     and a slow pair (C = 1e4, 740,000 steps without that row) ended as
     stalled after 20,000 steps at an exact KKT gap of 2.35 with tol=1e-3 (a
     review; SVC given the same matrix converges). A pair is now judged
-    stuck on an exact G and the size of its own terms."""
+    stuck on an exact G and the size of the terms of the two variables that
+    set its gap (over every row, the far row's own terms, K = 1e7 and more,
+    still made it stall at 1e7: a second review)."""
     rng = np.random.default_rng(3)
     X = rng.normal(size=(30, 2))
     y = (X[:, 0] + 0.8 * rng.normal(size=30) > 0).astype(int)
-    X, y = np.vstack([X, [[1e5, 0.0]]]), np.append(y, 1)  # deep on class 1's side
+    X, y = np.vstack([X, [[far, 0.0]]]), np.append(y, 1)  # deep on class 1's side
     K = X @ X.T
     with warnings.catch_warnings():
         warnings.simplefilter("error", kgeo.ConvergenceWarning)
@@ -4549,9 +4552,9 @@ def test_dense_rows_to_predict_are_converted_a_chunk_at_a_time(kernel, monkeypat
     converted = []
     real = _svm.dense_as_csr
 
-    def spy(array, name):
+    def spy(array, name, nnz=None):
         converted.append(array.shape[0])
-        return real(array, name)
+        return real(array, name, nnz)
 
     monkeypatch.setattr(_svm, "dense_as_csr", spy)
     monkeypatch.setattr(_svm, "_PREDICT_CHUNK_VALUES", 8 * d)  # 8 rows a chunk
