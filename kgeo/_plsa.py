@@ -27,6 +27,7 @@ fixed); no normalisation is applied to the kernel; no tempering.
 """
 
 import numbers
+import os
 import threading
 import warnings
 
@@ -135,6 +136,16 @@ def _csr_arrays(X):
     return X.data, X.indices, X.indptr.astype(np.int64)
 
 
+def _physical_memory():
+    """The machine's physical memory in bytes, or None where the system does
+    not say (``os.sysconf`` on Linux and most Unix systems)."""
+    try:
+        pages, page = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+    return pages * page if pages > 0 and page > 0 else None
+
+
 class PLSA(TransformerMixin, EstimatorMixin):
     """Probabilistic latent semantic analysis (the aspect model), fitted by EM.
 
@@ -165,10 +176,14 @@ class PLSA(TransformerMixin, EstimatorMixin):
         Most EM steps for each document folded in by :meth:`transform`.
     fold_in_tol : float, default=1e-8
         A folded-in document stops when no ``P(z | d)`` moves by more than
-        this, nor is further than this from where its steps lead at their
-        current rate of shrinking (EM's steps shrink geometrically, slowly
-        where topics are nearly equal: the step alone stopped 2.6e-6 from
-        the maximum at 1e-8).
+        this, and the distance its steps still lead, estimated from the rate
+        at which they shrink, is within it too (EM's steps shrink
+        geometrically, slowly where topics are nearly equal: the step alone
+        stopped 2.6e-6 from the maximum at 1e-8, this rule 1e-8 from it).
+        An estimate: at 1e-4 that document stopped 5.8e-4 away. Where EM
+        converges more slowly than geometrically (a weight tending to 0
+        without smoothing), a document may use all ``fold_in_max_iter``
+        steps and is reported as not settled.
     random_state : None, int or numpy.random.Generator, default=None
         Seeds the random start of ``P(w | z)``.
     n_jobs : int, default=None
@@ -277,17 +292,21 @@ class PLSA(TransformerMixin, EstimatorMixin):
             raise ValueError("X has no nonzero count; PLSA needs words to fit topics to")
         n_docs, n_words = X.shape
         n_topics = int(self.n_components)
-        # The model is its tables P(w | z) and P(z | d), dense: refused here,
-        # not by NumPy's MemoryError (or an OverflowError) part-way through
-        # (a review: n_components=10**9 on 4 words; a hashed vocabulary of
-        # 2**31 columns holding 5 counts).
-        entries = max(n_words, n_docs) * n_topics
-        if entries > _INT32_MAX:
+        # The model is its tables P(w | z) and P(z | d), dense, with as large
+        # ones for the sums of a step: refused here where they would not fit
+        # in the machine's memory, not by NumPy's MemoryError (or an
+        # OverflowError) part-way through (a review: n_components=10**9 on 4
+        # words; a hashed vocabulary of 2**31 columns holding 5 counts).
+        table_bytes = 16 * (n_words + n_docs) * n_topics
+        memory = _physical_memory()
+        if table_bytes > (memory if memory is not None else 2**62):
             raise ValueError(
                 f"PLSA with n_components={n_topics} on X of {n_docs} documents and "
-                f"{n_words} features would hold {entries} probabilities in a table "
-                f"({entries * 8 / 2**30:.3g} GiB), beyond the 2**31 supported: use fewer "
-                f"topics, or only the columns X uses (for a CSR X: "
+                f"{n_words} features needs {table_bytes / 2**30:.3g} GiB for its tables, "
+                f"more than this machine's "
+                + (f"{memory / 2**30:.3g} GiB of memory" if memory is not None else
+                   "address space")
+                + ": use fewer topics, or only the columns X uses (for a CSR X: "
                 f"X[:, np.unique(X.indices)])")
         rng = _check_random_state(self.random_state)
         counts, words, indptr = _csr_arrays(X)

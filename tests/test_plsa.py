@@ -654,16 +654,22 @@ def test_too_many_scores_are_refused():
         PLSAFisherEmbedding((10, 10)).fit(X)
 
 
-@pytest.mark.parametrize("n_components, n_features", [(10**9, 4), (2**63, 4), (2, 2**31 - 1)])
-def test_topic_tables_beyond_2_to_the_31_are_refused_up_front(n_components, n_features):
+@pytest.mark.parametrize("n_components, n_features", [(10**9, 4), (2**63, 4), (2**11, 2**31 - 1)])
+def test_topic_tables_beyond_the_machines_memory_are_refused_up_front(n_components,
+                                                                      n_features, monkeypatch):
     """n_components=10**9 on 4 words reached NumPy's MemoryError (30 GiB),
     2**63 an OverflowError, and a hashed vocabulary of 2**31 - 1 columns
-    holding 5 counts a 32 GiB table: a ValueError names the size first."""
+    holding 5 counts a 32 GiB table: a ValueError names the size first (on a
+    machine of 24 GiB; where the memory is unknown, beyond 2**62 bytes)."""
+    from kgeo import _plsa
+
     X = sp.csr_matrix((np.array([1.0, 2, 3, 1, 1]), np.array([0, 1, 3, 1, 2]),
                        np.array([0, 2, 3, 5])), shape=(3, n_features))
-    with pytest.raises(ValueError, match=rf"n_components={n_components} on X of 3 documents "
-                                         rf"and {n_features} features would hold"):
-        PLSA(n_components, max_iter=2, random_state=0).fit(X)
+    for memory in (24 * 2**30,) + ((None,) if n_components == 2**63 else ()):
+        monkeypatch.setattr(_plsa, "_physical_memory", lambda: memory)
+        with pytest.raises(ValueError, match=rf"n_components={n_components} on X of 3 "
+                                             rf"documents and {n_features} features needs"):
+            PLSA(n_components, max_iter=2, random_state=0).fit(X)
 
 
 # --- the example ------------------------------------------------------------
