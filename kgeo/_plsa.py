@@ -300,14 +300,13 @@ class PLSA(TransformerMixin, EstimatorMixin):
         table_bytes = 16 * (n_words + n_docs) * n_topics
         memory = _physical_memory()
         if table_bytes > (memory if memory is not None else 2**62):
+            room = (f"{memory / 2**30:.3g} GiB of memory" if memory is not None
+                    else "address space")
             raise ValueError(
                 f"PLSA with n_components={n_topics} on X of {n_docs} documents and "
                 f"{n_words} features needs {table_bytes / 2**30:.3g} GiB for its tables, "
-                f"more than this machine's "
-                + (f"{memory / 2**30:.3g} GiB of memory" if memory is not None else
-                   "address space")
-                + ": use fewer topics, or only the columns X uses (for a CSR X: "
-                f"X[:, np.unique(X.indices)])")
+                f"more than this machine's {room}: use fewer topics, or only the columns "
+                f"X uses (for a CSR X: X[:, np.unique(X.indices)])")
         rng = _check_random_state(self.random_state)
         counts, words, indptr = _csr_arrays(X)
         # Counts above 1 are divided, with the smoothing, by a power of 2
