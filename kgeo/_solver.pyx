@@ -2748,10 +2748,11 @@ cdef int exact_gradient(KernelRowCache cache, Pair* P,
     cdef float64_t a, value, product, error, total, part
     cdef Row r
     cdef float64_t* compensation = <float64_t*> malloc(2 * P.l * sizeof(float64_t))
-    cdef float64_t* magnitude = compensation + P.l
+    cdef float64_t* magnitude
     if compensation == NULL:
         with gil:
             raise MemoryError("could not allocate the exact gradient's compensation")
+    magnitude = compensation + P.l
     try:
         for m in range(P.l):
             P.G[m] = -1.0
@@ -2861,7 +2862,8 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
                 # alpha is 0 too: one row far from the others (K_kk of 1e10,
                 # alpha 0) let a slow pair (C = 5e4) pass as stuck at a gap of
                 # 7.7 with tol=1e-3 (a review). Judged again on an exact G
-                # and the size of its own terms.
+                # and the size of the terms of the two variables that set
+                # its gap.
                 largest_terms = 0.0
                 exact_gradient(cache, P, &largest_terms)
                 violation_maxima(P, &Gmax, &Gmax2)
