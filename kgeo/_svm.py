@@ -44,7 +44,7 @@ from ._validation import (_callers_stacklevel, check_dense_rows, check_feature_n
                           check_kernel_matrix, check_kernel_samples, check_labels,
                           check_matrix, check_n_features, check_on_simplex, check_positive,
                           check_real, check_sample_weight, checked_accuracy, dense_as_csr,
-                          empty_row_mask, feature_names, listed_rows,
+                          feature_names, listed_rows,
                           spherical_normal_sigmas)
 from .exceptions import ConvergenceWarning, EmptyDocumentWarning, sklearn_compatible
 
@@ -2106,7 +2106,7 @@ def _row_sums(model, X, n_threads):
         # chunk. Rows without a word are predicted (see below).
         check_on_simplex(X, name="X", kernel=model.kernel, empty_rows="allow",
                          n_negative=n_negative)
-        empty = empty_row_mask(X) if row_nnz is None else row_nnz == 0
+        empty = np.diff(X.indptr) == 0 if row_nnz is None else row_nnz == 0
         _warn_of_empty_documents(empty, model.kernel)
     if kernel.half_space:
         # On all of X, so that a message names the row of X, not of a chunk.

@@ -813,19 +813,12 @@ def check_feature_names(names, *, estimator, fitted_names):
                                f"columns, X has {len(names)})")
 
 
-def empty_row_mask(X):
-    """Which rows of X, a CSR matrix or a 2-D float64 ndarray, have no
-    nonzero entry (-0.0 is zero, as it is in CSR)."""
-    if sp.issparse(X):
-        return np.diff(X.indptr) == 0
-    return dense_summary(X)[2] == 0
-
-
 def check_on_simplex(X, *, name="X", kernel="ngd", empty_rows="raise", n_negative=None):
     """Check that every row of X can be L1-normalised.
 
-    X is a CSR matrix, or a 2-D float64 ndarray (see ``check_dense_rows``,
-    which counts its negative entries: ``n_negative``).
+    X is a CSR matrix, or a 2-D float64 ndarray whose negative entries the
+    caller has counted (``n_negative``, see ``check_dense_rows``; only with
+    ``empty_rows="allow"``).
     ``empty_rows="allow"`` lets rows without any entry pass (fit leaves them
     out, prediction gives them the intercepts' decision values).
 
@@ -835,12 +828,7 @@ def check_on_simplex(X, *, name="X", kernel="ngd", empty_rows="raise", n_negativ
         If an entry is negative or (unless allowed) a row sums to zero,
         naming the rows.
     """
-    if n_negative is not None:
-        n_neg = n_negative
-    elif sp.issparse(X):
-        n_neg = int(np.count_nonzero(X.data < 0))
-    else:
-        n_neg = dense_summary(X)[1]
+    n_neg = int(np.count_nonzero(X.data < 0)) if n_negative is None else n_negative
     if n_neg:
         raise ValueError(
             f"Negative values in data passed to the multinomial kernel {kernel!r}: "
@@ -848,7 +836,7 @@ def check_on_simplex(X, *, name="X", kernel="ngd", empty_rows="raise", n_negativ
             f"frequencies >= 0")
     if empty_rows == "allow":
         return
-    empty = np.flatnonzero(empty_row_mask(X))
+    empty = np.flatnonzero(np.diff(X.indptr) == 0)
     if empty.size:
         raise ValueError(
             f"{name} has {empty.size} all-zero row(s) (rows {listed_rows(empty)}); the "
