@@ -685,9 +685,10 @@ def load_20newsgroups(path, subset="train"):
     Warns
     -----
     IncompleteCorpusWarning
-        If the copy has the 20 published groups but, in the subset loaded,
-        other numbers of messages per group than the published corpus (a
-        folder left by an interrupted extraction, say).
+        If the copy has the 20 published groups, or in a split the first of
+        them in the archive's order (alt.atheism, comp.graphics, ...), but, in
+        the subset loaded, other numbers of messages per group than the
+        published corpus: a folder left by an interrupted extraction, say.
     """
     subset = _check_choice(subset, _SUBSETS, "subset")
     path = _as_path(path)
@@ -695,6 +696,9 @@ def load_20newsgroups(path, subset="train"):
     wanted = ("train", "test") if subset == "all" else (subset,)
 
     groups = set()
+    # The groups holding a message, per split: those of an interrupted
+    # extraction are the first ones in the archive's (sorted) order.
+    split_groups = {"train": set(), "test": set()}
     raw = {}
     if kind == "tar":
         def select(name):
@@ -702,6 +706,7 @@ def load_20newsgroups(path, subset="train"):
             if m is None:
                 return None
             groups.add(m.group(2))
+            split_groups[m.group(1)].add(m.group(2))
             if m.group(1) not in wanted:
                 return None
             split, group, ident = m.groups()
@@ -725,6 +730,7 @@ def load_20newsgroups(path, subset="train"):
                             if e.name.isascii() and e.name.isdigit() and _is_file(e)]
                 if messages:
                     groups.add(group_dir.name)
+                    split_groups[split].add(group_dir.name)
                 if split not in wanted:
                     continue
                 for entry in messages:
@@ -737,8 +743,17 @@ def load_20newsgroups(path, subset="train"):
             f"no 20 Newsgroups message found for subset={subset!r} in {str(source)!r}; "
             f"expected files named 20news-bydate-<train|test>/<group>/<numeric id>")
     target_names = sorted(groups)
-    if groups == set(_NG_BYDATE_COUNTS):
-        _check_newsgroups_counts(raw, wanted, source)
+    published = sorted(_NG_BYDATE_COUNTS)
+    # A copy is taken for the published corpus when its groups are those
+    # 20, or when a split's are the first of them in the archive's order
+    # (alt.atheism, comp.graphics, ...), as an extraction stopped part-way
+    # through that split leaves them. Any other set of groups is another
+    # corpus in the same layout.
+    first_of_archive = max(
+        (len(found) for found in split_groups.values()
+         if found and sorted(found) == published[:len(found)]), default=0)
+    if groups == set(published) or first_of_archive:
+        _check_newsgroups_counts(raw, wanted, source, len(groups & set(published)))
     index = {g: i for i, g in enumerate(target_names)}
     split_order = {"train": 0, "test": 1}
     keys = sorted(raw, key=lambda k: (split_order[k[0]], k[1], k[2]))
@@ -753,12 +768,14 @@ def load_20newsgroups(path, subset="train"):
     )
 
 
-def _check_newsgroups_counts(keys, wanted, source):
-    """Warn where a copy with the 20 published groups has other counts.
+def _check_newsgroups_counts(keys, wanted, source, n_groups):
+    """Warn where a copy taken for the published corpus has other counts.
 
-    A copy whose groups are those 20 is taken for the published corpus: a
-    folder left by an interrupted extraction has them all (the archive holds
-    the test split first), with some groups short or empty in training.
+    A folder left by an interrupted extraction holds the first groups of
+    the archive's order, the last of them short: all 20 with some short or
+    empty in training once the test split (the archive's first) is out, or
+    only the test split's first groups before that. ``n_groups`` is how
+    many of the published groups the copy holds.
     """
     found = collections.Counter((split, group) for split, group, _, _ in keys)
     differing, totals = [], []
@@ -772,8 +789,10 @@ def _check_newsgroups_counts(keys, wanted, source):
         published = sum(counts[column] for counts in _NG_BYDATE_COUNTS.values())
         totals.append(f"{total:,} of {published:,} {split} messages")
     if differing:
+        held = ("the 20 groups" if n_groups == len(_NG_BYDATE_COUNTS)
+                else f"the first {n_groups} of the 20 groups (in the archive's order)")
         _warn_incomplete(
-            f"{str(source)!r} holds the 20 groups of 20 Newsgroups bydate but not its "
+            f"{str(source)!r} holds {held} of 20 Newsgroups bydate but not its "
             f"published messages: {'; '.join(totals)}; groups that differ: "
             f"{_listed(differing)}. An interrupted extraction? Extract "
             f"20news-bydate.tar.gz again, or load the archive itself")

@@ -100,6 +100,13 @@ def _check_docs(docs, name="raw_documents"):
         raise TypeError(
             f"{name} must be an iterable of str documents, got a data frame "
             f"({type(docs).__name__}); pass its text column, such as df['text']")
+    if isinstance(docs, collections.abc.Mapping):
+        # Iterating over a mapping gives its keys: titles, say, counted as
+        # the documents while their texts went unread.
+        raise TypeError(
+            f"{name} must be an iterable of str documents, got a mapping "
+            f"({type(docs).__name__}), whose iteration gives its keys; pass its "
+            f"values (list(docs.values())) or its keys explicitly")
     check_ordered(docs, name)  # the rows of the counts follow its order
     try:
         docs = list(docs)
@@ -468,6 +475,9 @@ class RainbowVectorizer:
         if occur_count:
             mask &= total >= occur_count
         kept = np.flatnonzero(mask)
+        if kept.size == 0 and not docs:
+            raise ValueError("empty vocabulary: no training document was given (got an "
+                             "empty sequence)")
         if kept.size == 0:
             raise ValueError(
                 f"empty vocabulary: the {len(docs)} training documents hold no word left "

@@ -1290,6 +1290,33 @@ def test_20newsgroups_with_the_published_groups_but_fewer_messages_warns(tmp_pat
         assert len(load_20newsgroups(tmp_path / "other", subset="all")) == len(NG_FILES)
 
 
+def test_20newsgroups_extraction_stopped_inside_the_test_split_warns(tmp_path):
+    # Stopped within the test split (the archive's first), a folder holds
+    # its first 11 groups and no training split: subset="test" loaded 11
+    # classes as a corpus of its own, without a word (a review).
+    files = {f"20news-bydate-test/{g}/{i}": b"From: a@b\n\nbody\n"
+             for i, g in enumerate(_NG_GROUPS[:11])}
+    _write_tree(tmp_path / "stopped", files)
+    with pytest.warns(IncompleteCorpusWarning) as record:
+        corpus = load_20newsgroups(tmp_path / "stopped", subset="test")
+    assert len(record) == 1
+    message = str(record[0].message)
+    assert message.startswith(f"{str(tmp_path / 'stopped')!r} holds the first 11 of the 20 "
+                              f"groups (in the archive's order) of 20 Newsgroups bydate but "
+                              f"not its published messages: 11 of 7,532 test messages; "
+                              f"groups that differ: alt.atheism 1 of 319 test, ")
+    assert len(corpus) == 11 and len(corpus.target_names) == 11
+    with pytest.raises(DatasetNotFoundError, match="20news-bydate-train"):
+        load_20newsgroups(tmp_path / "stopped", subset="train")
+    # Groups that are not the archive's first are a corpus of their own.
+    files = {f"20news-bydate-test/{g}/{i}": b"From: a@b\n\nbody\n"
+             for i, g in enumerate(_NG_GROUPS[1:11])}
+    _write_tree(tmp_path / "chosen", files)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IncompleteCorpusWarning)
+        assert len(load_20newsgroups(tmp_path / "chosen", subset="test")) == 10
+
+
 def test_reuters_copy_short_of_files_or_stories_warns(tmp_path, reuters_dir):
     # 11 of the 22 files, or the last cut at a story's end, loaded as a
     # smaller ModApte corpus without a word.

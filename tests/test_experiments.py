@@ -36,6 +36,7 @@ from kgeo.experiments import (
     RESULTS_COLUMNS,
     SIGNIFICANCE_COLUMNS,
     CellResult,
+    Split,
     evaluate_cell,
     load_zhang2005_splits,
     markdown_report,
@@ -247,9 +248,11 @@ def test_evaluate_cell_labels_as_a_list_or_too_few(ng_data):
     X[0, :] = 0
     empty_first = dataclasses.replace(split, X_train=X.tocsr(), y_train=list(split.y_train))
     assert np.diff(empty_first.X_train.indptr)[0] == 0
-    expected, _ = evaluate_cell(dataclasses.replace(empty_first, y_train=split.y_train),
-                                "tf", "l1", "ngd")
-    assert evaluate_cell(empty_first, "tf", "l1", "ngd")[0] == expected
+    with pytest.warns(kgeo.EmptyDocumentWarning, match="^1 training document"):
+        expected, _ = evaluate_cell(dataclasses.replace(empty_first, y_train=split.y_train),
+                                    "tf", "l1", "ngd")
+    with pytest.warns(kgeo.EmptyDocumentWarning, match="^1 training document"):
+        assert evaluate_cell(empty_first, "tf", "l1", "ngd")[0] == expected
     short = dataclasses.replace(empty_first, y_train=split.y_train[:-1])
     with pytest.raises(ValueError, match=r"y_train must hold one label per training document "
                                          r"\(\d+\), got shape"):
@@ -261,14 +264,50 @@ def test_empty_test_documents_count_for_ngd(webkb_data):
     texas = splits[1]
     empty = np.diff(texas.X_test.indptr) == 0
     assert empty.sum() == 1
-    accuracy, predictions = evaluate_cell(texas, "tf", "l1", "ngd")
+    with pytest.warns(kgeo.EmptyDocumentWarning, match="^1 training document"):
+        accuracy, predictions = evaluate_cell(texas, "tf", "l1", "ngd")
     assert predictions.shape == (texas.X_test.shape[0],)
     assert accuracy == pytest.approx(100 * np.mean(predictions == texas.y_test))
     # The empty student/misc page is in every training set, the empty
     # course/texas page in three: NGD leaves them out instead of failing.
     assert [int((np.diff(s.X_train.indptr) == 0).sum()) for s in splits] == [2, 1, 2, 2]
-    evaluate_cell(splits[0], "tfidf", "l1", "ngd")
+    with pytest.warns(kgeo.EmptyDocumentWarning, match="^2 training document"):
+        evaluate_cell(splits[0], "tfidf", "l1", "ngd")
     evaluate_cell(splits[0], "tf", "l1", "lin")
+
+
+def test_evaluate_cell_says_which_documents_and_classes_ngd_left_out():
+    # NGD leaves empty training documents out; evaluate_cell, which returns
+    # only the accuracy and predictions, had said nothing of them, nor of a
+    # class that lost every document and was never predicted (a review).
+    rng = np.random.default_rng(0)
+    y_train, y_test = np.arange(60) % 3, np.arange(30) % 3
+    X_train = rng.poisson(0.3 + (np.arange(30) % 3 == y_train[:, None]), (60, 30)).astype(float)
+    X_test = rng.poisson(0.3 + (np.arange(30) % 3 == y_test[:, None]), (30, 30)).astype(float)
+    X_train[y_train == 0] = 0
+    split = Split("s", sp.csr_matrix(X_train), y_train, sp.csr_matrix(X_test), y_test)
+    with pytest.warns(kgeo.EmptyDocumentWarning) as record:
+        accuracy, predictions = evaluate_cell(split, "tf", "l1", "ngd")
+    assert [str(w.message) for w in record] == [
+        "20 training document(s) without a word were left out of NGD's training set (they "
+        "have no point on the simplex); no document of class(es) [0] is left, so the model "
+        "never predicts them"]
+    assert record[0].filename == __file__
+    assert set(predictions.tolist()) <= {1, 2}
+    assert accuracy == pytest.approx(100 * np.mean(predictions == y_test))
+    # One empty document of a class that keeps others: the count alone.
+    X_train = rng.poisson(0.3 + (np.arange(30) % 3 == y_train[:, None]), (60, 30)).astype(float)
+    X_train[0] = 0
+    split = dataclasses.replace(split, X_train=sp.csr_matrix(X_train))
+    with pytest.warns(kgeo.EmptyDocumentWarning, match=r"^1 training document\(s\) without a "
+                                                       r"word were left out of NGD's training "
+                                                       r"set \(they have no point on the "
+                                                       r"simplex\)$"):
+        evaluate_cell(split, "tf", "l1", "ngd")
+    # LIN takes them as they are: nothing to say.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kgeo.EmptyDocumentWarning)
+        evaluate_cell(split, "tf", "l2", "lin")
 
 
 def test_evaluate_cell_rejects_unknown_cells(ng_data):

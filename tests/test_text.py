@@ -211,6 +211,11 @@ def test_pruning_everything_is_an_error():
         RainbowVectorizer(stoplist=None, prune_by_doc_count=2).fit(TOY)
     with pytest.raises(ValueError, match="empty vocabulary"):
         RainbowVectorizer().fit(["the of and", "a an"])
+    # No document at all: said so, not "the 0 training documents hold no word".
+    for docs in ([], (), iter([])):
+        with pytest.raises(ValueError, match=r"^empty vocabulary: no training document was "
+                                             r"given \(got an empty sequence\)$"):
+            RainbowVectorizer().fit(docs)
 
 
 def test_vocabulary_learned_on_training_documents_only():
@@ -521,6 +526,15 @@ def test_data_frames_and_sets_of_documents_are_refused():
     # dict keys keep their order.
     counts = RainbowVectorizer().fit_transform({"lemon lime": 0, "kiwi melon": 1}.keys())
     assert counts.shape == (2, 4)
+    # A dict itself gave its keys (here titles) as the documents, its texts
+    # unread (a review).
+    titled = {"doc one title": "the cat sat on the mat", "title two": "a dog barked"}
+    vec = RainbowVectorizer().fit(list(titled.values()))
+    for call in (RainbowVectorizer().fit, vec.transform):
+        with pytest.raises(TypeError, match=r"^raw_documents must be an iterable of str "
+                                            r"documents, got a mapping \(dict\), whose "
+                                            r"iteration gives its keys; pass its values"):
+            call(titled)
 
 
 def test_a_document_ends_at_its_first_nul():
