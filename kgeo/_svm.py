@@ -606,19 +606,22 @@ class SVM(EstimatorMixin):
         ``(n_samples,)`` for a callable kernel's samples that are not rows
         of numbers.
     cache_stats_ : dict
-        Kernel blocks requested and computed; values computed (of them
-        ``values_raced`` by two threads at once, the second copy dropped),
-        filled by transposing a class pair's computed cross-class blocks
-        (``values_transposed``), stored at least once (``values_distinct``)
-        and asked for by the solvers (``values_used``); the most values the
-        row cache held at once (``peak_values``), and the most it counted
-        against ``cache_size`` at once: the stored blocks' buffers, those of
-        blocks that left, kept for the next ones, and the blocks being
-        computed (``peak_values_allocated``; a class pair's swept blocks
-        sharing one allocation of up to 8 MB count their own values, not
-        the whole allocation);
-        blocks computed into such a buffer (``blocks_reused``); the bytes
-        per stored value (``value_bytes``).
+        Kernel blocks requested, computed and distinct among them
+        (``blocks_requested``, ``blocks_computed``, ``blocks_distinct``);
+        values computed (``values_computed``; of them ``values_raced`` by
+        two threads at once, the second copy dropped), filled by transposing
+        a class pair's computed cross-class blocks (``values_transposed``),
+        stored at least once (``values_distinct``) and asked for by the
+        solvers (``values_used``); the most values the row cache held at
+        once (``peak_values``), and the most it counted against
+        ``cache_size`` at once: the stored blocks' buffers, those of blocks
+        that left, kept for the next ones, and the blocks being computed
+        (``peak_values_allocated``; a class pair's swept blocks sharing one
+        allocation of up to 8 MB count their own values, not the whole
+        allocation); blocks computed into such a buffer (``blocks_reused``);
+        the bytes per stored value (``value_bytes``) and the budget in
+        values (``budget_values``, from ``cache_size``); the thread-seconds
+        spent computing kernel blocks (``compute_seconds``).
     fit_time_ : float
         Seconds spent in ``fit``.
 
