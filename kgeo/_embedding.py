@@ -2,6 +2,7 @@
 L1 or L2 normalised (the multinomial simplex); sets of points as their
 maximum-likelihood spherical normals (the hyperbolic kernel's rows)."""
 
+import collections.abc
 import numbers
 
 import numpy as np
@@ -305,7 +306,9 @@ def spherical_normal_mle(sets):
     """
     if isinstance(sets, np.ndarray) and sets.ndim == 3:
         sets = list(sets)
-    if isinstance(sets, (str, bytes)) or not hasattr(sets, "__len__"):
+    # A mapping's iteration gives its keys, not its sets (a review).
+    if (isinstance(sets, (str, bytes, collections.abc.Mapping))
+            or not hasattr(sets, "__len__")):
         raise TypeError(f"sets must be a sequence of 2-D arrays, got {type(sets).__name__}")
     if len(sets) == 0:
         raise ValueError("sets is empty: spherical_normal_mle needs at least one set")

@@ -20,7 +20,7 @@ from ._kernels import (
     sqrt_of_row_shares,
 )
 from ._validation import (as_rectangular, check_matrix, check_on_simplex, check_positive,
-                          sparse_as_float64_csr, spherical_normal_sigmas)
+                          objects_as_float64, sparse_as_float64_csr, spherical_normal_sigmas)
 
 __all__ = [
     "pairwise_kernels",
@@ -648,14 +648,22 @@ def _check_square(K):
     tolerance, can lose bits).
     """
     if sp.issparse(K):
-        if np.iscomplexobj(K.data if hasattr(K, "data") else K):
+        # The matrix's dtype, not its data's: LIL's data is an array of lists.
+        if K.dtype.kind == "c":
             raise ValueError(f"K must be a real matrix, got dtype {K.dtype}")
         if K.dtype.kind not in "biuf":
             raise TypeError(f"K must hold real numbers, got dtype {K.dtype}")
         K = sparse_as_float64_csr(K, "K").toarray()
+    if K is None or isinstance(K, (str, bytes, dict, set)):
+        raise TypeError(f"K must be a square array-like or sparse matrix of real numbers, "
+                        f"got {type(K).__name__}")
     K = as_rectangular(K, "K")
     if np.iscomplexobj(K):
         raise ValueError(f"K must be a real matrix, got dtype {K.dtype}")
+    if K.dtype.kind == "O":
+        # Numbers as objects (Python ints beyond int64, a frame's pandas.NA):
+        # read as pairwise_kernels reads them.
+        K = objects_as_float64(K, "K")
     if K.dtype.kind not in "biuf":
         raise TypeError(f"K must hold real numbers, got dtype {K.dtype}")
     K = K.astype(np.float64, copy=False)
@@ -687,12 +695,17 @@ def _check_square(K):
     return (K + K.T) / 2, size
 
 
-def _passes(eigenvalues, tol, size):
+def _passes(eigenvalues, tol, size, n):
     # Rounding in eigvalsh (and in the centring of the cpd check) is relative
     # to the matrix's scale, so the allowance is too: no floor of 1, which made
     # the answer for a matrix of small entries differ from its rescaled copy's.
+    # Its second term is eigvalsh's own rounding, about n eps max|K_ij|: with
+    # tol=0 alone, an exactly semi-definite matrix (the rank-one outer(v, v),
+    # eigenvalue -6e-16) was refused, where the cpd check, which always
+    # allowed its rounding, accepted it (a review).
     scale = max(size, float(np.max(np.abs(eigenvalues))))
-    return bool(eigenvalues[0] >= -tol * scale)
+    rounding = 4 * n * np.finfo(np.float64).eps * size
+    return bool(eigenvalues[0] >= -(tol * scale + rounding))
 
 
 def is_positive_definite(K, tol=1e-8):
@@ -703,10 +716,14 @@ def is_positive_definite(K, tol=1e-8):
     K : array-like or sparse matrix of shape (n, n)
         Symmetric (to 1e-10 relative), real.
     tol : float, default=1e-8
-        The smallest eigenvalue may be as low as ``-tol * max|eig|``, for
-        rounding. The allowance is relative to the matrix's scale: ``K`` and
-        ``c * K`` (``c > 0``) get the same answer, up to the rounding of the
-        product (exactly for powers of two).
+        The smallest eigenvalue may be as low as
+        ``-(tol * max(max|eig|, max|K_ij|) + 4 n eps max|K_ij|)``, with
+        ``eps`` the float64 epsilon: the second term is the eigensolver's
+        rounding, so that ``tol=0`` still accepts an exactly semi-definite
+        matrix, as :func:`is_conditionally_positive_definite` does. The
+        allowance is relative to the matrix's scale: ``K`` and ``c * K``
+        (``c > 0``) get the same answer, up to the rounding of the product
+        (exactly for powers of two).
 
     Returns
     -------
@@ -714,7 +731,7 @@ def is_positive_definite(K, tol=1e-8):
     """
     tol = check_positive(tol, "tol", allow_zero=True)
     K, size = _check_square(K)
-    return _passes(np.linalg.eigvalsh(K), tol, size)
+    return _passes(np.linalg.eigvalsh(K), tol, size, K.shape[0])
 
 
 def is_conditionally_positive_definite(K, tol=1e-8):

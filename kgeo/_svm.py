@@ -570,7 +570,13 @@ class SVM(EstimatorMixin):
         predictions can differ from kgeo's with the same dual variables
         (a review's 150 random 3-class problems with C in [0.1, 3]: 8 had an
         intercept 0.02 or more apart, 3 of them changing test
-        predictions).
+        predictions). With ``class_weight="balanced"`` and a small C that is
+        the usual case, not the exception: balanced weights make both
+        classes' total box equal, so at small C a pair's variables can all
+        sit at their bounds, and the interval is wide (another review's 100
+        random 3-class rbf problems, C in [0.05, 1]: 73 with intercepts 0.02
+        or more apart from SVC's, each changing test predictions; without
+        class weights, none).
     coef_ : ndarray or CSR matrix of shape (n_classes * (n_classes - 1) / 2, n_features)
         ``kernel="linear"`` only: each class pair's weights of the features,
         its decision value being ``X @ coef_[p] + intercept_[p]``. The pairs

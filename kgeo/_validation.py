@@ -381,7 +381,8 @@ def _check_sparse_arrays(X, name):
 def _sparse_float64(X, name):
     """A SciPy sparse matrix of numbers as a CSR matrix of float64 (values unchecked)."""
     _check_sparse_arrays(X, name)
-    if np.iscomplexobj(X.data if hasattr(X, "data") else X):
+    # The matrix's dtype, not its data's: LIL's data is an array of lists.
+    if X.dtype.kind == "c":
         raise ValueError(f"Complex data not supported; {name} has dtype {X.dtype}")
     if X.dtype.kind not in "biuf":
         raise TypeError(
@@ -408,25 +409,7 @@ def _dense_float64(X, name):
     if np.iscomplexobj(arr):
         raise ValueError(f"Complex data not supported; {name} has dtype {arr.dtype}")
     if arr.dtype.kind == "O":
-        # Objects holding numbers convert; anything else is a TypeError
-        # that keeps float()'s own words, which name the offending value.
-        try:
-            arr = arr.astype(np.float64)
-        except OverflowError as error:
-            # A Python int beyond float64's largest (2**1024).
-            raise ValueError(
-                f"{name} holds a number beyond float64's range (about 1.8e308): "
-                f"{error}") from error
-        except (TypeError, ValueError) as error:
-            missing = _count_missing(arr)
-            if missing:
-                # A frame of pandas' nullable dtypes (Int64, Float64, boolean)
-                # holds pd.NA: a value missing, not one of the wrong type.
-                raise ValueError(
-                    f"{name} contains {missing} missing value(s) (pandas.NA); every "
-                    f"entry must be a number") from error
-            raise TypeError(
-                f"{name} must hold numbers (bool, int or float): {error}") from error
+        arr = objects_as_float64(arr, name)
     elif arr.dtype.kind not in "biuf":
         raise TypeError(
             f"{name} must hold numbers (bool, int or float), got dtype {arr.dtype}")
@@ -436,6 +419,29 @@ def _dense_float64(X, name):
             f"{arr.shape}. Reshape your data with X.reshape(1, -1) for a single "
             f"sample or X.reshape(-1, 1) for a single feature")
     return as_float64(arr, name)
+
+
+def objects_as_float64(arr, name):
+    """An array of objects holding numbers as float64; anything else is a
+    TypeError that keeps float()'s own words, which name the offending value,
+    and pandas.NA a ValueError that says a value is missing."""
+    try:
+        return arr.astype(np.float64)
+    except OverflowError as error:
+        # A Python int beyond float64's largest (2**1024).
+        raise ValueError(
+            f"{name} holds a number beyond float64's range (about 1.8e308): "
+            f"{error}") from error
+    except (TypeError, ValueError) as error:
+        missing = _count_missing(arr)
+        if missing:
+            # A frame of pandas' nullable dtypes (Int64, Float64, boolean)
+            # holds pd.NA: a value missing, not one of the wrong type.
+            raise ValueError(
+                f"{name} contains {missing} missing value(s) (pandas.NA); every "
+                f"entry must be a number") from error
+        raise TypeError(
+            f"{name} must hold numbers (bool, int or float): {error}") from error
 
 
 def as_float64(values, name):
@@ -643,9 +649,18 @@ def _with_float64_data(X, name):
         data = data.copy()
     if X.format == "coo":
         row, col = X.coords if hasattr(X, "coords") else (X.row, X.col)
-        return sp.coo_matrix((data, (row.copy(), col.copy())), shape=X.shape)
-    matrix_type = {"csr": sp.csr_matrix, "csc": sp.csc_matrix, "bsr": sp.bsr_matrix}
-    return matrix_type[X.format]((data, X.indices.copy(), X.indptr.copy()), shape=X.shape)
+        copy = sp.coo_matrix((data, (row.copy(), col.copy())), shape=X.shape)
+    else:
+        matrix_type = {"csr": sp.csr_matrix, "csc": sp.csc_matrix, "bsr": sp.bsr_matrix}
+        copy = matrix_type[X.format]((data, X.indices.copy(), X.indptr.copy()), shape=X.shape)
+    if X.dtype == np.bool_:
+        # SciPy adds bool duplicates in bool, True + True being True, and so
+        # does toarray(): added as float64 they made 2.0, other values than
+        # the matrix's own dense form (a review). Summed on the copy, then
+        # each sum of ones made one.
+        copy.sum_duplicates()
+        np.minimum(copy.data, 1.0, out=copy.data)
+    return copy
 
 
 def _check_sparse_structure(X, name, given_format=None):
@@ -999,6 +1014,14 @@ def check_labels(y, n_samples):
         if len(kinds) > 1 and not (len(letters) == 1 and letters <= {"n", "U", "S"}):
             raise ValueError(
                 f"Unknown label type: y mixes label types {sorted(k.__name__ for k in kinds)}")
+        truth = [isinstance(v, (bool, np.bool_)) for v in y]
+        if letters == {"n"} and any(truth) and not all(truth):
+            # True == 1 and False == 0: a bool among numbers was read as
+            # class 1 or 0 without a word (a review); SVC refuses it too.
+            raise ValueError(
+                f"Unknown label type: y mixes bool labels with other numbers "
+                f"({sorted(k.__name__ for k in kinds)}), and True would be class 1, "
+                f"False class 0; give one type")
         try:
             classes = np.unique(y)  # the classes are y's sorted distinct labels
         except TypeError as error:

@@ -471,6 +471,13 @@ def test_spherical_normal_mle_refuses(sets, match):
         kgeo.spherical_normal_mle("abc")
 
 
+def test_spherical_normal_mle_refuses_a_mapping_of_sets():
+    # Its keys were read as the sets: "set 0 ... got shape ()" (a review).
+    with pytest.raises(TypeError, match=r"^sets must be a sequence of 2-D arrays, got dict"):
+        kgeo.spherical_normal_mle({0: np.eye(2), 1: np.eye(2) + 1})
+    assert kgeo.spherical_normal_mle(list({0: np.eye(2)}.values())).shape == (1, 3)
+
+
 @pytest.mark.parametrize("points, match", [
     # One point is a set with sigma = 0 (said so), not a badly shaped one.
     (np.array([[1.0, 2.0]]), r"set 0 has sigma = 0 \(its 1 point\(s\) are all equal\)"),

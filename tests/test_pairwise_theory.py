@@ -367,6 +367,19 @@ def test_constant_matrices():
     assert kgeo.is_positive_definite(np.ones((5, 5))) is True
 
 
+def test_tol_zero_allows_the_eigensolvers_rounding_in_both_checks():
+    # outer(v, v) is exactly semi-definite, but eigvalsh gives -6.4e-16 as its
+    # smallest eigenvalue: tol=0 refused it as not pd, while the cpd check
+    # (which always allowed its rounding) accepted it (a review).
+    K = np.outer([1.0, 2.0, 3.0], [1.0, 2.0, 3.0])
+    assert np.linalg.eigvalsh(K)[0] < 0
+    for scale in (1.0, 2.0**-600, 2.0**600, 3.0):
+        assert kgeo.is_positive_definite(scale * K, tol=0) is True
+        assert kgeo.is_conditionally_positive_definite(scale * K, tol=0) is True
+    # A true negative eigenvalue far beyond the rounding is still refused.
+    assert kgeo.is_positive_definite(K - 1e-9 * np.eye(3), tol=0) is False
+
+
 def test_tolerance_is_relative_to_the_spectrum():
     Q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((6, 6)))
     K = Q @ np.diag([100.0, 10.0, 1.0, 0.5, 0.1, -1e-7]) @ Q.T
@@ -390,10 +403,30 @@ def test_tolerance_is_relative_to_the_spectrum():
     # Hermitian, eigenvalues -1 and 3: casting to real would call it pd.
     (np.array([[1, 2j], [-2j, 1]]), ValueError, "K must be a real matrix, got dtype complex128"),
     (np.array([["1", "0"], ["0", "1"]]), TypeError, "K must hold real numbers, got dtype <U1"),
-], ids=["non_square", "1d", "empty", "nan", "inf", "asymmetric", "complex", "strings"])
+    # LIL's data is an array of lists: its complex values were read as
+    # objects, a TypeError where CSR gave this ValueError (a review).
+    (sp.lil_matrix(np.array([[1, 2j], [-2j, 1]])), ValueError,
+     "K must be a real matrix, got dtype complex128"),
+    (None, TypeError, r"K must be a square array-like or sparse matrix of real numbers, "
+                      r"got NoneType"),
+    (np.array([[1.0, "x"], ["x", 1.0]], dtype=object), TypeError,
+     r"K must hold numbers \(bool, int or float\): could not convert string to float: 'x'"),
+], ids=["non_square", "1d", "empty", "nan", "inf", "asymmetric", "complex", "strings",
+        "complex_lil", "none", "string_objects"])
 def test_definiteness_check_errors(check, K, error, match):
     with pytest.raises(error, match=match):
         check(K)
+
+
+@pytest.mark.parametrize("check", CHECKS)
+def test_definiteness_checks_read_numbers_held_as_objects(check):
+    # Python ints beyond int64 and a frame's pandas.NA were "dtype object",
+    # where pairwise_kernels reads the first and names the second (a review).
+    assert check([[2**70, 0], [0, 1]]) is True
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"a": [1, pd.NA], "b": [0, 1]}, dtype="Int64")
+    with pytest.raises(ValueError, match=r"K contains 1 missing value\(s\) \(pandas.NA\)"):
+        check(frame)
 
 
 @pytest.mark.parametrize("check", CHECKS)

@@ -441,6 +441,11 @@ BAD_INPUTS = [
      ValueError, r"missing label \(inf\)"),
     ("labels-list-int-and-str", "kgeo.SVM().fit(X, [0, 1, 0, 1, 0, '1'])", ValueError,
      r"mixes label types \['int', 'str'\]"),
+    # True == 1: a bool among numbers was class 1, without a word (a review)
+    ("labels-object-bool-and-numbers",
+     "kgeo.SVM().fit(X, np.array([1, 1.0, True, 2, 2, 2], dtype=object))", ValueError,
+     r"mixes bool labels with other numbers \(\['bool', 'float', 'int'\]\), and True would "
+     r"be class 1"),
     ("score-y-none", "fitted().score(X, None)", ValueError, r"requires y to be passed"),
     ("score-y-length", "fitted().score(X, y[:4])", ValueError, r"X has 6, y has 4"),
     ("score-y-strings", "fitted().score(X, y.astype(str))", ValueError,

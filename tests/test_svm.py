@@ -3354,6 +3354,31 @@ def test_duplicates_in_a_narrow_dtype_are_summed_in_float64_and_left_in_the_inpu
     assert stored() == before  # values and index arrays alike
 
 
+@pytest.mark.parametrize("fmt", ["coo", "csr", "csc", "bsr", "lil"])
+def test_bool_duplicates_are_one_entry_as_in_the_dense_form(fmt):
+    # SciPy adds bool duplicates in bool (True + True is True), as toarray()
+    # shows them; cast first, they were counted: 2.0, and the linear kernel
+    # 4 on the sparse matrix against 1 on its dense form (a review).
+    values, rows, cols = np.array([True, True, True]), [0, 0, 1], [1, 1, 2]
+    X = sp.coo_matrix((values, (rows, cols)), shape=(2, 3))
+    if fmt == "csr":
+        X = sp.csr_matrix((values, [1, 1, 2], [0, 2, 3]), shape=(2, 3))
+    elif fmt == "csc":
+        X = sp.csc_matrix((values, [0, 0, 1], [0, 0, 2, 3]), shape=(2, 3))
+    elif fmt == "bsr":
+        X = sp.bsr_matrix((values.reshape(3, 1, 1), [1, 1, 2], [0, 2, 3]), shape=(2, 3))
+    elif fmt == "lil":  # rows edited by hand
+        X = sp.lil_matrix((2, 3), dtype=bool)
+        X[1, 2] = True
+        X.rows[0], X.data[0] = [1, 1], [True, True]
+    dense = X.toarray()
+    np.testing.assert_array_equal(dense, [[0, 1, 0], [0, 0, 1]])
+    np.testing.assert_array_equal(kgeo.pairwise_kernels(X, kernel="linear"),
+                                  kgeo.pairwise_kernels(dense, kernel="linear"))
+    np.testing.assert_array_equal(
+        kgeo.MultinomialEmbedding(norm=None).fit_transform(X).toarray(), dense)
+
+
 @pytest.mark.parametrize("fmt", ["coo", "csr", "csc", "bsr"])
 def test_a_float64_copy_of_sparse_input_is_made_without_scipys_astype(fmt):
     """The mechanism of the test above, on any SciPy: kgeo casts the values
