@@ -72,6 +72,9 @@ cdef class PrecomputedKernel(Kernel):
 cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,
                            intp_t block, float64_t* acc,
                            float64_t* out) noexcept nogil
+cdef void kernel_block_part(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,
+                            intp_t block, intp_t lo, intp_t hi, float64_t* acc,
+                            float64_t* out) noexcept nogil
 
 cdef float64_t kernel_self(Kernel kernel, RowSet X, intp_t i) noexcept nogil
 

@@ -1408,20 +1408,52 @@ cdef void look_up_block_row(PrecomputedKernel kernel, intp_t i, intp_t start, in
 # Row evaluation
 # --------------------------------------------------------------------------
 
-cdef inline void accumulate_dots(RowSet X, intp_t i, PostingIndex Y,
-                                 intp_t block, float64_t* acc) noexcept nogil:
-    # acc[r] += <x_i, y_(start + r)> over the words x_i shares with the block.
-    # Each acc[r] receives its terms in the order of x_i's words, whether a
-    # word is a posting list or a dense column (whose zeros add exactly
-    # nothing), so the dense columns do not change a single bit of the result.
+cdef inline intp_t first_posting_from(const int32_t* post_row, intp_t q, intp_t q_end,
+                                     intp_t lo) noexcept nogil:
+    # The first posting of q .. q_end (rows increasing) whose row is >= lo.
+    cdef intp_t mid
+    while q < q_end:
+        mid = q + (q_end - q) // 2
+        if post_row[mid] < lo:
+            q = mid + 1
+        else:
+            q_end = mid
+    return q
+
+
+cdef inline void add_postings(PostingIndex Y, intp_t q, intp_t q_end, float64_t v,
+                              intp_t lo, intp_t hi, bint whole,
+                              float64_t* acc) noexcept nogil:
+    # acc[r] += v * value for the postings q .. q_end of one word, or, unless
+    # ``whole``, only for those of rows lo <= r < hi (found by their rows,
+    # which increase along a list).
+    if whole:
+        for q in range(q, q_end):
+            acc[Y.post_row[q]] += v * Y.post_val[q]
+        return
+    if lo > 0:
+        q = first_posting_from(&Y.post_row[0], q, q_end, lo)
+    while q < q_end and Y.post_row[q] < hi:
+        acc[Y.post_row[q]] += v * Y.post_val[q]
+        q += 1
+
+
+cdef inline void accumulate_dots(RowSet X, intp_t i, PostingIndex Y, intp_t block,
+                                 intp_t lo, intp_t hi, float64_t* acc) noexcept nogil:
+    # acc[r] += <x_i, y_(start + r)> over the words x_i shares with the block,
+    # for its rows lo <= r < hi. Each acc[r] receives its terms in the order
+    # of x_i's words, whether a word is a posting list or a dense column
+    # (whose zeros add exactly nothing), so neither the dense columns nor
+    # the range change a single bit of the result.
     cdef intp_t base = block * (Y.rows.n_features + 1)
     cdef intp_t n = Y.block_start[block + 1] - Y.block_start[block]
-    cdef intp_t p, q, q_end, d, ahead
+    cdef bint whole = lo == 0 and hi == n
+    cdef intp_t p, d, ahead
     cdef intp_t p_end = X.indptr[i + 1]
     cdef int32_t w
     cdef float64_t v
     if Y.hashed:
-        accumulate_hashed_dots(X, i, Y, block, acc)
+        accumulate_hashed_dots(X, i, Y, block, lo, hi, acc)
         return
     for p in range(X.indptr[i], p_end):
         # The (block, word) entries of colptr and dense_ptr are scattered over
@@ -1436,15 +1468,14 @@ cdef inline void accumulate_dots(RowSet X, intp_t i, PostingIndex Y,
         v = X.data[p]
         d = Y.dense_ptr[base + w]
         if d >= 0:
-            add_scaled(acc, v, &Y.dense_val[d], n)
+            add_scaled(acc + lo, v, &Y.dense_val[d + lo], hi - lo)
         else:
-            q_end = Y.colptr[base + w + 1]
-            for q in range(Y.colptr[base + w], q_end):
-                acc[Y.post_row[q]] += v * Y.post_val[q]
+            add_postings(Y, Y.colptr[base + w], Y.colptr[base + w + 1], v, lo, hi, whole,
+                         acc)
 
 
-cdef inline void accumulate_hashed_dots(RowSet X, intp_t i, PostingIndex Y,
-                                        intp_t block, float64_t* acc) noexcept nogil:
+cdef inline void accumulate_hashed_dots(RowSet X, intp_t i, PostingIndex Y, intp_t block,
+                                        intp_t lo, intp_t hi, float64_t* acc) noexcept nogil:
     # accumulate_dots through the block's hash table of list heads: each
     # acc[r] receives the same terms in the same order (x_i's words), so the
     # same bits. A small block's table (4-8 slots of 16 bytes per word of the
@@ -1452,9 +1483,9 @@ cdef inline void accumulate_hashed_dots(RowSet X, intp_t i, PostingIndex Y,
     cdef const ListHead* table = Y.heads + Y.head_start[block]
     cdef intp_t mask = Y.head_start[block + 1] - Y.head_start[block] - 1
     cdef int32_t shift = Y.head_shift[block]
-    cdef intp_t p, q, q_end, slot
+    cdef bint whole = lo == 0 and hi == Y.block_start[block + 1] - Y.block_start[block]
+    cdef intp_t p, slot
     cdef int32_t w
-    cdef float64_t v
     for p in range(X.indptr[i], X.indptr[i + 1]):
         w = X.indices[p]
         slot = head_slot(w, shift)
@@ -1462,10 +1493,8 @@ cdef inline void accumulate_hashed_dots(RowSet X, intp_t i, PostingIndex Y,
             slot = (slot + 1) & mask
         if table[slot].word < 0:
             continue
-        v = X.data[p]
-        q_end = table[slot].start + table[slot].count
-        for q in range(table[slot].start, q_end):
-            acc[Y.post_row[q]] += v * Y.post_val[q]
+        add_postings(Y, table[slot].start, table[slot].start + table[slot].count,
+                     X.data[p], lo, hi, whole, acc)
 
 
 cdef float64_t exact_gap(RowSet X, intp_t i, RowSet Y, intp_t j) noexcept nogil:
@@ -1508,17 +1537,32 @@ cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,
     ``acc`` is a zeroed buffer of at least the block's length; it is left
     zeroed.
     """
+    kernel_block_part(kernel, X, i, Y, block, 0,
+                      Y.block_start[block + 1] - Y.block_start[block], acc, out)
+
+
+cdef void kernel_block_part(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,
+                            intp_t block, intp_t lo, intp_t hi, float64_t* acc,
+                            float64_t* out) noexcept nogil:
+    """``kernel_block_row`` for the rows lo <= j < hi of the block alone.
+
+    Only ``acc[lo:hi]`` and ``out[lo:hi]`` are touched, and each value has
+    the bits it has in the whole row: threads can share one row's ranges.
+    """
     cdef intp_t start = Y.block_start[block]
-    cdef intp_t n = Y.block_start[block + 1] - start
     cdef intp_t j, left, row
     cdef float64_t near_x = 0.0
     if kernel.precomputed:
-        look_up_block_row(<PrecomputedKernel> kernel, i, start, n, out)
+        look_up_block_row(<PrecomputedKernel> kernel, i, start + lo, hi - lo, out + lo)
         return
     if kernel.geodesic:
         near_x = exact_from(X.indptr[i + 1] - X.indptr[i])
-    accumulate_dots(X, i, Y, block, acc)
-    left = kernel.map_dots(acc, X.sq_norms[i], &Y.rows.sq_norms[start], out, n, near_x)
+    accumulate_dots(X, i, Y, block, lo, hi, acc)
+    # (The maps are elementwise, and setup.py keeps their vector and scalar
+    # code to the same operations: a value's bits do not depend on where
+    # the range starts.)
+    left = kernel.map_dots(acc + lo, X.sq_norms[i], &Y.rows.sq_norms[start + lo], out + lo,
+                           hi - lo, near_x)
     # A geodesic kernel left the pairs with c >= exact_from(row i's length)
     # in acc, NED its close pairs: there the rounding of the dot product (up
     # to ~1e-16 per shared word) would be magnified by arccos or the square
@@ -1529,8 +1573,8 @@ cdef void kernel_block_row(Kernel kernel, RowSet X, intp_t i, PostingIndex Y,
     # rows' exact_from, the same either way round, so that K(x, y) and
     # K(y, x) take the same route. Most blocks have no such pair, and are
     # not scanned (the bound on j guards against a map that would miscount).
-    j = 0
-    while left > 0 and j < n:
+    j = lo
+    while left > 0 and j < hi:
         if acc[j] != 0.0:
             row = start + j
             # (Otherwise the dot route's value in out stays.)

@@ -37,9 +37,9 @@ from ._kernels import (
 from ._pairwise import (centred, fits_unmoved, overflow_message, posting_tables_are_cheap,
                         prepare_rows, resolve_n_jobs, rows_to_move, single_block,
                         translation_centre, unique_columns, used_columns_only)
-from ._solver import (MAX_ITER_REACHED, NOT_SOLVED, STALLED, UNRESOLVED, KernelRowCache,
-                      PairSolutions, _release_openmp_threads, one_vs_one_coefficients,
-                      one_vs_one_votes, solve_pairs)
+from ._solver import (MAX_ITER_REACHED, NOT_SOLVED, ROW_HELPER, STALLED, UNRESOLVED,
+                      KernelRowCache, PairSolutions, _release_openmp_threads,
+                      one_vs_one_coefficients, one_vs_one_votes, solve_pairs)
 from ._validation import (_callers_stacklevel, check_dense_rows, check_feature_names,
                           check_kernel_matrix, check_kernel_samples, check_labels,
                           check_matrix, check_n_features, check_on_simplex, check_positive,
@@ -507,8 +507,11 @@ class SVM(EstimatorMixin):
         -2: all but one, and so on, as in joblib, at least one thread;
         at most 4 per CPU are started, more would only share the same
         cores): class pairs are solved in parallel in ``fit`` (sharing one
-        row cache; the model does not depend on the number of threads),
-        and the kernel rows of ``predict`` and ``decision_function`` are
+        row cache; the model does not depend on the number of threads); a
+        fit of two classes, one pair, has a second thread compute half of
+        each kernel block its solver asks for (blocks of 1,024 values or
+        more; the same bits); and the kernel rows of ``predict`` and
+        ``decision_function`` are
         computed in parallel. The parallel loops are OpenMP's: kgeo ends
         the forking thread's idle OpenMP workers before ``os.fork``, so
         that a child process (multiprocessing's "fork" start method) can
@@ -626,8 +629,10 @@ class SVM(EstimatorMixin):
         allocation of up to 8 MB count their own values, not the whole
         allocation); blocks computed into such a buffer (``blocks_reused``);
         the bytes per stored value (``value_bytes``) and the budget in
-        values (``budget_values``, from ``cache_size``); the thread-seconds
-        spent computing kernel blocks (``compute_seconds``).
+        values (``budget_values``, from ``cache_size``); the seconds the
+        solvers' threads spent computing kernel blocks (``compute_seconds``;
+        for a two-class fit, the wall-clock time of its blocks, halves its
+        helper thread computed included).
     fit_time_ : float
         Seconds spent in ``fit``.
 
@@ -1233,7 +1238,8 @@ class SVM(EstimatorMixin):
                                     _label(self.classes_[s]), _label(self.classes_[t]),
                                     iters, np.count_nonzero(alpha), objective)
 
-        n_threads = min(resolve_n_jobs(self.n_jobs), len(pairs))
+        threads_allowed = resolve_n_jobs(self.n_jobs)
+        n_threads = min(threads_allowed, len(pairs))
         # Not for a kernel matrix too small to share (below 512 samples):
         # starting the workers, and on a loaded machine waiting for them,
         # costs more than solving (4 classes of 15 samples: 3.2 ms a fit on
@@ -1243,6 +1249,16 @@ class SVM(EstimatorMixin):
         runs = _pair_runs(solutions.alpha_start, n_threads)
         show = self.verbose >= 1
         if n_threads == 1:
+            # One pair (two classes) would leave the other threads idle: a
+            # helper takes parts of the kernel blocks its solver computes
+            # (the same bits; see KernelRowCache.compute_shared).
+            helper = None
+            if (len(pairs) == 1 and ROW_HELPER
+                    and parallel_threads(threads_allowed, len(box) ** 2) > 1):
+                helper = threading.Thread(target=cache.help_with_rows, name="kgeo-rows",
+                                          daemon=True)
+                cache.row_helper = True
+                helper.start()
             bar = _progress(None, len(pairs), show, "class pairs")
             try:
                 for first, last in runs:
@@ -1252,6 +1268,10 @@ class SVM(EstimatorMixin):
             finally:
                 if bar is not None:
                     bar.close()
+                if helper is not None:
+                    cache.row_helper = False
+                    cache.stop_helping()
+                    helper.join()
             return solutions
         # Each worker takes the next unsolved run itself (next() on a count
         # is atomic under the GIL). A thread pool's futures, and this thread

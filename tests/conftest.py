@@ -57,12 +57,16 @@ def threads_for_small_problems():
     values in the calling thread, where starting threads costs more than the
     work, so the suite's checks that threads change no bit would otherwise
     run one thread. ``test_small_work_stays_in_the_calling_thread`` checks
-    the default bound itself."""
+    the default bound itself. Likewise a two-class fit's helper thread
+    shares blocks of any length, not only those of 1,024 values or more."""
     from kgeo._kernels import _set_parallel_min_work
+    from kgeo._solver import _set_row_share_min
 
     default = _set_parallel_min_work(0)
+    default_share = _set_row_share_min(2)
     yield
     _set_parallel_min_work(default)
+    _set_row_share_min(default_share)
 
 
 @pytest.fixture

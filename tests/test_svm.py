@@ -20,6 +20,7 @@ import os
 import pickle
 import re
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -895,6 +896,64 @@ def test_threads_do_not_change_solution(cache_dtype, rng):
     with pytest.warns(UserWarning, match="cache_size"):
         assert_identical(one, kgeo.SVM(kernel="ngd", n_jobs=2, cache_size=1e-6,
                                        cache_dtype=cache_dtype).fit(X, y))
+
+
+def _spy_on_caches(monkeypatch):
+    """The row caches of the fits that follow, in a list."""
+    caches = []
+    solve = kgeo.SVM._solve_pairs
+
+    def spy(self, cache, pairs, box):
+        caches.append(cache)
+        return solve(self, cache, pairs, box)
+
+    monkeypatch.setattr(kgeo.SVM, "_solve_pairs", spy)
+    return caches
+
+
+def _helper_threads():
+    return [t for t in threading.enumerate() if t.name == "kgeo-rows"]
+
+
+@pytest.mark.parametrize("kernel, cache_dtype", [
+    ("ngd", "float64"), ("ngd", "float32"), ("linear", "float64"), ("rbf", "float64"),
+    ("precomputed", "float64")])
+def test_a_two_class_fits_helper_thread_changes_no_bit(kernel, cache_dtype, rng, monkeypatch):
+    """With one class pair, a second thread computes halves of the blocks
+    its solver asks for (compute_shared; conftest shares blocks of any
+    length): the model is the one of a single thread, bit for bit, and the
+    helper has stored halves (a few fits may pass before it is scheduled in
+    time)."""
+    from kgeo import _solver
+
+    if not _solver.ROW_HELPER:
+        pytest.skip("this build runs no helper thread (no GCC atomics)")
+    X, y = ck.make_count_data(rng, 1200, 300, 2, density=0.3, n_duplicates=4)
+    params = dict(kernel=kernel, cache_dtype=cache_dtype, C=10.0)
+    if kernel == "precomputed":
+        X = kgeo.pairwise_kernels(X, kernel="ngd", shift=np.pi)
+    caches = _spy_on_caches(monkeypatch)
+    one = kgeo.SVM(n_jobs=1, **params).fit(X, y)
+    assert caches[-1].parts_helped == 0
+    helped = 0
+    for _ in range(10):  # until the helper has been scheduled in time for some halves
+        two = kgeo.SVM(n_jobs=2, **params).fit(X, y)
+        assert_identical(one, two)
+        np.testing.assert_array_equal(one.decision_function(X), two.decision_function(X))
+        helped += caches[-1].parts_helped
+        if helped:
+            break
+    # A matrix's blocks are gathers, not worth handing over.
+    assert (helped == 0) if kernel == "precomputed" else (helped > 0)
+    assert not _helper_threads()  # joined at the end of each fit
+
+
+def test_a_two_class_fits_helper_thread_ends_when_the_fit_fails(rng):
+    X, y = ck.make_count_data(rng, 40, 6, 2)
+    X = X * 1e20  # linear kernel values near 1e40: beyond float32
+    with pytest.raises(ValueError, match=r"beyond float32's range"):
+        kgeo.SVM(kernel="linear", C=1e-40, n_jobs=2, cache_dtype="float32").fit(X, y)
+    assert not _helper_threads()
 
 
 def set_scans(copy):
