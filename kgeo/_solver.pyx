@@ -128,11 +128,16 @@ cdef extern from *:
                 return old & 0xffff;
         }
     }
-    /* An idle helper: gives its core to any other runnable thread, and
-       sleeps 100 microseconds at a time once work has been scarce. */
-    static inline void kgeo_helper_wait(int sleep) {
-        if (sleep) {
-            struct timespec pause = {0, 100000};
+    static inline void kgeo_pause(void) {
+    #if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+    #endif
+    }
+    /* An idle helper: gives its core to any other runnable thread (level
+       0), or sleeps 100 microseconds (1) or a millisecond (2) at a time. */
+    static inline void kgeo_helper_wait(int level) {
+        if (level) {
+            struct timespec pause = {0, level == 1 ? 100000 : 1000000};
             nanosleep(&pause, NULL);
         } else {
             sched_yield();
@@ -147,7 +152,8 @@ cdef extern from *:
         if ((*word >> 16) != gen || (*word & 0xffff) >= n_parts) return -1;
         return (*word)++ & 0xffff;
     }
-    static inline void kgeo_helper_wait(int sleep) { (void)sleep; }
+    static inline void kgeo_helper_wait(int level) { (void)level; }
+    static inline void kgeo_pause(void) {}
     #endif
     """
     bint ROW_HELPER_AVAILABLE "KGEO_ROW_HELPER"
@@ -155,7 +161,12 @@ cdef extern from *:
     void board_store "kgeo_board_store"(long long* word, long long value) noexcept nogil
     long long board_claim "kgeo_board_claim"(long long* word, long long gen,
                                              long long n_parts) noexcept nogil
-    void helper_wait "kgeo_helper_wait"(int sleep) noexcept nogil
+    void helper_wait "kgeo_helper_wait"(int level) noexcept nogil
+    void pause_briefly "kgeo_pause"() noexcept nogil
+
+
+cdef inline float64_t seconds_between(timespec* start, timespec* end) noexcept nogil:
+    return (end.tv_sec - start.tv_sec) + 1e-9 * (end.tv_nsec - start.tv_nsec)
 
 
 # The three scans of an SMO step (choose i, choose j, update the gradient)
@@ -1110,10 +1121,30 @@ cdef intp_t SWEEP_BUDGET_SHARE = 8
 cdef intp_t ROW_SHARE_MIN = 1024
 cdef enum:
     SHARED_PARTS = 2
-# An idle helper yields its core for this long after its last half, then
-# sleeps between looks at the board (2 ms: beside a busy process, ten binary
-# Reuters fits 11 % slower than without a helper; 0.5 ms: as fast).
+# An idle helper yields its core for HELPER_SPIN_SECONDS after its last half
+# (blocks come one after another while a solver asks for new rows), then
+# sleeps between looks at the board: 100 microseconds at a time, and from
+# HELPER_NAP_SECONDS on a millisecond at a time (a solver computing its
+# blocks alone, see SHARE_WINDOW, posts none for a while).
 cdef float64_t HELPER_SPIN_SECONDS = 0.0005
+cdef float64_t HELPER_NAP_SECONDS = 0.01
+# How long a solver waits for the helper's half once its own is done, as a
+# share of the time its own half took (see compute_shared).
+cdef float64_t HELPER_WAIT_SHARE = 0.5
+# Every SHARE_WINDOW shared blocks, a solver checks that its helper stored a
+# half of at least a quarter of them. If not (a machine whose cores other work
+# keeps busy: a review measured the helper storing 1 % of the halves beside
+# one busy process, and the fits 11 % slower for it), it computes the next
+# blocks alone, SHARE_BACKOFF_MIN of them, twice as many after each window
+# that fails again (up to SHARE_BACKOFF_MAX), then tries again.
+cdef int64_t SHARE_WINDOW = 64
+cdef int64_t SHARE_BACKOFF_MIN = 256
+cdef int64_t SHARE_BACKOFF_MAX = 16384
+# The judgement carries over to the process's next two-class fit (its first
+# blocks are computed alone when the last window failed): with busy cores,
+# ten one-vs-rest fits each probing their helper afresh were 5-7 % slower.
+# Atomics: fits in several threads update it.
+cdef long long next_fit_alone = 0
 
 
 # Whether this build can run a helper thread (help_with_rows).
@@ -1121,12 +1152,29 @@ ROW_HELPER = bool(ROW_HELPER_AVAILABLE)
 
 
 def _set_row_share_min(intp_t n):
-    """Set the shortest block a helper shares; returns the previous bound
-    (for the tests, which share small blocks)."""
+    """Set the shortest block a helper shares, and forget how helpers did in
+    earlier fits (see next_fit_alone); returns the previous bound. For the
+    tests, which share small blocks."""
     global ROW_SHARE_MIN
     cdef intp_t before = ROW_SHARE_MIN
     ROW_SHARE_MIN = max(n, 2)
+    board_store(&next_fit_alone, 0)
     return before
+
+
+def _set_share_window(int64_t n):
+    """Set SHARE_WINDOW (how many shared blocks a helper is judged on);
+    returns the previous value. For the tests."""
+    global SHARE_WINDOW
+    cdef int64_t before = SHARE_WINDOW
+    SHARE_WINDOW = max(n, 1)
+    return before
+
+
+def _next_fit_alone():
+    """How many blocks the process's next two-class fit computes alone before
+    it shares any with its helper (for the tests)."""
+    return board_load(&next_fit_alone)
 
 
 # Return codes of the solver core (and of solve_pair's status).
@@ -1233,14 +1281,20 @@ cdef class KernelRowCache:
     cdef long long board_word     # generation << 16 | parts claimed
     cdef long long board_key      # the open task's block (read as an atomic)
     cdef void* board_out          # its storage (read under board_lock only)
-    cdef char board_done[SHARED_PARTS]  # halves stored (the helper's: under board_lock)
+    cdef long long board_done[SHARED_PARTS]  # halves stored (as atomics; the helper's under board_lock)
     cdef bint board_overflow      # a helper's part beyond float32 (under board_lock)
     cdef bint helper_stop         # a one-way flag: help_with_rows returns
     cdef RowCacheLock board_lock  # guards the helper's stores into board_out
     cdef bint board_lock_ready
     # Whether a helper serves compute_shared (set by _solve_pairs around it).
     cdef public bint row_helper
+    # The solver's record of its helper (see SHARE_WINDOW): blocks shared in
+    # this window and those the helper stored a half of, blocks left to
+    # compute alone, and the next such run's length.
+    cdef int64_t window_blocks, window_helped, alone_left, alone_next
     cdef readonly int64_t parts_helped  # halves a helper stored (for the tests)
+    cdef readonly int64_t blocks_shared  # blocks posted for a helper (for the tests)
+    cdef long long helping        # 1 while a thread runs help_with_rows (an atomic)
     cdef readonly bint single     # blocks in float32 rather than float64
     cdef readonly intp_t value_bytes
     cdef readonly intp_t budget   # in values (of value_bytes each)
@@ -1388,6 +1442,8 @@ cdef class KernelRowCache:
         self.sweep_enabled = True
         self.retire_enabled = True
         self.row_helper = False
+        self.alone_left = board_load(&next_fit_alone)
+        self.alone_next = min(2 * max(self.alone_left, SHARE_BACKOFF_MIN // 2), SHARE_BACKOFF_MAX)
         self.slots[self.n_keys].lru_prev = self.n_keys
         self.slots[self.n_keys].lru_next = self.n_keys
 
@@ -1713,26 +1769,38 @@ cdef class KernelRowCache:
         way (kernel_block_part).
 
         The solver posts the block on the board and claims its halves in
-        turn, as the helper does. It never waits for the helper: once no
-        half is left to claim it closes the task, under the lock the helper
-        stores its halves under, and computes itself a half the helper
-        claimed but had not stored. (A join would wait for a helper the
-        system has not scheduled: an OpenMP loop over the halves, tried
-        first, made ten binary Reuters fits 2.6x slower beside one busy
-        process and 10x beside two.)
+        turn, as the helper does. Once no half is left to claim, it waits
+        for the helper's for at most half the time its own took, then
+        closes the task, under the lock the helper stores its halves under,
+        and computes itself a half the helper claimed but had not stored.
+        So a helper the system has not scheduled costs a block at most a
+        quarter more, and one that keeps missing its halves is left out
+        (judge_helper). (A join would wait for it however long: an OpenMP
+        loop over the halves, tried first, made ten binary Reuters fits
+        2.6x slower beside one busy process and 10x beside two.)
         """
         cdef intp_t n = self.block_length(key % self.n_classes), m, part
         cdef long long gen, claimed
         cdef bint overflow = False
+        cdef timespec started, now, later
+        cdef float64_t patience, waited
+        cdef bint own[SHARED_PARTS]
+        cdef bint helped
         # (A matrix's block is a gather, shorter than the handing over.)
         if not self.row_helper or n < ROW_SHARE_MIN or self.kernel.precomputed:
             return self.compute_block(key, acc, scratch, out)
+        if self.alone_left > 0:
+            self.alone_left -= 1
+            return self.compute_block(key, acc, scratch, out)
         m = SHARED_PARTS
         gen = (board_load(&self.board_word) >> 16) + 1  # odd: the word was closed
-        memset(self.board_done, 0, m)
+        for part in range(m):
+            board_store(&self.board_done[part], 0)
+            own[part] = False
         self.board_overflow = False
         self.board_out = out
         board_store(&self.board_key, key)
+        clock_gettime(CLOCK_MONOTONIC, &started)
         board_store(&self.board_word, gen << 16)  # posted
         while True:
             claimed = board_claim(&self.board_word, gen, m)
@@ -1741,16 +1809,57 @@ cdef class KernelRowCache:
             part = <intp_t> claimed
             overflow |= self.compute_block_part(key, part * n // m, (part + 1) * n // m,
                                                 acc, scratch, out)
-            self.board_done[part] = 1
+            board_store(&self.board_done[part], 1)
+            own[part] = True
+        # The helper took its half after the solver took its own, so it
+        # should store it shortly after the solver's is done: waited for
+        # as long as half the solver's own time, then computed here. (Not
+        # waiting at all, the helper lost that race by a hair on blocks of
+        # dense columns, whose halves cost the same: 80 % of its halves were
+        # thrown away, and the fit was 20 % slower than on one thread.)
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        patience = HELPER_WAIT_SHARE * seconds_between(&started, &now)
+        waited = 0.0
+        while waited <= patience and not self.all_halves_stored(m):
+            pause_briefly()
+            clock_gettime(CLOCK_MONOTONIC, &later)
+            waited = seconds_between(&now, &later)
         lock_acquire(&self.board_lock)
         board_store(&self.board_word, (gen + 1) << 16)  # closed: the helper stores no more
         overflow |= self.board_overflow
         lock_release(&self.board_lock)
+        helped = False
         for part in range(m):
-            if not self.board_done[part]:
+            if not board_load(&self.board_done[part]):
                 overflow |= self.compute_block_part(key, part * n // m, (part + 1) * n // m,
                                                     acc, scratch, out)
+            elif not own[part]:
+                helped = True
+        self.judge_helper(helped)
         return overflow
+
+    cdef inline void judge_helper(self, bint helped) noexcept nogil:
+        # See SHARE_WINDOW.
+        self.blocks_shared += 1
+        self.window_blocks += 1
+        self.window_helped += helped
+        if self.window_blocks < SHARE_WINDOW:
+            return
+        if 4 * self.window_helped < self.window_blocks:
+            self.alone_left = self.alone_next
+            self.alone_next = min(2 * self.alone_next, SHARE_BACKOFF_MAX)
+            board_store(&next_fit_alone, self.alone_left)
+        else:
+            self.alone_next = SHARE_BACKOFF_MIN
+            board_store(&next_fit_alone, 0)
+        self.window_blocks = self.window_helped = 0
+
+    cdef inline bint all_halves_stored(self, intp_t m) noexcept nogil:
+        cdef intp_t part
+        for part in range(m):
+            if not board_load(&self.board_done[part]):
+                return False
+        return True
 
     def help_with_rows(self):
         """Compute halves of the blocks compute_shared posts, until
@@ -1765,10 +1874,12 @@ cdef class KernelRowCache:
         cdef float32_t* out32
         cdef bint overflow
         cdef timespec now, worked
+        cdef float64_t idle
         if acc == NULL or values == NULL:
             free(acc)
             free(values)
             return  # the solver computes every half itself
+        board_store(&self.helping, 1)
         with nogil:
             clock_gettime(CLOCK_MONOTONIC, &worked)
             while not flag_raised(&self.helper_stop):
@@ -1776,8 +1887,9 @@ cdef class KernelRowCache:
                 gen = word >> 16
                 if gen % 2 == 0 or gen == last:
                     clock_gettime(CLOCK_MONOTONIC, &now)
-                    helper_wait((now.tv_sec - worked.tv_sec)
-                                + 1e-9 * (now.tv_nsec - worked.tv_nsec) > HELPER_SPIN_SECONDS)
+                    idle = seconds_between(&worked, &now)
+                    helper_wait(0 if idle <= HELPER_SPIN_SECONDS
+                                else (1 if idle <= HELPER_NAP_SECONDS else 2))
                     continue
                 key = board_load(&self.board_key)
                 if board_load(&self.board_word) >> 16 != gen:
@@ -1808,16 +1920,22 @@ cdef class KernelRowCache:
                     else:
                         memcpy(<float64_t*> self.board_out + lo, values + lo,
                                (hi - lo) * sizeof(float64_t))
-                    self.board_done[part] = 1
+                    board_store(&self.board_done[part], 1)
                     self.parts_helped += 1
                     lock_release(&self.board_lock)
                 clock_gettime(CLOCK_MONOTONIC, &worked)
         free(acc)
         free(values)
+        board_store(&self.helping, 0)
 
     def stop_helping(self):
         """End help_with_rows (in whichever thread runs it)."""
         flag_raise(&self.helper_stop)
+
+    @property
+    def helper_running(self):
+        """Whether a thread is in help_with_rows (for the tests)."""
+        return board_load(&self.helping) != 0
 
     cdef int sweep_cross(self, intp_t cls_s, intp_t cls_t, float64_t* acc,
                          float64_t* scratch) except -1 nogil:

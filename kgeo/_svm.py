@@ -5,6 +5,7 @@ row cache shared by all pairs) and ``_kernels`` (kernel rows for prediction).
 Attribute names and sign conventions follow ``sklearn.svm.SVC``.
 """
 
+import _thread
 import copy
 import itertools
 import logging
@@ -510,7 +511,9 @@ class SVM(EstimatorMixin):
         row cache; the model does not depend on the number of threads); a
         fit of two classes, one pair, has a second thread compute half of
         each kernel block its solver asks for (blocks of 1,024 values or
-        more; the same bits); and the kernel rows of ``predict`` and
+        more; the same bits), as long as that thread keeps up (on cores
+        other work keeps busy it is left out); and the kernel rows of
+        ``predict`` and
         ``decision_function`` are
         computed in parallel. The parallel loops are OpenMP's: kgeo ends
         the forking thread's idle OpenMP workers before ``os.fork``, so
@@ -1252,15 +1255,19 @@ class SVM(EstimatorMixin):
             # One pair (two classes) would leave the other threads idle: a
             # helper takes parts of the kernel blocks its solver computes
             # (the same bits; see KernelRowCache.compute_shared).
-            helper = None
-            if (len(pairs) == 1 and ROW_HELPER
-                    and parallel_threads(threads_allowed, len(box) ** 2) > 1):
-                helper = threading.Thread(target=cache.help_with_rows, name="kgeo-rows",
-                                          daemon=True)
-                cache.row_helper = True
-                helper.start()
             bar = _progress(None, len(pairs), show, "class pairs")
             try:
+                if (len(pairs) == 1 and ROW_HELPER
+                        and parallel_threads(threads_allowed, len(box) ** 2) > 1):
+                    # Started inside the try: whatever stops the fit (Ctrl-C
+                    # included) stops it too (a review). Neither waited for
+                    # as it starts (threading.Thread.start waits until the
+                    # system runs the new thread: on busy cores, a scheduling
+                    # delay per fit) nor joined: it reads only the cache,
+                    # which its reference keeps alive, and returns within a
+                    # millisecond of stop_helping.
+                    _thread.start_new_thread(cache.help_with_rows, ())
+                    cache.row_helper = True
                 for first, last in runs:
                     solve(first, last)
                     if bar is not None:
@@ -1268,10 +1275,8 @@ class SVM(EstimatorMixin):
             finally:
                 if bar is not None:
                     bar.close()
-                if helper is not None:
-                    cache.row_helper = False
-                    cache.stop_helping()
-                    helper.join()
+                cache.row_helper = False
+                cache.stop_helping()
             return solutions
         # Each worker takes the next unsolved run itself (next() on a count
         # is atomic under the GIL). A thread pool's futures, and this thread
