@@ -513,9 +513,8 @@ class SVM(EstimatorMixin):
         each kernel block its solver asks for (blocks of 1,024 values or
         more; the same bits), as long as that thread keeps up (on cores
         other work keeps busy it is left out); and the kernel rows of
-        ``predict`` and
-        ``decision_function`` are
-        computed in parallel. The parallel loops are OpenMP's: kgeo ends
+        ``predict`` and ``decision_function`` are computed in parallel.
+        The parallel loops are OpenMP's: kgeo ends
         the forking thread's idle OpenMP workers before ``os.fork``, so
         that a child process (multiprocessing's "fork" start method) can
         run them again; a fork while another thread is inside such a loop
@@ -1253,7 +1252,7 @@ class SVM(EstimatorMixin):
         show = self.verbose >= 1
         if n_threads == 1:
             # One pair (two classes) would leave the other threads idle: a
-            # helper takes parts of the kernel blocks its solver computes
+            # helper computes half of each kernel block its solver asks for
             # (the same bits; see KernelRowCache.compute_shared).
             bar = _progress(None, len(pairs), show, "class pairs")
             try:
