@@ -1140,10 +1140,11 @@ cdef float64_t HELPER_WAIT_SHARE = 0.5
 cdef int64_t SHARE_WINDOW = 64
 cdef int64_t SHARE_BACKOFF_MIN = 256
 cdef int64_t SHARE_BACKOFF_MAX = 16384
-# The judgement carries over to the process's next two-class fit (its first
-# blocks are computed alone when the last window failed): with busy cores,
-# ten one-vs-rest fits each probing their helper afresh were 5-7 % slower.
-# Atomics: fits in several threads update it.
+# The judgement carries over to the process's next two-class fit: the blocks
+# a fit still had to compute alone when it ended, which the next one takes
+# and counts down (with busy cores, ten one-vs-rest fits each probing their
+# helper afresh were 5-7 % slower). Atomics: fits in several threads take
+# and give it back; a fit whose helper kept up gives back 0.
 cdef long long next_fit_alone = 0
 
 
@@ -1171,10 +1172,13 @@ def _set_share_window(int64_t n):
     return before
 
 
-def _next_fit_alone():
+def _next_fit_alone(n=None):
     """How many blocks the process's next two-class fit computes alone before
-    it shares any with its helper (for the tests)."""
-    return board_load(&next_fit_alone)
+    it shares any with its helper; sets it to ``n`` if given (for the tests)."""
+    cdef long long before = board_load(&next_fit_alone)
+    if n is not None:
+        board_store(&next_fit_alone, n)
+    return before
 
 
 # Return codes of the solver core (and of solve_pair's status).
@@ -1286,8 +1290,10 @@ cdef class KernelRowCache:
     cdef bint helper_stop         # a one-way flag: help_with_rows returns
     cdef RowCacheLock board_lock  # guards the helper's stores into board_out
     cdef bint board_lock_ready
-    # Whether a helper serves compute_shared (set by _solve_pairs around it).
-    cdef public bint row_helper
+    # Whether a helper serves compute_shared (start_helping, stop_helping),
+    # and whether one ever did in this fit (only then is the carry given back).
+    cdef readonly bint row_helper
+    cdef bint row_helper_used
     # The solver's record of its helper (see SHARE_WINDOW): blocks shared in
     # this window and those the helper stored a half of, blocks left to
     # compute alone, and the next such run's length.
@@ -1442,8 +1448,7 @@ cdef class KernelRowCache:
         self.sweep_enabled = True
         self.retire_enabled = True
         self.row_helper = False
-        self.alone_left = board_load(&next_fit_alone)
-        self.alone_next = min(2 * max(self.alone_left, SHARE_BACKOFF_MIN // 2), SHARE_BACKOFF_MAX)
+        self.alone_next = SHARE_BACKOFF_MIN
         self.slots[self.n_keys].lru_prev = self.n_keys
         self.slots[self.n_keys].lru_next = self.n_keys
 
@@ -1849,10 +1854,8 @@ cdef class KernelRowCache:
         if 4 * self.window_helped < self.window_blocks:
             self.alone_left = self.alone_next
             self.alone_next = min(2 * self.alone_next, SHARE_BACKOFF_MAX)
-            board_store(&next_fit_alone, self.alone_left)
         else:
             self.alone_next = SHARE_BACKOFF_MIN
-            board_store(&next_fit_alone, 0)
         self.window_blocks = self.window_helped = 0
 
     cdef inline bint all_halves_stored(self, intp_t m) noexcept nogil:
@@ -1865,7 +1868,7 @@ cdef class KernelRowCache:
     def help_with_rows(self):
         """Compute halves of the blocks compute_shared posts, until
         stop_helping is called: the loop of a one-pair fit's helper thread
-        (which _solve_pairs starts with ``row_helper`` set). A half is
+        (which _solve_pairs starts, then calls start_helping). A half is
         computed into the helper's own buffers, then stored into the block
         under the board's lock if its task is still open."""
         cdef float64_t* acc = <float64_t*> calloc(self.largest + 1, sizeof(float64_t))
@@ -1929,9 +1932,29 @@ cdef class KernelRowCache:
         free(values)
         board_store(&self.helping, 0)
 
+    def start_helping(self):
+        """Have compute_shared post blocks for a helper thread (which the
+        caller has started on help_with_rows), the first of them after the
+        blocks the process's last two-class fit left to compute alone."""
+        # Taken, not read: each fit counts down what it took, and gives back
+        # what is left when it ends (stop_helping). Read only, a carry
+        # longer than a small fit's blocks outlived every later fit (a
+        # review: no sharing for the rest of the process).
+        self.alone_left = board_load(&next_fit_alone)
+        board_store(&next_fit_alone, 0)
+        self.alone_next = min(2 * max(self.alone_left, SHARE_BACKOFF_MIN // 2),
+                              SHARE_BACKOFF_MAX)
+        self.row_helper_used = True
+        self.row_helper = True
+
     def stop_helping(self):
-        """End help_with_rows (in whichever thread runs it)."""
+        """End help_with_rows (in whichever thread runs it), and hand the
+        blocks this fit still had to compute alone to the process's next
+        two-class fit (see next_fit_alone)."""
         flag_raise(&self.helper_stop)
+        self.row_helper = False
+        if self.row_helper_used:
+            board_store(&next_fit_alone, self.alone_left)
 
     @property
     def helper_running(self):

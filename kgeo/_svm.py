@@ -1265,8 +1265,12 @@ class SVM(EstimatorMixin):
                     # delay per fit) nor joined: it reads only the cache,
                     # which its reference keeps alive, and returns within a
                     # millisecond of stop_helping.
-                    _thread.start_new_thread(cache.help_with_rows, ())
-                    cache.row_helper = True
+                    try:
+                        _thread.start_new_thread(cache.help_with_rows, ())
+                    except RuntimeError:
+                        pass  # no thread to be had: the solver computes every block
+                    else:
+                        cache.start_helping()
                 for first, last in runs:
                     solve(first, last)
                     if bar is not None:
@@ -1274,7 +1278,6 @@ class SVM(EstimatorMixin):
             finally:
                 if bar is not None:
                     bar.close()
-                cache.row_helper = False
                 cache.stop_helping()
             return solutions
         # Each worker takes the next unsolved run itself (next() on a count
