@@ -999,6 +999,7 @@ def test_a_helper_that_never_keeps_up_leaves_the_blocks_to_the_solver(rng, monke
     assert _solver._next_fit_alone() == 10**9 - caches[-1].stats()["blocks_computed"]
     # No thread to be had: the fit runs on one thread, as it did before
     # there was a helper.
+
     def refused(function, args):
         raise RuntimeError("can't start new thread")
 
