@@ -27,7 +27,8 @@ cdef extern from *:
 
 
 # A counter that the threads of a parallel block share: the next item to take,
-# or how many threads started and finished. Sequentially consistent, so a
+# or how many threads started and finished (or any 64-bit word threads read
+# and write at once, such as the row helper's board in _solver.pyx). Sequentially consistent, so a
 # thread that counts itself started before taking an item is seen as started
 # by any thread that later finds the items all taken.
 cdef extern from *:
@@ -39,6 +40,9 @@ cdef extern from *:
     static inline long long kgeo_load(long long *counter) {
         return __atomic_load_n(counter, __ATOMIC_SEQ_CST);
     }
+    static inline void kgeo_store(long long *counter, long long value) {
+        __atomic_store_n(counter, value, __ATOMIC_SEQ_CST);
+    }
     #else
     static inline long long kgeo_fetch_add(long long *counter, long long n) {
         long long old;
@@ -49,10 +53,15 @@ cdef extern from *:
     static inline long long kgeo_load(long long *counter) {
         return kgeo_fetch_add(counter, 0);
     }
+    static inline void kgeo_store(long long *counter, long long value) {
+        _Pragma("omp critical(kgeo_counter)")
+        { *counter = value; }
+    }
     #endif
     """
     long long fetch_add "kgeo_fetch_add"(long long* counter, long long n) noexcept nogil
     long long atomic_load "kgeo_load"(long long* counter) noexcept nogil
+    void atomic_store "kgeo_store"(long long* counter, long long value) noexcept nogil
 
 
 # Milliseconds between two runs of Python's signal handlers in a parallel

@@ -35,7 +35,7 @@ import numpy as np
 
 from kgeo._kernels cimport (Kernel, PostingIndex, RowSet, kernel_block_part, kernel_self,
                             threads_for)
-from kgeo._parallel cimport flag_raise, flag_raised
+from kgeo._parallel cimport atomic_load, atomic_store, flag_raise, flag_raised
 from kgeo._typedefs cimport float32_t, float64_t, int32_t, int64_t, intp_t
 
 # The row cache's lock. Its critical sections are a few pointer updates, and
@@ -109,12 +109,6 @@ cdef extern from *:
     #include <sched.h>
     #include <time.h>
     #define KGEO_ROW_HELPER 1
-    static inline long long kgeo_board_load(long long *word) {
-        return __atomic_load_n(word, __ATOMIC_SEQ_CST);
-    }
-    static inline void kgeo_board_store(long long *word, long long value) {
-        __atomic_store_n(word, value, __ATOMIC_SEQ_CST);
-    }
     /* The next unclaimed part of task gen, or -1 when it has no part left
        or is no longer the board's task. */
     static inline long long kgeo_board_claim(long long *word, long long gen,
@@ -145,8 +139,6 @@ cdef extern from *:
     }
     #else
     #define KGEO_ROW_HELPER 0
-    static inline long long kgeo_board_load(long long *word) { return *word; }
-    static inline void kgeo_board_store(long long *word, long long value) { *word = value; }
     static inline long long kgeo_board_claim(long long *word, long long gen,
                                              long long n_parts) {
         if ((*word >> 16) != gen || (*word & 0xffff) >= n_parts) return -1;
@@ -157,8 +149,6 @@ cdef extern from *:
     #endif
     """
     bint ROW_HELPER_AVAILABLE "KGEO_ROW_HELPER"
-    long long board_load "kgeo_board_load"(long long* word) noexcept nogil
-    void board_store "kgeo_board_store"(long long* word, long long value) noexcept nogil
     long long board_claim "kgeo_board_claim"(long long* word, long long gen,
                                              long long n_parts) noexcept nogil
     void helper_wait "kgeo_helper_wait"(int level) noexcept nogil
@@ -1159,7 +1149,7 @@ def _set_row_share_min(intp_t n):
     global ROW_SHARE_MIN
     cdef intp_t before = ROW_SHARE_MIN
     ROW_SHARE_MIN = max(n, 2)
-    board_store(&next_fit_alone, 0)
+    atomic_store(&next_fit_alone, 0)
     return before
 
 
@@ -1175,9 +1165,9 @@ def _set_share_window(int64_t n):
 def _next_fit_alone(n=None):
     """How many blocks the process's next two-class fit computes alone before
     it shares any with its helper; sets it to ``n`` if given (for the tests)."""
-    cdef long long before = board_load(&next_fit_alone)
+    cdef long long before = atomic_load(&next_fit_alone)
     if n is not None:
-        board_store(&next_fit_alone, n)
+        atomic_store(&next_fit_alone, n)
     return before
 
 
@@ -1798,15 +1788,15 @@ cdef class KernelRowCache:
             self.alone_left -= 1
             return self.compute_block(key, acc, scratch, out)
         m = SHARED_PARTS
-        gen = (board_load(&self.board_word) >> 16) + 1  # odd: the word was closed
+        gen = (atomic_load(&self.board_word) >> 16) + 1  # odd: the word was closed
         for part in range(m):
-            board_store(&self.board_done[part], 0)
+            atomic_store(&self.board_done[part], 0)
             own[part] = False
         self.board_overflow = False
         self.board_out = out
-        board_store(&self.board_key, key)
+        atomic_store(&self.board_key, key)
         clock_gettime(CLOCK_MONOTONIC, &started)
-        board_store(&self.board_word, gen << 16)  # posted
+        atomic_store(&self.board_word, gen << 16)  # posted
         while True:
             claimed = board_claim(&self.board_word, gen, m)
             if claimed < 0:
@@ -1814,7 +1804,7 @@ cdef class KernelRowCache:
             part = <intp_t> claimed
             overflow |= self.compute_block_part(key, part * n // m, (part + 1) * n // m,
                                                 acc, scratch, out)
-            board_store(&self.board_done[part], 1)
+            atomic_store(&self.board_done[part], 1)
             own[part] = True
         # The helper took its half after the solver took its own, so it
         # should store it shortly after the solver's is done: waited for
@@ -1831,12 +1821,12 @@ cdef class KernelRowCache:
             clock_gettime(CLOCK_MONOTONIC, &later)
             waited = seconds_between(&now, &later)
         lock_acquire(&self.board_lock)
-        board_store(&self.board_word, (gen + 1) << 16)  # closed: the helper stores no more
+        atomic_store(&self.board_word, (gen + 1) << 16)  # closed: the helper stores no more
         overflow |= self.board_overflow
         lock_release(&self.board_lock)
         helped = False
         for part in range(m):
-            if not board_load(&self.board_done[part]):
+            if not atomic_load(&self.board_done[part]):
                 overflow |= self.compute_block_part(key, part * n // m, (part + 1) * n // m,
                                                     acc, scratch, out)
             elif not own[part]:
@@ -1861,7 +1851,7 @@ cdef class KernelRowCache:
     cdef inline bint all_halves_stored(self, intp_t m) noexcept nogil:
         cdef intp_t part
         for part in range(m):
-            if not board_load(&self.board_done[part]):
+            if not atomic_load(&self.board_done[part]):
                 return False
         return True
 
@@ -1883,11 +1873,11 @@ cdef class KernelRowCache:
             free(acc)
             free(values)
             return  # the solver computes every half itself
-        board_store(&self.helping, 1)
+        atomic_store(&self.helping, 1)
         with nogil:
             clock_gettime(CLOCK_MONOTONIC, &worked)
             while not flag_raised(&self.helper_stop):
-                word = board_load(&self.board_word)
+                word = atomic_load(&self.board_word)
                 gen = word >> 16
                 if gen % 2 == 0 or gen == last:
                     clock_gettime(CLOCK_MONOTONIC, &now)
@@ -1895,8 +1885,8 @@ cdef class KernelRowCache:
                     helper_wait(0 if idle <= HELPER_SPIN_SECONDS
                                 else (1 if idle <= HELPER_NAP_SECONDS else 2))
                     continue
-                key = board_load(&self.board_key)
-                if board_load(&self.board_word) >> 16 != gen:
+                key = atomic_load(&self.board_key)
+                if atomic_load(&self.board_word) >> 16 != gen:
                     continue  # a new task was posted meanwhile: its key may not be this one
                 last = gen
                 n = self.block_length(key % self.n_classes)
@@ -1911,7 +1901,7 @@ cdef class KernelRowCache:
                     kernel_block_part(self.kernel, self.rows, key // self.n_classes,
                                       self.index, key % self.n_classes, lo, hi, acc, values)
                     lock_acquire(&self.board_lock)
-                    if board_load(&self.board_word) >> 16 != gen:
+                    if atomic_load(&self.board_word) >> 16 != gen:
                         lock_release(&self.board_lock)
                         break  # closed: the solver computes this half itself
                     if self.single:
@@ -1924,13 +1914,13 @@ cdef class KernelRowCache:
                     else:
                         memcpy(<float64_t*> self.board_out + lo, values + lo,
                                (hi - lo) * sizeof(float64_t))
-                    board_store(&self.board_done[part], 1)
+                    atomic_store(&self.board_done[part], 1)
                     self.parts_helped += 1
                     lock_release(&self.board_lock)
                 clock_gettime(CLOCK_MONOTONIC, &worked)
         free(acc)
         free(values)
-        board_store(&self.helping, 0)
+        atomic_store(&self.helping, 0)
 
     def start_helping(self):
         """Have compute_shared post blocks for a helper thread (which the
@@ -1940,8 +1930,8 @@ cdef class KernelRowCache:
         # what is left when it ends (stop_helping). Read only, a carry
         # longer than a small fit's blocks outlived every later fit (a
         # review: no sharing for the rest of the process).
-        self.alone_left = board_load(&next_fit_alone)
-        board_store(&next_fit_alone, 0)
+        self.alone_left = atomic_load(&next_fit_alone)
+        atomic_store(&next_fit_alone, 0)
         self.alone_next = min(2 * max(self.alone_left, SHARE_BACKOFF_MIN // 2),
                               SHARE_BACKOFF_MAX)
         self.row_helper_used = True
@@ -1954,12 +1944,12 @@ cdef class KernelRowCache:
         flag_raise(&self.helper_stop)
         self.row_helper = False
         if self.row_helper_used:
-            board_store(&next_fit_alone, self.alone_left)
+            atomic_store(&next_fit_alone, self.alone_left)
 
     @property
     def helper_running(self):
         """Whether a thread is in help_with_rows (for the tests)."""
-        return board_load(&self.helping) != 0
+        return atomic_load(&self.helping) != 0
 
     cdef int sweep_cross(self, intp_t cls_s, intp_t cls_t, float64_t* acc,
                          float64_t* scratch) except -1 nogil:
@@ -2127,8 +2117,7 @@ cdef class KernelRowCache:
             free(blocks_t)
             return 0
         lock_acquire(&self.lock)
-        self.compute_seconds += ((finished.tv_sec - started.tv_sec)
-                                 + 1e-9 * (finished.tv_nsec - started.tv_nsec))
+        self.compute_seconds += seconds_between(&started, &finished)
         # The sweep's own reference keeps the slab while its blocks go in
         # (an insert may evict one that went in before).
         self.slab_allocations += allocated
@@ -2222,8 +2211,7 @@ cdef class KernelRowCache:
                         "use cache_dtype='float64'")
         clock_gettime(CLOCK_MONOTONIC, &finished)
         lock_acquire(&self.lock)
-        self.compute_seconds += ((finished.tv_sec - started.tv_sec)
-                                 + 1e-9 * (finished.tv_nsec - started.tv_nsec))
+        self.compute_seconds += seconds_between(&started, &finished)
         for side in range(2):
             if outs[side][0] == NULL:
                 outs[side][0] = self.insert(
@@ -2368,8 +2356,7 @@ cdef class KernelRowCache:
             clock_gettime(CLOCK_MONOTONIC, &finished)
         for a in range(n):
             n_values += self.block_length(keys_v[a] % self.n_classes)
-        return ((finished.tv_sec - started.tv_sec)
-                + 1e-9 * (finished.tv_nsec - started.tv_nsec)), int(n_values)
+        return seconds_between(&started, &finished), int(n_values)
 
     def used_blocks(self):
         """Which blocks some solver asked for: bool array (n_rows, n_classes),
