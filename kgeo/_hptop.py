@@ -295,8 +295,12 @@ class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
             mean[x] = values.mean()
             variance[x] = np.mean((values - mean[x]) ** 2)
             # Equal values (duplicate documents) leave only the rounding of
-            # their mean, a few ulps of them: no Gaussian to speak of.
-            rounding = 8 * np.finfo(np.float64).eps * np.abs(values).max()
+            # their sums, a few ulps of their terms: no Gaussian to speak of.
+            # The terms' size, not the values': two documents on the margin
+            # had values 32 ulps apart after terms of -3.4, 2.0 and 1.9
+            # cancelled to 1.0, and scores of 1e30 followed (a review).
+            rounding = 8 * np.finfo(np.float64).eps * self._term_scale(
+                hyperplanes[x], X[member[:, x]])
             if np.ptp(values) == 0 or not variance[x] > rounding ** 2:
                 own = X[member[:, x]]
                 if (own - sp.csr_matrix(np.ones((own.shape[0], 1))) @ own[0]).nnz == 0:
@@ -320,6 +324,16 @@ class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
         self.n_features_in_ = X.shape[1]
         self._set_feature_names(names)
         return self
+
+    @staticmethod
+    def _term_scale(hyperplane, X):
+        """The largest sum of the absolute terms of a decision value on the
+        rows of X: |b| + sum_j |a_j| sum_i |x_i sv_ji|, which bounds its
+        rounding (a few ulps of it)."""
+        weights = abs(hyperplane.dual_coef_) @ abs(hyperplane.support_vectors_)
+        weights = np.asarray(weights, dtype=np.float64).ravel()
+        sums = np.asarray(abs(X) @ weights, dtype=np.float64).ravel()
+        return float(np.abs(hyperplane.intercept_).max() + sums.max())
 
     @staticmethod
     def _decisions(hyperplanes, X):

@@ -396,6 +396,10 @@ class SVM(EstimatorMixin):
         ``support_vectors_`` is then empty, ``support_`` indexes the columns
         prediction reads. With the Gram of a named kernel (from
         ``kgeo.pairwise_kernels``) the model is that kernel's, bit for bit.
+        (With samples of weight 0, the Gram of ``ned`` and ``rbf`` must be
+        the other samples' for that: the fit leaves them out before those
+        kernels centre the rows, which moves the full Gram's values in
+        their last bits.)
         A callable ``kernel(A, B)`` returns the matrix of ``k(a, b)`` for the
         rows of A and B, of shape ``(A.shape[0], B.shape[0])``, as for
         scikit-learn's SVC: ``fit`` trains on ``kernel(X, X)`` (checked as a

@@ -370,6 +370,23 @@ def test_documents_a_few_ulps_apart_make_no_gaussian():
         HPTOPEmbedding().fit(sp.vstack([X, near]).tocsr(), np.append(y, [9] * 7))
 
 
+def test_equal_values_after_cancellation_make_no_gaussian():
+    # Both documents of category 0 lie on its hyperplane's margin: equal
+    # decision values in exact arithmetic, but their terms (-3.4, 2.0, 1.9,
+    # ...) cancel to 1.0 and leave them 32 ulps apart, beyond 8 ulps of the
+    # values themselves. Judged by the values, the fit went through with a
+    # variance of 3e-30 and scores up to 2.5e30 (a review); judged by the
+    # terms, it is refused as exact equality is.
+    X = np.array([[1, 1, 3, 2, 3], [2, 1, 2, 0, 0], [1, 3, 2, 0, 0], [4, 1, 0, 1, 0],
+                  [1, 0, 1, 0, 0], [4, 0, 2, 1, 1]])
+    y = [0, 1, 2, 0, 1, 2]
+    values = kgeo.SVM(kernel="linear").fit(X, np.equal(y, 0)).decision_function(X)[[0, 3]]
+    assert 0 < np.ptp(values) < 64 * np.finfo(np.float64).eps
+    for target in (0, 1):
+        with pytest.raises(ValueError, match="category 0 are equal on all its 2 documents"):
+            HPTOPEmbedding(target=target).fit(X, y)
+
+
 def test_a_complex_indicator_matrix_is_refused(categories):
     # H14: an indicator matrix holds booleans, integers or floats; complex
     # 0/1 values are refused though they compare equal to 0 and 1.

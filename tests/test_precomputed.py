@@ -77,6 +77,35 @@ def test_gram_of_a_named_kernel_trains_its_model_bit_for_bit(kernel, params,
                                   named.predict(Xt))
 
 
+@pytest.mark.parametrize("kernel,params", NAMED, ids=[k for k, _ in NAMED])
+def test_weights_of_zero_and_the_gram_of_the_other_samples(kernel, params, rng):
+    """A sample of weight 0 is left out before ned and rbf centre the rows
+    (dense counts, mostly nonzero: centred): their model is that of the other
+    samples' Gram, bit for bit, and the full Gram's differs from it only by
+    rounding. The other kernels do not move the rows: either Gram."""
+    X = rng.poisson(2, (40, 12)).astype(float)
+    X[X.sum(axis=1) == 0, 0] = 1
+    y = rng.integers(0, 3, 40)
+    y[:3] = [0, 1, 2]
+    w = rng.integers(0, 3, 40).astype(float)
+    w[:3] = 1
+    keep = w > 0
+    named = kgeo.SVM(kernel=kernel, **params).fit(X, y, sample_weight=w)
+    kept = kgeo.SVM(kernel="precomputed").fit(gram(X[keep], kernel=kernel, **params), y[keep],
+                                              sample_weight=w[keep])
+    full = kgeo.SVM(kernel="precomputed").fit(gram(X, kernel=kernel, **params), y,
+                                              sample_weight=w)
+    np.testing.assert_array_equal(np.flatnonzero(keep)[kept.support_], named.support_)
+    np.testing.assert_array_equal(full.support_, named.support_)
+    for name in ("dual_coef_", "intercept_"):
+        np.testing.assert_array_equal(getattr(kept, name), getattr(named, name))
+        if kernel in ("ned", "rbf"):
+            np.testing.assert_allclose(getattr(full, name), getattr(named, name), rtol=0,
+                                       atol=1e-12)
+        else:
+            np.testing.assert_array_equal(getattr(full, name), getattr(named, name))
+
+
 def test_newsgroups_ngd_gram_trains_the_ngd_model(newsgroups_subset):
     X, labels = newsgroups_subset
     named = kgeo.SVM(kernel="ngd").fit(X, labels)
