@@ -2561,6 +2561,40 @@ def test_fit_status_says_whether_every_pair_reached_tol():
     assert said and stalled.fit_status_ == 1
 
 
+# Documents of lengths spanning four orders of magnitude: poly's kernel
+# diagonal then spans 1e-9 to 2.4e7 (case 444) and 4.7e-6 to 3.3e11 (894).
+_SCALED_DOCUMENTS = {
+    444: ([[0, 2, 1, 0, 0, 2, 0, 0], [0, 3, 1, 1, 0, 0, 0, 1], [0, 2, 0, 0, 0, 2, 1, 2],
+           [0, 0, 0, 1, 1, 0, 0, 0], [1, 2, 0, 1, 0, 1, 1, 1], [2, 0, 2, 0, 1, 1, 0, 0],
+           [0, 0, 0, 0, 0, 0, 1, 0], [0, 0, 0, 1, 0, 0, 0, 0], [2, 1, 0, 1, 0, 1, 1, 0],
+           [0, 1, 0, 3, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0, 2]],
+          [17.3, 0.00733, 0.00523, 0.00522, 0.00341, 0.924, 69.8, 0.579, 15.5, 0.0213, 0.365],
+          [0, 1, 0, 1, 1, 1, 0, 1, 0, 1, 1]),
+    894: ([[0, 1, 0, 2], [0, 1, 0, 1], [0, 0, 1, 0], [0, 1, 0, 0], [0, 0, 1, 1], [0, 1, 0, 0],
+           [2, 0, 1, 2], [1, 0, 2, 1]],
+          [39.4, 442.0, 757.0, 297.0, 0.0342, 0.0466, 0.185, 0.0467],
+          [0, 1, 1, 1, 0, 1, 1, 1]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SCALED_DOCUMENTS))
+def test_a_snap_never_undoes_the_step_it_lengthens(case):
+    """Where a pair's quad is tiny beside G's rounding (short documents next
+    to long ones), the reach of a snap to a bound (the step's rounding, see
+    snap_toward) is large: a snap longer than its step had taken the pair past
+    twice its optimum, and the next step of the same pair went back; SMO
+    swapped the two alphas until max_iter (a review: 20 Newsgroups with a
+    poly kernel, 23 s against 2.4 s for SVC). SVC needs 22 and 2 steps here;
+    the two cases were among 38 of 3,000 random ones of this kind that
+    reached max_iter before, none after."""
+    rows, lengths, y = _SCALED_DOCUMENTS[case]
+    X = np.array(rows, dtype=float) * np.array(lengths)[:, None]
+    model = kgeo.SVM(kernel="poly", degree=2, gamma=1.0, max_iter=20000).fit(X, y)
+    assert model.fit_status_ == 0
+    assert model.n_iter_[0] < 1000
+    ck.check_svm(model, X, y)
+
+
 @pytest.mark.parametrize("kernel", ["ngd", "linear", "rbf", "ned", "diffusion"])
 def test_separable_training_data_perfect(kernel, rng):
     # Each class writes with its own words (plus rare shared ones).
