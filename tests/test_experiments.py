@@ -1897,6 +1897,18 @@ def test_predict_from_intercepts_breaks_ties_as_the_model_does():
     np.testing.assert_array_equal(model.predict(sp.csr_matrix((2, 2))), [5, 5])
 
 
+def test_predict_from_intercepts_breaks_ties_by_the_signed_ovr_sums():
+    """Class t's ovr sum takes -b of pair (s, t): with b = (3, -0.5, 0.5) for
+    pairs (5, 7), (5, 9), (7, 9) the votes tie 1-1-1 and the sums are 2.5
+    for 5, -2.5 for 7 and 0 for 9. (The test above gives 7 whichever sign t
+    takes: mutation testing.)"""
+    X = sp.csr_matrix(np.array([[3, 1], [1, 3], [2, 2], [3, 0], [0, 3], [2, 1]], dtype=float))
+    model = SVM(kernel="linear", break_ties=True).fit(X, [5, 7, 9, 5, 7, 9])
+    model.intercept_ = np.array([3.0, -0.5, 0.5])
+    np.testing.assert_array_equal(model.predict(sp.csr_matrix((2, 2))), [5, 5])
+    np.testing.assert_array_equal(predict_from_intercepts(model, 2), [5, 5])
+
+
 def test_predict_from_intercepts_breaks_a_tie_to_the_first_class():
     """Three classes that beat each other in a circle (0 over 1, 2 over 0,
     1 over 2) get one vote each: the first class wins, as in LIBSVM and in

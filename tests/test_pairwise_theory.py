@@ -380,6 +380,22 @@ def test_tol_zero_allows_the_eigensolvers_rounding_in_both_checks():
     assert kgeo.is_positive_definite(K - 1e-9 * np.eye(3), tol=0) is False
 
 
+@pytest.mark.parametrize("n", [50, 200])
+def test_tol_zero_allows_a_rounding_that_grows_with_n(n):
+    # The linear Gram of n points in the plane is exactly semi-definite, yet
+    # eigvalsh's smallest eigenvalue is about -10 eps max|K| at n = 50 and
+    # -60 eps at n = 200: an allowance of 4 eps max|K| without the factor n
+    # passed the 3 x 3 test above, but refused these (mutation testing).
+    V = np.random.default_rng(0).standard_normal((n, 2))
+    K = V @ V.T
+    eps = np.finfo(np.float64).eps
+    if np.linalg.eigvalsh(K)[0] >= -4 * eps * np.abs(K).max():
+        pytest.skip("this LAPACK rounds the smallest eigenvalue within 4 eps max|K|")
+    assert kgeo.is_positive_definite(K, tol=0) is True
+    assert kgeo.is_conditionally_positive_definite(K, tol=0) is True
+    assert kgeo.is_positive_definite(K - 1e-6 * np.abs(K).max() * np.eye(n), tol=0) is False
+
+
 def test_tolerance_is_relative_to_the_spectrum():
     Q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((6, 6)))
     K = Q @ np.diag([100.0, 10.0, 1.0, 0.5, 0.1, -1e-7]) @ Q.T
