@@ -147,9 +147,11 @@ class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
 
     Parameters
     ----------
-    target : int or label, default=0
+    target : int or label, default=None
         The positive category: a column of ``y`` when ``y`` is an indicator
-        matrix, else one of its labels. Read by ``transform``: the
+        matrix, else one of its labels; None for the first of ``classes_``
+        (column 0, or the smallest label), which labels of any kind have.
+        Read by ``transform``: the
         hyperplanes and Gaussians of every category are fitted once, so
         ``set_params(target=e).transform(X)`` gives e's scores without a refit.
     C : float, default=1.0
@@ -191,7 +193,7 @@ class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
     a kernel function", CoNLL 2004.
     """
 
-    def __init__(self, target=0, *, C=1.0, prior_scores=False, n_jobs=None):
+    def __init__(self, target=None, *, C=1.0, prior_scores=False, n_jobs=None):
         self.target = target
         self.C = C
         self.prior_scores = prior_scores
@@ -240,6 +242,10 @@ class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
     def _target_column(self, classes):
         """The column of ``target`` among ``classes``. Booleans name only
         boolean categories, and those only booleans (``False == 0``)."""
+        if self.target is None:
+            # The first category. (A default of 0 refused labels without a
+            # 0, such as 1 and 2, which scikit-learn's checks fit: a review.)
+            return 0
         if np.ndim(self.target) != 0 or isinstance(self.target, (dict, set)):
             raise TypeError(
                 f"target must be one category (a label, or a column of an indicator y), "

@@ -187,6 +187,17 @@ def test_bad_categories(categories, labels, match):
         HPTOPEmbedding().fit(X, labels)
 
 
+def test_the_default_target_is_the_first_category(categories):
+    # A default of 0 refused labels without a 0 (a review: scikit-learn's
+    # checks fit labels 1 and 2); None takes classes_[0], 0 where there is one.
+    X, y = categories
+    for labels in (y, y + 1, np.array(["a", "b", "c", "d"])[y]):
+        embedding = HPTOPEmbedding().fit(X, labels)
+        first = embedding.set_params(target=embedding.classes_[0]).transform(X)
+        default = embedding.set_params(target=None).transform(X)
+        assert (default != first).nnz == 0
+
+
 def test_categories_too_small_for_a_gaussian(categories):
     X, y = categories
     y = y.copy()
