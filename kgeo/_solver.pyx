@@ -1175,6 +1175,9 @@ def _next_fit_alone(n=None):
 # A gap below tol proves little when tol is within VERIFY_MARGIN ulps of G's
 # terms (1, and max |K| sum(alpha)): the incremental G drifts by ulps of
 # them at every step, and the gap SMO computes may dip below tol by chance.
+# sum(alpha) at its largest so far: the drift stays when the alphas fall
+# (weights of 1e5-1e10: sum(alpha) 3e8 for 10,000 steps, then 1e-8, and the
+# pair ended converged, unchecked, at an exact gap of 4.2; a review).
 # Such a pair's G is then computed again from its support vectors' rows,
 # each product split exactly (fma) and summed with Neumaier's compensation
 # (exact_gradient): the pair has converged when that gap is within tol;
@@ -2888,10 +2891,13 @@ cdef inline void snap_to_bound(Pair* P, intp_t k, intp_t m, bint clipped) noexce
     # SNAP alpha_m (7e-8 next to 1e7, where quad was 45,000 and the gap
     # 3e-3) was undone every time, and SMO stopped as stalled where the
     # step met tol (fuzzed poly problems with weights up to 1e8).
+    # The same near C: an unclipped step from C shorter than SNAP C (1e-10
+    # next to C = 1e4, where K_jj C was 1e12) was undone every time, and SMO
+    # stopped as stalled at a gap of 1e-2 where SVC converges (a review).
     if P.alpha[k] <= (SNAP * (P.alpha[m] if P.alpha[m] < P.C[k] else P.C[k])
                       if P.alpha[m] > 0.0 and clipped else 0.0):
         target = 0.0
-    elif P.alpha[k] >= P.C[k] * (1.0 - SNAP):
+    elif P.alpha[k] >= (P.C[k] * (1.0 - SNAP) if clipped else P.C[k]):
         target = P.C[k]
     else:
         return
@@ -3189,6 +3195,10 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
     cdef int64_t stuck_after = max(STUCK_STEPS_PER_VARIABLE * P.l, STUCK_STEPS_MIN)
     # The scale of G's terms (see STUCK_GAP): max |K_kk| and sum(alpha).
     cdef float64_t kernel_scale = 0.0, alpha_sum = 0.0
+    # The largest sum(alpha) so far: G, updated step by step, keeps the
+    # rounding of the largest terms it ever summed, and G_bar its share of
+    # them, after the alphas that made them have fallen (see VERIFY_MARGIN).
+    cdef float64_t alpha_peak = 0.0
     cdef int checks_failed = 0
     # max |K| over the diagonal and the K_ij of the steps so far: with
     # alpha_sum, the scale of G's rounding that a step's snap allows for
@@ -3263,7 +3273,7 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
             activate_all(P)
             violation_maxima(P, &Gmax, &Gmax2)
             if select_working_set(cache, P, tol, Gmax, Gmax2, False, &i, &j, &ri):
-                if tol >= VERIFY_MARGIN * FLOAT64_EPS * (1.0 + term_scale * alpha_sum):
+                if tol >= VERIFY_MARGIN * FLOAT64_EPS * (1.0 + term_scale * alpha_peak):
                     break
                 # tol is near G's rounding: check the gap on an exact G (see
                 # STATUS_UNRESOLVED), and go on from it where it is above tol.
@@ -3299,6 +3309,7 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
         dai = P.alpha[i] - old_ai
         daj = P.alpha[j] - old_aj
         alpha_sum += dai + daj
+        alpha_peak = max(alpha_peak, alpha_sum)
         if dai == 0.0 and daj == 0.0:
             release_row(cache, P, &ri)
             release_row(cache, P, &rj)

@@ -3237,6 +3237,45 @@ def test_a_step_whose_other_change_rounds_away_is_no_stall(shrinking):
     assert ck.exact_kkt_gap(model, K, y, np.full(len(y), C)) <= 1e-15
 
 
+@pytest.mark.parametrize("shrinking", ["auto", True, False])
+def test_a_pair_whose_alphas_fell_is_not_taken_as_converged(shrinking):
+    """Weights of 1e5-1e10: sum(alpha) stays near 1.5e8 for 10,000 steps, then
+    the alphas fall near 0. G, updated step by step (and rebuilt from G_bar
+    on a shrunk set), keeps the rounding of the terms it summed, hundreds
+    here; judged by sum(alpha) at the end, the gap SMO computed went
+    unchecked, and the pair ended converged at an exact gap of 4.2 (a review;
+    SVC does not converge either). Either the pair converges on an exact G,
+    or it says it did not."""
+    X = np.array([[60000., 50000.], [10000., 90000.], [10000., 90000.], [10000., 10000.]])
+    y = np.array([3, 0, 3, 0])
+    weight = np.array([1e5, 1e7, 1e10, 1e10])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = kgeo.SVM(kernel="linear", shrinking=shrinking).fit(X, y, sample_weight=weight)
+    said = any(issubclass(w.category, kgeo.ConvergenceWarning) for w in caught)
+    if model.fit_status_ == 0:
+        assert not said
+        assert ck.exact_kkt_gap(model, X @ X.T, y, weight) <= 1e-3
+    else:
+        assert said
+
+
+def test_a_step_shorter_than_the_snap_from_c_is_kept():
+    """alpha_0 must leave C = 1e4 by 1e-10, less than SNAP C: the snap to C,
+    meant for the rounding of a clipped step, undid that unclipped one every
+    time, and the pair stopped as stalled, warning that tol was below what
+    the problem resolves, at an exact gap of 1e-2 (a review; SVC converges
+    in 2 steps). Clipped steps alone are snapped so, near C as near 0."""
+    K = np.array([[1e8, 0.0, 1e-6], [0.0, 1e-20, 0.0], [1e-6, 0.0, 1e-20]])
+    y = np.array([1, 1, 0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kgeo.ConvergenceWarning)
+        model = kgeo.SVM(kernel="precomputed", C=1e4).fit(K, y)
+    assert model.fit_status_ == 0
+    assert ck.exact_kkt_gap(model, K, y, np.full(3, 1e4)) <= 1e-3
+    np.testing.assert_allclose(model.decision_function(K), [1.0, 1.0, 1.0], rtol=1e-12)
+
+
 def test_bytes_and_object_labels_reach_the_warnings_and_messages():
     # The warnings named the classes with .item(), which plain bytes and str
     # (an object array) do not have; a list of bytes stays bytes.
