@@ -1293,6 +1293,7 @@ cdef class KernelRowCache:
     cdef int64_t window_blocks, window_helped, alone_left, alone_next
     cdef readonly int64_t parts_helped  # halves a helper stored (for the tests)
     cdef readonly int64_t blocks_shared  # blocks posted for a helper (for the tests)
+    cdef readonly int64_t pinned_walked  # pinned blocks evictions met (for the tests)
     cdef long long helping        # 1 while a thread runs help_with_rows (an atomic)
     cdef readonly bint single     # blocks in float32 rather than float64
     cdef readonly intp_t value_bytes
@@ -1625,18 +1626,31 @@ cdef class KernelRowCache:
         # keep_length >= 0, the first evicted buffer that holds a block that
         # long (see ``fits``) is returned instead of freed, else NULL.
         # Called with the lock held.
+        # A pinned block met on the way goes to the front, as in use: the
+        # rows a pair holds (up to half the budget) drift to the back while
+        # pinned, and every eviction walked past all of them (a binary fit
+        # of 10,000 documents whose Gram is four times the cache: 19 % of
+        # its time in this loop). The walk stops at the first block it
+        # moved, where it has seen every block once.
         cdef intp_t head = self.n_keys
         cdef intp_t victim = self.slots[head].lru_prev, before
+        cdef intp_t first_moved = head
         cdef void* kept = NULL
         cdef void* spent
         cdef bint in_slab
         while self.stored + self.spare_values + self.reserved + n > self.budget:
             if self.free_one_spare():
                 continue
-            if victim == head:
+            if victim == head or victim == first_moved:
                 break
             before = self.slots[victim].lru_prev
-            if self.slots[victim].pins == 0:
+            if self.slots[victim].pins != 0:
+                self.pinned_walked += 1
+                self.lru_unlink(victim)
+                self.lru_push_front(victim)
+                if first_moved == head:
+                    first_moved = victim
+            else:
                 self.lru_unlink(victim)
                 in_slab = self.slots[victim].in_slab
                 spent = self.leave_slot(victim)
