@@ -2605,7 +2605,8 @@ cdef void hold_small_pair(KernelRowCache cache, Pair* P) noexcept nogil:
     A small pair's SMO asks for most of its rows, one lock operation each:
     with one-vs-one over many small classes (1,000 classes of 5 documents)
     and two solver threads, 65 % of get_pair's time went in waiting for the
-    lock. A row held this way moves nowhere in the LRU order, and is
+    lock. A row held this way moves nowhere in the LRU order (but to the
+    front where another thread's eviction meets it, pinned), and is
     counted as asked for (the cache's ``values_used`` and requests) only
     when SMO asks for it (see release_held_rows). All or none: with every
     block cached the pair computes none, so nothing is evicted while it
@@ -2873,8 +2874,8 @@ cdef void update_pair(Pair* P, intp_t i, intp_t j, float64_t Kij,
                 alpha[i] = 0
                 alpha[j] = total
                 clipped = True
-    snap_to_bound(P, i, j, clipped)
-    snap_to_bound(P, j, i, clipped)
+    snap_to_bound(P, i, j, clipped, old_aj)
+    snap_to_bound(P, j, i, clipped, old_ai)
     # The step's rounding: G's over quad, and quad's own, relative to quad,
     # times the step (the kernel values and their sum are rounded at the
     # scale of |K_ii| + |K_jj| + 2 |K_ij|, which a shift raises). At a
@@ -2889,7 +2890,8 @@ cdef void update_pair(Pair* P, intp_t i, intp_t j, float64_t Kij,
     refresh_masks(P, j)
 
 
-cdef inline void snap_to_bound(Pair* P, intp_t k, intp_t m, bint clipped) noexcept nogil:
+cdef inline void snap_to_bound(Pair* P, intp_t k, intp_t m, bint clipped,
+                               float64_t old_m) noexcept nogil:
     # Put alpha_k on a bound it is within SNAP of (or beyond, by a rounding
     # of the clipping above), moving alpha_m so that sum y alpha stays as it
     # was; alpha_m is then clamped into its own box.
@@ -2905,13 +2907,20 @@ cdef inline void snap_to_bound(Pair* P, intp_t k, intp_t m, bint clipped) noexce
     # SNAP alpha_m (7e-8 next to 1e7, where quad was 45,000 and the gap
     # 3e-3) was undone every time, and SMO stopped as stalled where the
     # step met tol (fuzzed poly problems with weights up to 1e8).
-    # The same near C: an unclipped step from C shorter than SNAP C (1e-10
-    # next to C = 1e4, where K_jj C was 1e12) was undone every time, and SMO
-    # stopped as stalled at a gap of 1e-2 where SVC converges (a review).
+    # The same near C, unless the partner's change rounded away: an
+    # unclipped step from C shorter than SNAP C (1e-10 next to C = 1e4,
+    # where K_jj C was 1e12, its partner moving from 0 to 1e-10) was undone
+    # every time, and SMO stopped as stalled at a gap of 1e-2 where SVC
+    # converges (a review). But a step below an ulp of the partner (593)
+    # moved only the variable at C, an ulp at a time: put back, it is the
+    # no-step that ends the pair as stalled (tol below G's rounding), where
+    # kept, SMO crept off C for 10,000 steps and more, each an ulp off
+    # sum(y alpha) = 0 (a second review).
     if P.alpha[k] <= (SNAP * (P.alpha[m] if P.alpha[m] < P.C[k] else P.C[k])
                       if P.alpha[m] > 0.0 and clipped else 0.0):
         target = 0.0
-    elif P.alpha[k] >= (P.C[k] * (1.0 - SNAP) if clipped else P.C[k]):
+    elif P.alpha[k] >= (P.C[k] * (1.0 - SNAP) if clipped or P.alpha[m] == old_m
+                        else P.C[k]):
         target = P.C[k]
     else:
         return

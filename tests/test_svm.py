@@ -17,6 +17,7 @@
 
 import _thread as _thread_module
 import copy
+import math
 import os
 import pickle
 import re
@@ -3291,6 +3292,29 @@ def test_a_step_shorter_than_the_snap_from_c_is_kept():
     assert model.fit_status_ == 0
     assert ck.exact_kkt_gap(model, K, y, np.full(3, 1e4)) <= 1e-3
     np.testing.assert_allclose(model.decision_function(K), [1.0, 1.0, 1.0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("tol", [1e-13, 1e-16])
+def test_a_step_whose_partner_rounds_away_does_not_creep_off_c(tol):
+    """Below G's rounding, a step shorter than an ulp of its partner (593)
+    moves only the variable at C (43.2), an ulp at a time: snapped back to
+    C, the step changes nothing and the pair ends as stalled at once (69
+    steps), with sum(y alpha) = 0 to 2.5e-13. Not snapped, SMO crept off C
+    for 20,000 steps, sum(y alpha) 2.8e-10 off (a review)."""
+    X = np.array([[0], [0], [1], [3], [3], [3], [0], [0], [3], [0], [3], [3], [3], [4], [3],
+                  [2], [3], [3], [1]], dtype=float)
+    y = np.array([0, 1, 0, 1, 0, 0, 1, 0, 1, 0, 0, 0, 1, 1, 0, 1, 0, 1, 1])
+    weight = np.array([
+        1.2649172746390624, 0.011682835679266567, 0.10785328213185111, 0.018357090309858024,
+        4.616266820184791, 0.12304524153885876, 0.4101572852699803, 0.01738290354581486,
+        0.08248642645957636, 3.334123177210283, 0.47995223769067724, 0.02175268901706864,
+        0.01919960555300987, 43.920328972858755, 41.78646916312421, 0.21243718773317058,
+        0.8736690069253403, 62.03169256792361, 6.085305952193809])
+    with pytest.warns(kgeo.ConvergenceWarning, match="tol is below what this problem"):
+        model = kgeo.SVM(kernel="linear", C=12.956829679661668, tol=tol).fit(
+            X, y, sample_weight=weight)
+    assert model.n_iter_[0] < 1000
+    assert abs(math.fsum(model.dual_coef_[0])) < 1e-12
 
 
 def test_bytes_and_object_labels_reach_the_warnings_and_messages():
