@@ -11,8 +11,8 @@ Hofmann's claim: large gains on small subsamples, none with all the data.
 
 ``--data`` is a folder holding ``reuters21578/`` (the ``reut2-*.sgm`` files
 or their archive). The text does not state Hofmann's weighting, numbers of
-topics or subsampling factors, and tunes C on held-out data, where this fixes
-C = 1; its kNN classifier is not run. The choices here (printed with the
+topics or subsampling factors; he tuned C on held-out data, where this fixes
+C = 1, and his kNN classifier is not run. The choices here (printed with the
 table) are documented in ``docs/model_kernels.md``.
 """
 
