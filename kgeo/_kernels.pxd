@@ -27,8 +27,9 @@ cdef class PostingIndex:
 
     The dot products of one row against every row of a block are accumulated
     word by word over the block's posting lists, so only shared words cost work.
-    A word in a large share of a block's rows is stored as a dense column of
-    that block instead, read by a contiguous loop rather than a scatter.
+    A word in a large share of a block's rows (and in 8 of them at least) is
+    stored as a dense column of that block instead, read by a contiguous loop
+    rather than a scatter.
     Where the blocks are many and small (``hashed``), each finds its lists
     through a hash table of its own words, and none has dense columns.
     """

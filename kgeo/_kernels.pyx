@@ -114,16 +114,6 @@ cdef extern from *:
         return c < 0.5 ? small : large;
     }
 
-    /* acc[r] += v * column[r]: a word stored as a dense column of a block.
-       A multiply then an add (no fused multiply-add, see setup.py), so the
-       AVX2 copy gives the baseline copy's bits with twice its lanes. */
-    KGEO_VECTOR_CLONES
-    static void kgeo_add_scaled(double *restrict acc, double v,
-                                const double *restrict column, ptrdiff_t n) {
-        for (ptrdiff_t r = 0; r < n; r++)
-            acc[r] += v * column[r];
-    }
-
     /* out[a][r] = sum over j in [j0, j1), in increasing j, of
        k[a][j] * w[j][r], for rows a < R and columns r0 <= r < r0 + 4 V: the
        accumulators of a tile stay in registers (R x V vectors of 4 doubles)
@@ -209,6 +199,49 @@ cdef extern from *:
                                out + a0 * out_stride, out_stride, 1);
     }
 
+    /* acc[r] += v[k] * columns[k][r] for the words k = 0 .. m-1 in turn: a
+       run of a row's words that a block stores as dense columns. A tile of
+       acc stays in registers for the whole run, where adding one column at
+       a time loaded and stored all of acc once per word (for dense rows and
+       short blocks, most of the work). The same multiply then add, word
+       after word (no fused multiply-add, see setup.py): the bits of adding
+       the columns one at a time, in either copy. */
+    #ifdef KGEO_WEIGH_VECTORS
+    KGEO_TILE void kgeo_add_run_tile(double *restrict acc, const double *restrict v,
+                                     const double *const *columns, int m, ptrdiff_t r0,
+                                     const int V) {
+        kgeo_v4d a[4];
+        for (int u = 0; u < V; u++)
+            a[u] = *(kgeo_v4d *)(acc + r0 + 4 * u);
+        for (int k = 0; k < m; k++) {
+            kgeo_v4d x = {v[k], v[k], v[k], v[k]};
+            const double *column = columns[k] + r0;
+            for (int u = 0; u < V; u++)
+                a[u] += x * *(const kgeo_v4d *)(column + 4 * u);
+        }
+        for (int u = 0; u < V; u++)
+            *(kgeo_v4d *)(acc + r0 + 4 * u) = a[u];
+    }
+    #endif
+
+    KGEO_VECTOR_CLONES
+    static void kgeo_add_scaled_run(double *restrict acc, const double *restrict v,
+                                    const double *const *columns, int m, ptrdiff_t n) {
+        ptrdiff_t r = 0;
+    #ifdef KGEO_WEIGH_VECTORS
+        for (; r + 16 <= n; r += 16)
+            kgeo_add_run_tile(acc, v, columns, m, r, 4);
+        for (; r + 4 <= n; r += 4)
+            kgeo_add_run_tile(acc, v, columns, m, r, 1);
+    #endif
+        for (; r < n; r++) {
+            double a = acc[r];
+            for (int k = 0; k < m; k++)
+                a += v[k] * columns[k][r];
+            acc[r] = a;
+        }
+    }
+
     /* NGD's map in one pass: out[j] = (offset - 2 arccos(c_j)) + shift for
        c_j = dots[j], clipped, and dots[j] kept only where c_j >= near (those
        get their exact gap later), zeroed elsewhere. Returns how many it kept. */
@@ -269,8 +302,9 @@ cdef extern from *:
     intp_t sq_distances_of_dots "kgeo_sq_distances_of_dots"(
         float64_t* dots, float64_t* out, const float64_t* sq_y, intp_t n, float64_t sq_x,
         float64_t near, int negate_root, float64_t shift) noexcept nogil
-    void add_scaled "kgeo_add_scaled"(float64_t* acc, float64_t v, const float64_t* column,
-                                      intp_t n) noexcept nogil
+    void add_scaled_run "kgeo_add_scaled_run"(float64_t* acc, const float64_t* v,
+                                              const float64_t** columns, int m,
+                                              intp_t n) noexcept nogil
     void weigh_rows "kgeo_weigh_rows"(const float64_t* k, intp_t k_stride, intp_t n_rows,
                                       const float64_t* w, intp_t n_r, intp_t j0, intp_t j1,
                                       float64_t* out, intp_t out_stride) noexcept nogil
@@ -289,10 +323,25 @@ def _angle_from_gap(const float64_t[::1] h):
 # A column in at least 1/DENSE_SHARE of a block's rows is stored dense: a
 # contiguous multiply-add over the whole block then costs less than the
 # scattered one over its postings (on 20 Newsgroups the few words found in
-# most messages carry most of the postings' work).
+# most messages carry most of the postings' work). So is it in a short
+# block, but only with at least DENSE_MIN_POSTINGS postings: in the blocks
+# of a few documents of many small classes, a word in one row of five would
+# cost five values instead of one. (The bound was 64 rows per block, which
+# left every column of a short block of dense rows to postings: prediction
+# with 24 support vectors, or pairwise_kernels' blocks of 32 rows of 1,000
+# features, scattered every product one at a time.)
 cdef intp_t DENSE_SHARE = 8
-# Blocks shorter than this keep every column as postings.
-cdef intp_t DENSE_MIN_ROWS = 64
+cdef intp_t DENSE_MIN_POSTINGS = 8
+
+
+cdef inline bint stored_dense(intp_t n_postings, intp_t n_rows) noexcept nogil:
+    """Whether a column of a block of ``n_rows`` rows with ``n_postings``
+    nonzeros is stored as a dense column (the rule above)."""
+    return n_postings >= DENSE_MIN_POSTINGS and n_postings * DENSE_SHARE >= n_rows
+# The most consecutive dense-column words accumulate_dots adds in one run
+# (a run's values and column pointers are kept on the stack).
+cdef enum:
+    RUN_WORDS = 16
 # How many words ahead accumulate_dots asks for a word's posting pointers.
 cdef intp_t PREFETCH_WORDS = 16
 # A PostingIndex whose per-block tables of list heads would have more than
@@ -763,11 +812,9 @@ cdef class PostingIndex:
                 for i in range(bs[b], bs[b + 1]):
                     for p in range(rows.indptr[i], rows.indptr[i + 1]):
                         cp[b * (F + 1) + rows.indices[p] + 1] += 1
-                # A column in at least 1/DENSE_SHARE of a block's rows becomes
-                # a dense column of the block.
-                if bs[b + 1] - bs[b] >= DENSE_MIN_ROWS:
+                if bs[b + 1] - bs[b] >= DENSE_MIN_POSTINGS:
                     for w in range(F):
-                        if cp[b * (F + 1) + w + 1] * DENSE_SHARE >= bs[b + 1] - bs[b]:
+                        if stored_dense(cp[b * (F + 1) + w + 1], bs[b + 1] - bs[b]):
                             nd[b] += 1
             for b in range(n_blocks):
                 ds[b + 1] = ds[b] + nd[b] * (bs[b + 1] - bs[b])
@@ -779,7 +826,7 @@ cdef class PostingIndex:
                 offset = ds[b]
                 if nd[b] > 0:
                     for w in range(F):
-                        if cp[base + w + 1] * DENSE_SHARE >= n_b:
+                        if stored_dense(cp[base + w + 1], n_b):
                             dp[base + w] = offset
                             offset = offset + n_b
                             cp[base + w + 1] = 0
@@ -1444,7 +1491,8 @@ cdef inline void accumulate_dots(RowSet X, intp_t i, PostingIndex Y, intp_t bloc
     # for its rows lo <= r < hi. Each acc[r] receives its terms in the order
     # of x_i's words, whether a word is a posting list or a dense column
     # (whose zeros add exactly nothing), so neither the dense columns nor
-    # the range change a single bit of the result.
+    # the range change a single bit of the result. Consecutive words stored
+    # dense are added as one run (add_scaled_run), which keeps that order.
     cdef intp_t base = block * (Y.rows.n_features + 1)
     cdef intp_t n = Y.block_start[block + 1] - Y.block_start[block]
     cdef bint whole = lo == 0 and hi == n
@@ -1452,6 +1500,9 @@ cdef inline void accumulate_dots(RowSet X, intp_t i, PostingIndex Y, intp_t bloc
     cdef intp_t p_end = X.indptr[i + 1]
     cdef int32_t w
     cdef float64_t v
+    cdef float64_t run_v[RUN_WORDS]
+    cdef const float64_t* run_column[RUN_WORDS]
+    cdef int m = 0
     if Y.hashed:
         accumulate_hashed_dots(X, i, Y, block, lo, hi, acc)
         return
@@ -1468,10 +1519,20 @@ cdef inline void accumulate_dots(RowSet X, intp_t i, PostingIndex Y, intp_t bloc
         v = X.data[p]
         d = Y.dense_ptr[base + w]
         if d >= 0:
-            add_scaled(acc + lo, v, &Y.dense_val[d + lo], hi - lo)
+            run_v[m] = v
+            run_column[m] = &Y.dense_val[d + lo]
+            m += 1
+            if m == RUN_WORDS:
+                add_scaled_run(acc + lo, run_v, run_column, m, hi - lo)
+                m = 0
         else:
+            if m > 0:  # the run's words come first in every acc[r]
+                add_scaled_run(acc + lo, run_v, run_column, m, hi - lo)
+                m = 0
             add_postings(Y, Y.colptr[base + w], Y.colptr[base + w + 1], v, lo, hi, whole,
                          acc)
+    if m > 0:
+        add_scaled_run(acc + lo, run_v, run_column, m, hi - lo)
 
 
 cdef inline void accumulate_hashed_dots(RowSet X, intp_t i, PostingIndex Y, intp_t block,

@@ -1017,8 +1017,8 @@ def _frequent_and_rare_words(rng, n, n_features, n_frequent, share, density):
 
 @pytest.mark.parametrize("kernel", ["linear", "ngd", "ned"])
 def test_dense_columns_change_no_bit_of_the_kernel_rows(kernel):
-    """Frequent words are stored as dense columns of large blocks; short
-    blocks keep every word as postings. Both give the same bits."""
+    """Frequent words are stored as dense columns of a block; blocks of
+    fewer than 8 rows keep every word as postings. Both give the same bits."""
     from kgeo._kernels import PostingIndex, get_kernel, kernel_matrix
     from kgeo._pairwise import prepare_rows
 
@@ -1027,7 +1027,7 @@ def test_dense_columns_change_no_bit_of_the_kernel_rows(kernel):
     k = get_kernel(kernel, n_features, 0.0)
     rows = prepare_rows(k, X)
     dense = PostingIndex(rows, np.array([0, 150, rows.n_rows]))
-    sparse_only = PostingIndex(rows, np.r_[np.arange(0, rows.n_rows, 40), rows.n_rows])
+    sparse_only = PostingIndex(rows, np.r_[np.arange(0, rows.n_rows, 7), rows.n_rows])
     assert dense.n_dense >= 5 and sparse_only.n_dense == 0
     assert np.array_equal(kernel_matrix(k, rows, dense), kernel_matrix(k, rows, sparse_only))
 
@@ -1112,7 +1112,8 @@ def test_posting_index_is_the_same_built_by_any_number_of_threads():
     n_features = 60
     X = _frequent_and_rare_words(np.random.default_rng(11), 500, n_features, 4, 0.6, 0.05)
     rows = prepare_rows(get_kernel("linear", n_features, 0.0), X)
-    # Large blocks (dense columns), a short one (postings only), an empty one.
+    # Large blocks, a short one (dense columns where 8 of its 30 rows or more
+    # hold the word), an empty one.
     block_start = np.array([0, 200, 200, 230, rows.n_rows])
     built = [PostingIndex(rows, block_start, n_threads=t) for t in (1, 2, 3)]
     for other in built[1:]:
@@ -1130,11 +1131,12 @@ def test_posting_index_is_the_same_built_by_any_number_of_threads():
             where = np.flatnonzero(block[:, w])
             if dense_ptr[e] >= 0:
                 n_dense += 1
-                assert len(block) >= 64 and 8 * where.size >= len(block)
+                assert where.size >= 8 and 8 * where.size >= len(block)
                 np.testing.assert_array_equal(
                     dense_val[dense_ptr[e]:dense_ptr[e] + len(block)], block[:, w])
                 assert colptr[e] == colptr[e + 1]
             else:
+                assert where.size < 8 or 8 * where.size < len(block)
                 np.testing.assert_array_equal(post_row[colptr[e]:colptr[e + 1]], where)
                 np.testing.assert_array_equal(post_val[colptr[e]:colptr[e + 1]],
                                               block[where, w])
@@ -1534,8 +1536,8 @@ def test_arccos_below_one_half_is_within_0_8_ulp():
 
 
 def test_a_column_in_exactly_one_eighth_of_a_block_is_dense():
-    """The dense-column rule is 'in at least 1/8 of a block's rows' (64 rows
-    or more): a column in exactly 8 of 64 rows is dense, and the count
+    """The dense-column rule is 'in at least 1/8 of a block's rows' (and in
+    8 rows or more): a column in exactly 8 of 64 rows is dense, and the count
     n_dense is the number of dense (block, column) pairs in dense_ptr.
     Kernel values are the same bits either way."""
     from kgeo._kernels import PostingIndex, get_kernel, kernel_matrix
@@ -1556,8 +1558,43 @@ def test_a_column_in_exactly_one_eighth_of_a_block_is_dense():
     assert np.array_equal(dense_ptr[:n_features] >= 0, counts * 8 >= n_rows)
     assert dense_ptr[0] >= 0
     assert index.n_dense == np.count_nonzero(dense_ptr >= 0)
-    sparse_only = PostingIndex(rows, np.array([0, 32, n_rows]))
+    sparse_only = PostingIndex(rows, np.arange(0, n_rows + 1, 4))
+    assert sparse_only.n_dense == 0
     assert np.array_equal(kernel_matrix(k, rows, index), kernel_matrix(k, rows, sparse_only))
+
+
+def test_a_short_block_stores_columns_of_8_rows_or_more_dense():
+    """A block shorter than 64 rows keeps the 1/8 rule, but a column needs 8
+    rows of it to be dense: in the blocks of a few documents of many small
+    classes a word of one row in five stays a posting, while the columns of
+    a short block of dense rows (24 support vectors, pairwise_kernels'
+    blocks of 32 rows of 1,000 features) are dense. The same bits."""
+    from kgeo._kernels import PostingIndex, get_kernel, kernel_matrix
+    from kgeo._pairwise import prepare_rows
+
+    n_rows, n_features = 20, 5
+    D = np.zeros((n_rows, n_features))
+    D[:7, 0] = 1.5  # 7 of 20 rows: over 1/8, but under 8 rows
+    D[:8, 1] = 2.0  # 8 of 20 rows: dense
+    D[:, 2] = np.arange(1.0, n_rows + 1)  # every row: dense
+    D[::5, 3] = 0.5  # 4 rows: postings
+    D[0, 4] = 3.0
+    X = sp.csr_matrix(D)
+    k = get_kernel("linear", n_features, 0.0)
+    rows = prepare_rows(k, X)
+    dense_ptr = PostingIndex(rows, np.array([0, n_rows])).arrays[4][:n_features]
+    assert np.array_equal(dense_ptr >= 0, [False, True, True, False, False])
+    # rows 7-19: column 2 alone (the first block is too short; column 1 has one row here)
+    assert PostingIndex(rows, np.array([0, 7, n_rows])).n_dense == 1
+    queries = prepare_rows(k, sp.csr_matrix(np.random.default_rng(5).normal(size=(6, 5))))
+    expected = queries.arrays  # a NumPy reference, summed word after word
+    Q = sp.csr_matrix((expected[0], expected[1], expected[2]), shape=(6, n_features)).toarray()
+    reference = np.zeros((6, n_rows))
+    for w in range(n_features):
+        reference += Q[:, [w]] * D[:, w]
+    got = kernel_matrix(k, queries, PostingIndex(rows, np.array([0, n_rows])))
+    assert np.array_equal(got, reference)
+    assert np.array_equal(got, kernel_matrix(k, queries, PostingIndex(rows, np.arange(n_rows + 1))))
 
 
 def test_a_coefficient_exactly_at_the_close_pair_bound():
