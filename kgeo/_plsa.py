@@ -40,7 +40,7 @@ from ._base import (EstimatorMixin, TransformerMixin, check_is_fitted,
 from ._kernels import parallel_threads
 from ._pairwise import resolve_n_jobs
 from ._validation import (_callers_stacklevel, check_counts, check_n_features, check_positive,
-                          feature_names, is_one_of)
+                          feature_names, is_one_of, listed_rows)
 from .exceptions import ConvergenceWarning, sklearn_compatible
 
 __all__ = ["PLSA", "PLSAFisherEmbedding"]
@@ -180,10 +180,14 @@ class PLSA(TransformerMixin, EstimatorMixin):
         at which they shrink, is within it too (EM's steps shrink
         geometrically, slowly where topics are nearly equal: the step alone
         stopped 2.6e-6 from the maximum at 1e-8, this rule 1e-8 from it).
-        An estimate: at 1e-4 that document stopped 5.8e-4 away. Where EM
-        converges more slowly than geometrically (a weight tending to 0
-        without smoothing), a document may use all ``fold_in_max_iter``
-        steps and is reported as not settled.
+        An estimate: at 1e-4 that document stopped 5.8e-4 away; and the
+        rate read is that of the largest step, so where a slow direction
+        (two topics 1e-6 apart) lies under a faster one, a document can
+        stop before the slow one is done (2.8e-6 from its maximum at 1e-8,
+        with an objective 8e-13 below it). Where EM converges more slowly
+        than geometrically (a weight tending to 0 without smoothing), a
+        document may use all ``fold_in_max_iter`` steps and is reported as
+        not settled.
     random_state : None, int or numpy.random.Generator, default=None
         Seeds the random start of ``P(w | z)``.
     n_jobs : int, default=None
@@ -433,7 +437,11 @@ class PLSA(TransformerMixin, EstimatorMixin):
 
         EM over the document's own ``P(z | d)`` with ``P(w | z)`` fixed,
         from the uniform start, with ``doc_topic_smoothing``. A document
-        without any word the model knows gets the uniform ``1/K``.
+        without any word the model knows gets the uniform ``1/K``. (With
+        ``topic_word_smoothing`` > 0 the model knows every word of the
+        vocabulary, those absent from the fit's documents by the smoothing's
+        probability alone, largest in the topics of the fewest words: a
+        document of such words leans towards them.)
 
         Parameters
         ----------
@@ -512,8 +520,9 @@ class PLSAFisherEmbedding(TransformerMixin, EstimatorMixin):
         ``sum_w P^(w | d) P(z_k | d, w) / sqrt(P(z_k))``. They coincide when
         the fold-in has converged without smoothing on a document whose
         words the model all knows (``P^`` counts every word of the
-        document, so words unknown to the model scale the exact scores by
-        the known words' share).
+        document, so words unknown to the model, which only
+        ``topic_word_smoothing=0`` leaves, scale the exact scores by the
+        known words' share).
     topic_word_smoothing : float, default=0.01
         Passed to each :class:`PLSA`.
     doc_topic_smoothing : float, default=0.01
@@ -635,6 +644,7 @@ class PLSAFisherEmbedding(TransformerMixin, EstimatorMixin):
                 f"n_components {topic_counts} with {X.shape[1]} features give "
                 f"{total * (1 + X.shape[1])} scores per document; kgeo indexes columns "
                 f"with int32 and needs fewer than 2**31")
+        self._warn_of_unseen_words(X)
         models = [self._model(n_topics, rng).fit(X) for n_topics in topic_counts]
         for model in models:
             # Without smoothing, EM fades a surplus topic towards 0 without
@@ -653,6 +663,28 @@ class PLSAFisherEmbedding(TransformerMixin, EstimatorMixin):
         self.n_features_out_ = total * (1 + X.shape[1])
         self._set_feature_names(names)
         return self
+
+    def _warn_of_unseen_words(self, X):
+        """Warn where words of the vocabulary occur in no document of the
+        fit while topic_word_smoothing gives them a probability: the
+        prior's alone, the smallest of all, and a word score divides by its
+        square root."""
+        smoothing = float(self.topic_word_smoothing)
+        if smoothing == 0.0:
+            return  # P(w | z) = 0: such a word is unknown, its scores 0
+        unseen = np.flatnonzero(np.bincount(X.indices, weights=X.data,
+                                            minlength=X.shape[1]) == 0)
+        if unseen.size == 0:
+            return
+        warnings.warn(
+            f"{unseen.size} of the {X.shape[1]} words of the vocabulary occur in no "
+            f"document of the fit (columns {listed_rows(unseen)}): with "
+            f"topic_word_smoothing={self.topic_word_smoothing!r} the topics give each "
+            f"the smoothing's probability alone, and a document that uses one gets "
+            f"word scores of 1/sqrt of it, which dominate its Fisher kernel values. "
+            f"Drop those columns (a vocabulary of the documents PLSA is fit on), or "
+            f"set topic_word_smoothing=0, where they are unknown to the model and "
+            f"score 0", UserWarning, stacklevel=_callers_stacklevel())
 
     @wraps_output
     def transform(self, X):

@@ -149,6 +149,10 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
 # words times the topics, a check a read of the clock), for documents of
 # fewer than 2**16 words times topics; larger ones check at every step.
 cdef int INTERRUPT_EVERY_STEPS = 16
+# A fold-in step no larger than this (4,096 ulps of 1, beyond the rounding
+# of a step's sums over a long document's words) that did not shrink is
+# taken as rounding's: the document has settled.
+cdef float64_t ROUNDING_STEP = 2.0 ** -40
 
 # How long the caller's thread sleeps between its interrupt checks once it
 # has no document left and waits for the other threads to finish theirs.
@@ -207,14 +211,23 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
             value = (theta[k] * acc[k] + prior) / (total + n_topics * prior)
             moved = max(moved, fabs(value - theta[k]))
             theta[k] = value
-        if moved <= tol:
+        if moved == 0.0:  # a fixed point of EM's steps (to the bit)
+            settled[d] = 1
+            break
+        if moved <= tol and last_moved < INFINITY:
             # EM converges linearly: at the rate of the last two steps, the
             # weights are still about moved rate / (1 - rate) from their
             # limit, which nearly equal topics make hundreds of times the
             # step (a review: 2.6e-6 from the maximum at tol=1e-8, rate
-            # 0.996). A step that did not shrink is rounding's: settled.
+            # 0.996). The first step has no rate yet. A step that did not
+            # shrink is rounding's where it is as small as rounding:
+            # settled. (Both rules once settled a document at its first or
+            # second step from the uniform start, 0.5 from the maximum,
+            # where topics 1e-8 apart move it by 5e-9 a step, growing: a
+            # review. It now runs on, and warns where it cannot settle.)
             rate = moved / last_moved
-            if rate >= 1.0 or moved * rate <= tol * (1.0 - rate):
+            if ((rate >= 1.0 and moved <= ROUNDING_STEP)
+                    or (rate < 1.0 and moved * rate <= tol * (1.0 - rate))):
                 settled[d] = 1
                 break
         last_moved = moved

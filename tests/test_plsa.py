@@ -246,7 +246,8 @@ def test_fold_in_that_does_not_settle_warns(corpus):
     with pytest.warns(kgeo.ConvergenceWarning, match="fold_in_max_iter=2") as caught:
         model.transform(corpus)
     assert caught[0].filename == __file__  # the warning names the caller's line
-    embedding = PLSAFisherEmbedding(2, random_state=0, fold_in_max_iter=2).fit(corpus[:5])
+    with pytest.warns(UserWarning, match="occur in no document of the fit"):
+        embedding = PLSAFisherEmbedding(2, random_state=0, fold_in_max_iter=2).fit(corpus[:5])
     with pytest.warns(kgeo.ConvergenceWarning, match="fold_in_max_iter=2") as caught:
         embedding.transform(corpus)
     assert caught[0].filename == __file__
@@ -517,6 +518,27 @@ def test_a_slow_fold_in_stops_within_its_tolerance_of_the_maximum():
     assert np.abs(default - settled).max() > 1e-10  # stopped on the way, not at the end
 
 
+@pytest.mark.parametrize("gap", [1e-8, 1e-9])
+def test_a_fold_in_whose_first_steps_are_below_tol_runs_on(gap):
+    """Two topics ``gap`` apart move a document of counts (3, 1) by about
+    gap / 2 a step from the uniform start. The first step had no rate to
+    judge by (it read as 0) and the second grew (read as rounding's): the
+    document settled there, without a warning, 1e-6 from its maximum with
+    smoothing and 0.5 from it without (a review). Now it stops within
+    fold_in_tol of the maximum, or warns that it could not settle."""
+    model = PLSA(2, topic_word_smoothing=0, random_state=0).fit([[3, 1], [1, 3]])
+    model.components_ = np.array([[0.5 + gap, 0.5 - gap], [0.5 - gap, 0.5 + gap]])
+    document = np.array([[3.0, 1.0]])
+    # With doc_topic_smoothing a: theta maximises 3 log(1/2 + gap (2 theta - 1))
+    # + log(1/2 - gap (2 theta - 1)) + a log theta (1 - theta), whose root
+    # for a = 0.01, to first order in gap, is 1/2 + 100 gap.
+    smoothed = model.transform(document)[0, 0]
+    assert abs(smoothed - (0.5 + 100 * gap)) < 2e-8
+    model.set_params(doc_topic_smoothing=0.0)
+    with pytest.warns(kgeo.ConvergenceWarning, match="fold_in_max_iter"):
+        model.transform(document)  # its maximum is theta = 1, 0.5 away
+
+
 def test_huge_counts_are_the_same_problem_scaled(corpus):
     """Counts times 2**1000 (and the smoothing with them) give the same bits:
     the loops divide by a power of 2 instead of overflowing n / s."""
@@ -574,9 +596,39 @@ def test_smoothing_too_small_to_keep_probabilities_above_zero_is_named_so():
 
 # --- real documents --------------------------------------------------------
 
+def test_words_absent_from_the_fit_are_named_where_smoothing_scores_them():
+    """With topic_word_smoothing > 0 a vocabulary word that no document of
+    the fit holds has the smoothing's probability alone (about 1e-5 here)
+    and word scores of 1 / sqrt of it: one shared occurrence gave 12.4 of
+    two documents' kernel value of 13.6, where the docs said such words add
+    no score (a review). fit warns, naming the columns; with smoothing 0
+    they are unknown to the model and score 0, as the docs say."""
+    rng = np.random.default_rng(0)
+    counts = rng.poisson(2.0, size=(200, 30)).astype(float)
+    counts[:, [4, 29]] = 0
+    new = rng.poisson(2.0, size=(2, 30)).astype(float)
+    new[:, 4] = 0
+    new[:, 29] = 1
+    with pytest.warns(UserWarning, match=r"2 of the 30 words .* \(columns 4, 29\)"):
+        smoothed = PLSAFisherEmbedding((5,), random_state=0).fit(counts)
+    unseen = np.flatnonzero([name.startswith("plsa5_x29_")
+                             for name in smoothed.get_feature_names_out()])
+    scores = smoothed.transform(new).toarray()
+    assert scores[0, unseen] @ scores[1, unseen] > 0.8 * (scores[0] @ scores[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        unsmoothed = PLSAFisherEmbedding((5,), topic_word_smoothing=0.0,
+                                         random_state=0).fit(counts)
+        PLSAFisherEmbedding((5,), random_state=0).fit(counts[:, :4])  # every word seen
+    assert np.all(unsmoothed.transform(new).toarray()[:, unseen] == 0)
+
+
 def test_fisher_kernel_on_newsgroups_documents(newsgroups_counts):
     X = newsgroups_counts
-    embedding = PLSAFisherEmbedding((4, 8), random_state=0, tol=1e-4).fit(X[:300])
+    # (The vocabulary is the whole sample's: the fit warns of the words that
+    # its 300 documents lack, which the reference scores alike.)
+    with pytest.warns(UserWarning, match="occur in no document of the fit"):
+        embedding = PLSAFisherEmbedding((4, 8), random_state=0, tol=1e-4).fit(X[:300])
     G, F = embedding.transform(X[300:320]), embedding.transform(X[:60])
     expected = fisher_kernel_reference(X[300:320], X[:60], embedding)
     np.testing.assert_allclose((G @ F.T).toarray(), expected, rtol=1e-11)

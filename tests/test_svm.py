@@ -3809,6 +3809,39 @@ def test_predict_follows_decision_values_far_above_their_rounding(n_classes):
     assert np.mean(predicted == centred.predict(Z)) > 0.97
 
 
+def test_a_sample_far_from_every_support_vector_votes_by_its_intercepts_rounding():
+    """rbf at gamma=1 in 20 dimensions: rows offset by 5 from the 4 training
+    rows have kernel values of 1e-200 with them, so their decision value is
+    b* alone. Where the classes balance, b* is 0 to within the rounding of
+    the terms training computed it from (values of 1e-18 to 1e-16, from G's
+    terms of order 1; exactly 0 with a shift of 10): it votes as zero, for
+    classes_[1], with K or K + 10 alike (Proposition 3). The vote's bound
+    held only the test row's own terms, so the unshifted model voted by the
+    sign of b*'s rounding: its predictions differed from the shifted model's
+    in 49 of 200 such problems (a review)."""
+    rng = np.random.default_rng(0)
+    eps = np.finfo(np.float64).eps
+    on_boundary = 0
+    for _ in range(40):
+        X = rng.normal(size=(4, 20))
+        y = np.array([0, 0, 1, 1])
+        far = rng.normal(size=(10, 20)) + 5.0
+        plain = kgeo.SVM(kernel="rbf", gamma=1.0, C=100.0).fit(X, y)
+        shifted = kgeo.SVM(kernel="rbf", gamma=1.0, C=100.0, shift=10.0).fit(X, y)
+        assert kgeo.pairwise_kernels(far, X, kernel="rbf", gamma=1.0).max() < 1e-150
+        b = plain.intercept_[0]
+        terms = plain._intercept_terms[0]
+        assert 1.0 <= terms < 10.0  # 1 + max|K| sum(alpha), K_ii = 1
+        if abs(b) <= 4 * eps * (abs(b) + terms):
+            on_boundary += 1
+            np.testing.assert_array_equal(plain.predict(far), np.ones(10))
+            np.testing.assert_array_equal(shifted.predict(far), np.ones(10))
+        elif abs(b) > 8 * eps * (abs(b) + 11 * terms):  # beyond either model's bound
+            np.testing.assert_array_equal(plain.predict(far), np.full(10, int(b > 0)))
+            np.testing.assert_array_equal(shifted.predict(far), np.full(10, int(b > 0)))
+    assert on_boundary >= 10
+
+
 def test_a_vote_bound_beyond_float64_does_not_swallow_finite_decisions():
     """4 eps (|b| + sum|coef| max|K|) overflowed to inf once sum|coef| max|K|
     passed 1.8e308, with every kernel and decision value finite: every pair
@@ -3861,7 +3894,9 @@ def test_one_vs_one_votes_match_a_loop_over_the_pairs(n_classes, rng):
     intercept = rng.normal(size=n_pairs)
     coef_sum = rng.random(n_pairs) * 1e3
     K_max = rng.random(n_rows) * 1e3
-    threshold = VOTE_ROUNDING * np.abs(intercept) + (VOTE_ROUNDING * coef_sum) * K_max[:, None]
+    terms = rng.random(n_pairs) * 1e5  # b*'s own terms from training
+    threshold = (VOTE_ROUNDING * np.abs(intercept) + VOTE_ROUNDING * terms
+                 + (VOTE_ROUNDING * coef_sum) * K_max[:, None])
     dec = np.empty((n_rows, n_pairs))
     votes = np.zeros((n_rows, n_classes), dtype=np.int64)
     confidence = np.zeros((n_rows, n_classes))
@@ -3882,14 +3917,30 @@ def test_one_vs_one_votes_match_a_loop_over_the_pairs(n_classes, rng):
     out_dec = np.full((n_rows, n_pairs), np.nan)
     out_votes = np.full((n_rows, n_classes), -1, dtype=np.int64)
     out_conf = np.full((n_rows, n_classes), np.nan)
-    one_vs_one_votes(share, intercept, coef_sum, K_max, out_dec, out_votes, out_conf)
+    one_vs_one_votes(share, intercept, coef_sum, K_max, out_dec, out_votes, out_conf,
+                     intercept_terms=terms)
     assert out_dec.tobytes() == dec.tobytes()
     np.testing.assert_array_equal(out_votes, votes)
     assert out_conf.tobytes() == confidence.tobytes()
     # Without confidences: the same votes.
     out_votes[:] = -1
-    one_vs_one_votes(share, intercept, coef_sum, K_max, out_dec, out_votes)
+    one_vs_one_votes(share, intercept, coef_sum, K_max, out_dec, out_votes,
+                     intercept_terms=terms)
     np.testing.assert_array_equal(out_votes, votes)
+    # Without the terms (a model saved before kgeo kept them): |b| alone.
+    out_votes[:] = -1
+    one_vs_one_votes(share, intercept, coef_sum, K_max, out_dec, out_votes)
+    wins = dec > VOTE_ROUNDING * np.abs(intercept) + (VOTE_ROUNDING * coef_sum) * K_max[:, None]
+    assert np.any(wins & (dec <= threshold))  # values that only the terms made zero
+    first, second = np.triu_indices(n_classes, 1)
+    expected = np.zeros((n_rows, n_classes), dtype=np.int64)
+    for p in range(n_pairs):
+        expected[:, first[p]] += wins[:, p]
+        expected[:, second[p]] += ~wins[:, p]
+    np.testing.assert_array_equal(out_votes, expected)
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        one_vs_one_votes(share, intercept, coef_sum, K_max, out_dec, out_votes,
+                         intercept_terms=terms[:-1])
     with pytest.raises(ValueError, match="inconsistent shapes"):
         one_vs_one_votes(share, intercept[:-1] if n_pairs > 1 else intercept[:0], coef_sum,
                          K_max, out_dec, out_votes)
@@ -4748,9 +4799,9 @@ def test_rounding_bound_sums_the_coefficients_of_each_pairs_own_support_vectors(
     seen = []
     real = _svm.one_vs_one_votes
 
-    def spy(share, b, coef_sum, K_max, *rest):
+    def spy(share, b, coef_sum, K_max, *rest, **named):
         seen.append(np.array(coef_sum, copy=True))
-        return real(share, b, coef_sum, K_max, *rest)
+        return real(share, b, coef_sum, K_max, *rest, **named)
 
     monkeypatch.setattr(_svm, "one_vs_one_votes", spy)
     model.predict(X[:5])
