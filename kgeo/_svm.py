@@ -1575,13 +1575,7 @@ class SVM(EstimatorMixin):
             abs_coef_sums[:, c] = np.abs(dual_coef[:, sv_start[c]:sv_start[c + 1]]).sum(axis=1)
         coef_sum = abs_coef_sums[second - 1, first] + abs_coef_sums[first, second]
         n_pairs = first.shape[0]
-        # None for a model saved before kgeo kept them, or whose pairs no
-        # longer match them.
-        intercept_terms = getattr(model, "_intercept_terms", None)
-        if intercept_terms is not None:
-            intercept_terms = np.asarray(intercept_terms, dtype=np.float64)
-            if intercept_terms.shape != (n_pairs,):
-                intercept_terms = None
+        intercept_terms = _intercept_terms(model, n_pairs)
         n_samples = _n_samples(X)  # a callable kernel's samples may be a list
         # Test rows per call: bounds the shares (and the prepared rows, or the
         # kernel values of a precomputed or callable kernel) held at once.
@@ -2225,6 +2219,19 @@ def _row_sums(model, X, n_threads):
         return share, K_max
 
     return X, sv_rows.n_rows, weighted_sums
+
+
+def _intercept_terms(model, n_pairs):
+    """The magnitude of the terms each pair's b* was computed from in
+    training (the votes' rounding bound holds b*'s own rounding, see
+    ``one_vs_one_votes``); zeros for a model saved before kgeo kept them,
+    or whose pairs no longer match them."""
+    terms = getattr(model, "_intercept_terms", None)
+    if terms is not None:
+        terms = np.asarray(terms, dtype=np.float64)
+        if terms.shape == (n_pairs,):
+            return terms
+    return np.zeros(n_pairs)
 
 
 def _csr_rows(X, rows, row_nnz=None):

@@ -2271,13 +2271,31 @@ def test_a_document_without_a_word_is_decided_by_the_intercepts(kernel, n_classe
                                       predict_from_intercepts(model, 3))
     # Only empty rows, and one alone.
     np.testing.assert_array_equal(model.predict(np.zeros((2, 8))), predict_from_intercepts(model, 2))
-    # The intercepts' signs decide even when they are tiny: no rounding
-    # bound of kernel values stands in their way.
+    # The intercepts' signs decide just beyond b*'s own rounding (4 eps g, g
+    # the terms training computed b* from): no rounding bound of kernel
+    # values stands in their way. Within it, b* votes as zero: for the
+    # pair's second class, the last class winning every pair.
+    from kgeo._solver import VOTE_ROUNDING
+
+    signs = np.where(np.arange(model.intercept_.size) % 2 == 0, 1.0, -1.0)
+    beyond = copy.deepcopy(model)
+    beyond.intercept_ = signs * 2 * VOTE_ROUNDING * model._intercept_terms
+    assert np.all(model._intercept_terms >= 1.0)
+    np.testing.assert_array_equal(beyond.predict(np.zeros((1, 8))),
+                                  predict_from_intercepts(beyond, 1))
+    assert np.array_equal(np.sign(ck.pair_decisions(beyond, np.zeros((1, 8)))[0]),
+                          signs * (-1 if n_classes == 2 else 1))
+    if n_classes == 2:  # intercept_ > 0: classes_[1], as in scikit-learn
+        expected = model.classes_[1]
+    else:  # each pair's vote by its sign (its first class for b* > 0), ties to the first
+        first, second = np.triu_indices(n_classes, 1)
+        votes = np.bincount(np.where(signs > 0, first, second), minlength=n_classes)
+        expected = model.classes_[np.argmax(votes)]
+    assert beyond.predict(np.zeros((1, 8)))[0] == expected
     tiny = copy.deepcopy(model)
-    tiny.intercept_ = np.where(np.arange(tiny.intercept_.size) % 2 == 0, 1e-200, -1e-200)
-    np.testing.assert_array_equal(tiny.predict(np.zeros((1, 8))), predict_from_intercepts(tiny, 1))
-    assert np.array_equal(np.sign(ck.pair_decisions(tiny, np.zeros((1, 8)))[0]),
-                          np.sign(tiny.intercept_) * (-1 if n_classes == 2 else 1))
+    tiny.intercept_ = signs * 1e-200
+    np.testing.assert_array_equal(tiny.predict(np.zeros((1, 8))), model.classes_[-1:])
+    np.testing.assert_array_equal(predict_from_intercepts(tiny, 1), model.classes_[-1:])
     # The formula on a zero row: sum_i sqrt(p_i q_i) = 0 against each support
     # vector, which a row with words no support vector has also gets.
     unseen = np.zeros((1, 9))
