@@ -338,6 +338,8 @@ cdef inline bint stored_dense(intp_t n_postings, intp_t n_rows) noexcept nogil:
     """Whether a column of a block of ``n_rows`` rows with ``n_postings``
     nonzeros is stored as a dense column (the rule above)."""
     return n_postings >= DENSE_MIN_POSTINGS and n_postings * DENSE_SHARE >= n_rows
+
+
 # The most consecutive dense-column words accumulate_dots adds in one run
 # (a run's values and column pointers are kept on the stack).
 cdef enum:
