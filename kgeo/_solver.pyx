@@ -2478,9 +2478,6 @@ cdef struct Pair:
     # for it, 2 once SMO has (release_held_rows then counts it as used).
     char* held_ahead
     bint signals_here     # solved in the main thread, where signals arrive
-    # Set by solve_pair_core: 1 + max|K| sum(alpha) at its peak, the scale of
-    # the terms G (so b*) was summed from, in units of its rounding.
-    float64_t gradient_scale
 
 
 cdef struct Row:
@@ -3370,7 +3367,6 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
     if P.active_size < P.l:
         reconstruct_gradient(cache, P)
         activate_all(P)
-    P.gradient_scale = 1.0 + term_scale * alpha_peak
     n_iter[0] = it
     return status
 
@@ -3483,9 +3479,6 @@ class PairSolutions:
         self.intercept = np.zeros(n_pairs)
         self.n_iter = np.zeros(n_pairs, dtype=np.int64)
         self.objective = np.zeros(n_pairs)
-        # The scale of the terms each pair's b* was computed from (see
-        # Pair.gradient_scale): b*'s rounding, which predict's votes allow for.
-        self.gradient_scale = np.zeros(n_pairs)
         # NOT_SOLVED until its pair is solved (whatever its iterations: at
         # tol >= 2 a pair converges in none).
         self.status = np.full(n_pairs, NOT_SOLVED, dtype=np.int32)
@@ -3553,7 +3546,6 @@ def solve_pairs(KernelRowCache cache, solutions, intp_t first, intp_t last,
     cdef float64_t[::1] intercepts = solutions.intercept
     cdef int64_t[::1] n_iters = solutions.n_iter
     cdef float64_t[::1] objectives = solutions.objective
-    cdef float64_t[::1] gradient_scales = solutions.gradient_scale
     cdef int32_t[::1] statuses = solutions.status
     cdef intp_t n_pairs = pairs.shape[0]
     if not 0 <= first <= last <= n_pairs:
@@ -3561,7 +3553,6 @@ def solve_pairs(KernelRowCache cache, solutions, intp_t first, intp_t last,
     if (pairs.shape[1] != 2 or alpha_start.shape[0] != n_pairs + 1
             or intercepts.shape[0] != n_pairs or n_iters.shape[0] != n_pairs
             or objectives.shape[0] != n_pairs or statuses.shape[0] != n_pairs
-            or gradient_scales.shape[0] != n_pairs
             or alpha_start[first] < 0 or alpha_start[last] > alpha_all.shape[0]):
         # (alpha_start is read only where its length is right.)
         raise ValueError(
@@ -3570,7 +3561,7 @@ def solve_pairs(KernelRowCache cache, solutions, intp_t first, intp_t last,
             + (f" up to {alpha_start[last]}" if alpha_start.shape[0] == n_pairs + 1 else "")
             + f", alpha {alpha_all.shape[0]}, intercept {intercepts.shape[0]}, n_iter "
             f"{n_iters.shape[0]}, objective {objectives.shape[0]}, status "
-            f"{statuses.shape[0]}, gradient_scale {gradient_scales.shape[0]}")
+            f"{statuses.shape[0]}")
     cdef intp_t p, k, cls_s, cls_t, start_s, start_t, n_s, n_t, l
     cdef intp_t largest_l = 1, largest_blocks = 1
     for p in range(first, last):
@@ -3658,7 +3649,6 @@ def solve_pairs(KernelRowCache cache, solutions, intp_t first, intp_t last,
                     P.QD[k] = <float32_t> P.QD[k]
             pair_max_iter = libsvm_iteration_cap_of(l) if max_iter < 0 else max_iter
             n_iter = 0
-            P.gradient_scale = 0.0
             try:
                 if index.hashed:
                     # Class t's rows against class s's hash table, which the
@@ -3675,7 +3665,6 @@ def solve_pairs(KernelRowCache cache, solutions, intp_t first, intp_t last,
                 release_held_rows(cache, &P)
             cache.retire_pair(cls_s, cls_t)
             intercepts[p] = intercept(&P)
-            gradient_scales[p] = P.gradient_scale
             n_iters[p] = n_iter
             # With G = Q a - 1: sum(a) - a'Qa/2 = -sum_k a_k (G_k - 1) / 2.
             objective = 0.0
@@ -3749,11 +3738,10 @@ def one_vs_one_coefficients(solutions, const int64_t[::1] class_start):
     return is_sv.view(bool), dual_coef
 
 
-# A pair's decision value within VOTE_ROUNDING (|b| + g + sum|coef| max|K|)
-# of zero votes as an exact zero: a few ulps of the largest terms it is
-# summed from, g those that b* itself was computed from in training, the
-# rounding of a point lying exactly on a boundary (with K or with K + beta
-# alike: Proposition 3). It was 1e-12, 4,500 ulps, which on data far
+# A pair's decision value within VOTE_ROUNDING (|b| + sum|coef| max|K|) of
+# zero votes as an exact zero: a few ulps of the largest terms it is summed
+# from, the rounding of a point lying exactly on a boundary (with K or with
+# K + beta alike: Proposition 3). It was 1e-12, 4,500 ulps, which on data far
 # from the origin (linear, features offset by 1e6: terms of 1e14 for decision
 # values of order 1, computed to 0.02) took values up to 92 for ties: 102 of
 # 200 training points voted against their own decision value's sign. The
@@ -3764,8 +3752,7 @@ cdef float64_t VOTE_ROUNDING_C = VOTE_ROUNDING
 
 def one_vs_one_votes(const float64_t[:, :, ::1] share, const float64_t[::1] intercept,
                      const float64_t[::1] coef_sum, const float64_t[::1] K_max,
-                     float64_t[:, ::1] dec, int64_t[:, ::1] votes, confidence=None,
-                     intercept_terms=None):
+                     float64_t[:, ::1] dec, int64_t[:, ::1] votes, confidence=None):
     """Decision values, votes and confidences of every class pair, one pass.
 
     Parameters
@@ -3785,23 +3772,15 @@ def one_vs_one_votes(const float64_t[:, :, ::1] share, const float64_t[::1] inte
         (s, t), pairs in libsvm's order (0, 1), (0, 2), ..., (1, 2), ...
     votes : ndarray of int64, shape (n_rows, n_classes), written
         Pair p votes for s when ``dec[i, p]`` exceeds its rounding bound,
-        ``VOTE_ROUNDING |intercept[p]| + VOTE_ROUNDING intercept_terms[p]
-        + (VOTE_ROUNDING coef_sum[p]) K_max[i]`` (``VOTE_ROUNDING`` = 4
-        eps), else for t: a value within the bound counts as zero (a vote
-        for t, as libsvm gives an exact zero), so that a point lying exactly
-        on a boundary gets the same vote whatever the rounding, with K or
-        with K + beta.
+        ``VOTE_ROUNDING |intercept[p]| + (VOTE_ROUNDING coef_sum[p]) K_max[i]``
+        (``VOTE_ROUNDING`` = 4 eps), else for t: a
+        value within the bound counts as zero (a vote for t, as libsvm gives
+        an exact zero), so that a point lying exactly on a boundary gets the
+        same vote whatever the rounding, with K or with K + beta.
     confidence : ndarray of shape (n_rows, n_classes), optional, written
         scikit-learn's ovr confidence before squashing: each pair's value
         added to its first class and subtracted from its second, pair by
         pair in that order.
-    intercept_terms : ndarray of shape (n_pairs,), optional
-        The magnitude of the terms each intercept was computed from in
-        training (``PairSolutions.gradient_scale``), so that the bound holds
-        b*'s own rounding: a point far from every support vector (rbf's
-        values of 1e-200) is decided by b* alone, which is 0 to within that
-        rounding where the classes balance. None: 0 (models saved before
-        kgeo kept it).
 
     In NumPy, the same work over 19,900 pairs (200 classes) took longer than
     the kernel values themselves: a dozen passes over n_rows x n_pairs arrays.
@@ -3815,10 +3794,6 @@ def one_vs_one_votes(const float64_t[:, :, ::1] share, const float64_t[::1] inte
         raise ValueError("one_vs_one_votes: inconsistent shapes")
     cdef float64_t[:, ::1] conf
     cdef bint with_confidence = confidence is not None
-    terms = np.zeros(n_pairs) if intercept_terms is None else intercept_terms
-    cdef const float64_t[::1] b_terms = terms
-    if b_terms.shape[0] != n_pairs:
-        raise ValueError("one_vs_one_votes: inconsistent shapes")
     if with_confidence:
         conf = confidence
         if conf.shape[0] != n_rows or conf.shape[1] != n_classes:
@@ -3840,7 +3815,6 @@ def one_vs_one_votes(const float64_t[:, :, ::1] share, const float64_t[::1] inte
                     # coef_sum K_max of 1e308 would overflow to inf, and every
                     # pair vote for its second class whatever its value.
                     if d > (VOTE_ROUNDING_C * fabs(intercept[p])
-                            + VOTE_ROUNDING_C * b_terms[p]
                             + (VOTE_ROUNDING_C * coef_sum[p]) * K_max[i]):
                         votes[i, s] += 1
                     else:

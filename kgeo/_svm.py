@@ -1135,10 +1135,6 @@ class SVM(EstimatorMixin):
         if kept is not None:
             self.support_ = kept[self.support_].astype(np.int32)  # indices of the given X
         self.intercept_ = intercepts
-        # The scale of the terms each b* was computed from, for the votes'
-        # rounding bound (see one_vs_one_votes); a magnitude, whatever the
-        # orientation of intercept_.
-        self._intercept_terms = solutions.gradient_scale
         self.dual_objective_ = objectives
         self.n_iter_ = n_iter
         self.fit_status_ = int(bool(unconverged or stalled or unresolved))
@@ -1526,11 +1522,10 @@ class SVM(EstimatorMixin):
             The rows of X of this chunk.
         dec : ndarray of shape (n_rows, n_pairs)
         votes : ndarray of int64, shape (n_rows, n_classes)
-            Within a bound on its rounding, 4 ulps of ``|b| + g + sum|coef|
-            max|K|``, g the terms b was computed from in training and max|K|
-            the maximum over the row's own kernel values (so that a row's
-            vote does not depend on the other rows predicted with it), a
-            decision value is taken as zero: see ``one_vs_one_votes``.
+            Within a bound on its rounding, 4 ulps of ``|b| + sum|coef|
+            max|K|``, the maximum over the row's own kernel values (so that a
+            row's vote does not depend on the other rows predicted with it),
+            a decision value is taken as zero: see ``one_vs_one_votes``.
         confidence : ndarray of shape (n_rows, n_classes), or None
             With ``confidence=True``: scikit-learn's ovr confidences before
             squashing.
@@ -1575,7 +1570,6 @@ class SVM(EstimatorMixin):
             abs_coef_sums[:, c] = np.abs(dual_coef[:, sv_start[c]:sv_start[c + 1]]).sum(axis=1)
         coef_sum = abs_coef_sums[second - 1, first] + abs_coef_sums[first, second]
         n_pairs = first.shape[0]
-        intercept_terms = _intercept_terms(model, n_pairs)
         n_samples = _n_samples(X)  # a callable kernel's samples may be a list
         # Test rows per call: bounds the shares (and the prepared rows, or the
         # kernel values of a precomputed or callable kernel) held at once.
@@ -1603,8 +1597,7 @@ class SVM(EstimatorMixin):
                 dec = np.empty((n_rows, n_pairs))
                 votes = np.empty((n_rows, n_classes), dtype=np.int64)
                 conf = np.empty((n_rows, n_classes)) if confidence else None
-                one_vs_one_votes(share, b, coef_sum, K_max, dec, votes, conf,
-                                 intercept_terms=intercept_terms)
+                one_vs_one_votes(share, b, coef_sum, K_max, dec, votes, conf)
                 del share
                 not_finite.append(start + np.flatnonzero(~np.all(np.isfinite(dec), axis=1)))
                 yield rows, dec, votes, conf
@@ -1639,8 +1632,8 @@ class SVM(EstimatorMixin):
         Notes
         -----
         The values are as computed, rounding included; ``predict`` counts a
-        value within ``4 eps (|b| + g + sum|coef| max|K|)`` of zero as zero
-        (see its Notes), so on a boundary its class may differ from this sign.
+        value within ``4 eps (|b| + sum|coef| max|K|)`` of zero as zero (see
+        its Notes), so on a boundary its class may differ from this sign.
         """
         shape = self.decision_function_shape
         if not (isinstance(shape, str) and shape in ("ovr", "ovo")):
@@ -1679,17 +1672,26 @@ class SVM(EstimatorMixin):
         Notes
         -----
         A pair's decision value within its rounding of zero, ``|d| <= 4 eps
-        (|b| + g + sum|coef| max|K|)`` (``eps`` = 2.2e-16, the float64
-        epsilon; ``max|K|`` the largest kernel value of the sample against
-        the support vectors; ``g`` the size of the terms b was computed from
-        in training, 1 + max|K| sum(alpha) there), votes as an exact zero
-        does in libsvm:
+        (|b| + sum|coef| max|K|)`` (``eps`` = 2.2e-16, the float64 epsilon;
+        ``max|K|`` the largest kernel value of the sample against the support
+        vectors), votes as an exact zero does in libsvm:
         for the pair's second class. So a sample on a boundary gets the same
         class from a model trained with ``K`` or ``K + beta`` (Proposition 3),
         whichever way rounding tips its decision value; there ``predict``
         may differ from the sign of ``decision_function``, which returns the
         value as computed (a binary model's value of -8e-16 next to ``|b| +
         sum|coef|`` of order 1 predicts ``classes_[1]``).
+
+        The bound covers the rounding of the sample's own terms, not that of
+        b* from training. A sample whose kernel values vanish (rbf rows far
+        from every support vector, at 1e-200) is decided by b* alone; where
+        the classes balance, b* is 0 up to that rounding (-7e-17 with K, 0.0
+        with K + 10), and the two models' votes then differ (49 of 200
+        random 4-point problems at gamma=1 in 20 dimensions). A bound of
+        ``4 eps (1 + max|K| sum(alpha))`` over the training rows was tried
+        and not kept: one long or far document, not a support vector, made
+        it 1e10 on 20 Newsgroups' poly kernel, and decision values of
+        order 1 voted against their sign.
         """
         check_is_fitted(self, "dual_coef_")  # before the parameters, as in SVC
         break_ties = self._check_break_ties()
@@ -2219,19 +2221,6 @@ def _row_sums(model, X, n_threads):
         return share, K_max
 
     return X, sv_rows.n_rows, weighted_sums
-
-
-def _intercept_terms(model, n_pairs):
-    """The magnitude of the terms each pair's b* was computed from in
-    training (the votes' rounding bound holds b*'s own rounding, see
-    ``one_vs_one_votes``); zeros for a model saved before kgeo kept them,
-    or whose pairs no longer match them."""
-    terms = getattr(model, "_intercept_terms", None)
-    if terms is not None:
-        terms = np.asarray(terms, dtype=np.float64)
-        if terms.shape == (n_pairs,):
-            return terms
-    return np.zeros(n_pairs)
 
 
 def _csr_rows(X, rows, row_nnz=None):

@@ -62,8 +62,7 @@ from ._base import check_is_fitted, progress_bars_shown
 from ._embedding import MultinomialEmbedding
 from ._kernels import KERNELS
 from ._pairwise import resolve_n_jobs
-from ._solver import VOTE_ROUNDING
-from ._svm import SVM, _intercept_terms, _squashed
+from ._svm import SVM, _squashed
 from ._validation import check_positive, checked_accuracy, is_one_of
 from ._version import __version__
 from .datasets import (
@@ -317,9 +316,7 @@ def predict_from_intercepts(model, n_samples):
     b* = b*`` (the dual constraint), so one-vs-one voting only sees the
     intercepts. That is what LIBSVM computes for an empty document with the
     NGD kernel (``-2 arccos(0) = -pi`` everywhere) and with the linear kernel
-    (0 everywhere). As ``SVM.predict`` does, a pair's b* within its
-    rounding of zero (``4 eps (|b*| + g)``, g the size of the terms training
-    computed it from) votes as an exact zero, for the pair's second class.
+    (0 everywhere).
 
     Parameters
     ----------
@@ -338,20 +335,17 @@ def predict_from_intercepts(model, n_samples):
     classes = model.classes_
     n_classes = classes.shape[0]
     break_ties = model._check_break_ties()
-    b = np.asarray(model.intercept_, dtype=np.float64)
-    # The bound one_vs_one_votes computes where every kernel value is 0.
-    bound = VOTE_ROUNDING * np.abs(b) + VOTE_ROUNDING * _intercept_terms(model, b.shape[0])
     if n_classes == 2:
         # intercept_ follows scikit-learn (positive means classes_[1]); in
         # LIBSVM's orientation the pair's decision value is -intercept_.
-        winner = 0 if -b[0] > bound[0] else 1
+        winner = 0 if -model.intercept_[0] > 0 else 1
     else:
         votes = np.zeros(n_classes, dtype=np.int64)
         confidence = np.zeros(n_classes)
         p = 0
         for s in range(n_classes):
             for t in range(s + 1, n_classes):
-                votes[s if b[p] > bound[p] else t] += 1
+                votes[s if model.intercept_[p] > 0 else t] += 1
                 confidence[s] += model.intercept_[p]
                 confidence[t] -= model.intercept_[p]
                 p += 1
