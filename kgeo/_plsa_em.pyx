@@ -248,7 +248,8 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     phi_k(w) + smoothing) / (sum_w n(d, w) + K smoothing)`` over the words with
     ``s > 0``, until no weight moves by more than ``tol`` and, at the rate
     ``q`` of the last two steps, the distance left, ``step q / (1 - q)``, is
-    within ``tol`` too (or a step did not shrink: rounding's), or
+    within ``tol`` too (or a step below ``ROUNDING_STEP`` did not shrink:
+    rounding's; the first step, without a rate, never stops), or
     ``max_iter`` steps. (The objective is concave in ``theta``, so EM approaches its
     maximum.) Each document runs alone from the same start: the same steps,
     and the same bits, whatever the batch and thread count. A document with
