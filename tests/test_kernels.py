@@ -1587,9 +1587,9 @@ def test_a_short_block_stores_columns_of_8_rows_or_more_dense():
     # rows 7-19: column 2 alone (the first block is too short; column 1 has one row here)
     assert PostingIndex(rows, np.array([0, 7, n_rows])).n_dense == 1
     queries = prepare_rows(k, sp.csr_matrix(np.random.default_rng(5).normal(size=(6, 5))))
-    expected = queries.arrays  # a NumPy reference, summed word after word
-    Q = sp.csr_matrix((expected[0], expected[1], expected[2]), shape=(6, n_features)).toarray()
-    reference = np.zeros((6, n_rows))
+    data, indices, indptr, _ = queries.arrays
+    Q = sp.csr_matrix((data, indices, indptr), shape=(6, n_features)).toarray()
+    reference = np.zeros((6, n_rows))  # a NumPy sum, word after word
     for w in range(n_features):
         reference += Q[:, [w]] * D[:, w]
     got = kernel_matrix(k, queries, PostingIndex(rows, np.array([0, n_rows])))

@@ -594,11 +594,9 @@ def test_smoothing_too_small_to_keep_probabilities_above_zero_is_named_so():
         PLSA(2, topic_word_smoothing=smoothing, random_state=0).fit(X)
 
 
-# --- real documents --------------------------------------------------------
-
 def test_words_absent_from_the_fit_are_named_where_smoothing_scores_them():
     """With topic_word_smoothing > 0 a vocabulary word that no document of
-    the fit holds has the smoothing's probability alone (about 1e-5 here)
+    the fit holds has the smoothing's probability alone (about 4e-6 here)
     and word scores of 1 / sqrt of it: one shared occurrence gave 12.4 of
     two documents' kernel value of 13.6, where the docs said such words add
     no score (a review). fit warns, naming the columns; with smoothing 0
@@ -622,6 +620,8 @@ def test_words_absent_from_the_fit_are_named_where_smoothing_scores_them():
         PLSAFisherEmbedding((5,), random_state=0).fit(counts[:, :4])  # every word seen
     assert np.all(unsmoothed.transform(new).toarray()[:, unseen] == 0)
 
+
+# --- real documents --------------------------------------------------------
 
 def test_fisher_kernel_on_newsgroups_documents(newsgroups_counts):
     X = newsgroups_counts
