@@ -1467,13 +1467,33 @@ def test_pairwise_ned_refuses_rows_whose_squares_underflow():
                                   np.zeros((2, 2)))
 
 
-def test_poly_overflow_anywhere_in_a_kernel_row_is_an_error():
+@pytest.mark.parametrize("degree", [2, 3, 4, 5])
+def test_poly_overflow_anywhere_in_a_kernel_row_is_an_error(degree):
     """A row's overflow is flagged wherever it is in the row, not only in
-    its last value: k(x0, x0) = (1e220)^3 is beyond float64, k(x0, x1) = 0."""
-    X = np.array([[1e110, 0.0], [0.0, 1.0]])
+    its last value: k(x0, x0) = (1e220)^degree (or (4e154)^2) is beyond
+    float64, k(x0, x1) = 0 (degrees 2-4 by products, others by pow)."""
+    X = np.array([[1e110 if degree > 2 else 2e77, 0.0], [0.0, 1.0]])
     with pytest.raises(ValueError, match=r"kernel 'poly' overflows float64 on some pair of "
                                          r"rows of X"):
-        kgeo.pairwise_kernels(X, kernel="poly", gamma=1.0, coef0=0.0, degree=3)
+        kgeo.pairwise_kernels(X, kernel="poly", gamma=1.0, coef0=0.0, degree=degree)
+
+
+@pytest.mark.parametrize("degree", [1, 2, 3, 4, 5, 7])
+def test_poly_small_degrees_are_products_within_two_ulps_of_pow(degree, rng):
+    """Degrees 2-4 are computed by products, as libsvm does (b b, (b b) b,
+    (b b)(b b), the same bits as NumPy's products), the others by pow; all
+    within 2 ulps of NumPy's power of the same base, signed bases
+    included."""
+    X = rng.standard_normal((30, 6))
+    Y = rng.standard_normal((20, 6))
+    K = kgeo.pairwise_kernels(X, Y, kernel="poly", gamma=0.7, coef0=-0.3, degree=degree)
+    base = 0.7 * kgeo.pairwise_kernels(X, Y, kernel="linear") + -0.3
+    by_products = {2: lambda b: b * b, 3: lambda b: b * b * b,
+                   4: lambda b: (b * b) * (b * b)}
+    if degree in by_products:
+        np.testing.assert_array_equal(K, by_products[degree](base))
+    reference = np.power(base, degree)
+    assert np.all(np.abs(K - reference) <= 2 * np.spacing(np.abs(reference)))
 
 
 def test_pairwise_shift_that_overflows_is_an_error_not_inf():
