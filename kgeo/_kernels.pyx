@@ -944,9 +944,9 @@ cdef class PolynomialKernel(Kernel):
         cdef bint overflow = False
         # Degrees 2 to 4 by products, as libsvm raises to its integer degree:
         # libm's pow cost 17 ns a value (2 for a linear one), 85 % of a poly
-        # kernel row. b*b is rounded as pow's result; b*b*b and (b*b)*(b*b)
-        # round twice (1.5 ulp at most, against pow's 1). Other degrees keep
-        # pow, whose error does not grow with the degree as products' does.
+        # kernel row. b*b is correctly rounded; b*b*b and (b*b)*(b*b) round
+        # twice (1.5 ulp at most, against pow's 1). Other degrees keep pow,
+        # whose error does not grow with the degree as products' does.
         if self.degree == 2.0:
             for j in range(n):
                 base = self.gamma * dots[j] + self.coef0
