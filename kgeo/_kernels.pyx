@@ -920,6 +920,22 @@ cdef class LinearKernel(Kernel):
         return 0
 
 
+cdef inline float64_t integer_power(float64_t base, float64_t degree) noexcept nogil:
+    # Degrees 2 to 4 by products, as libsvm raises to its integer degree:
+    # libm's pow cost 17 ns a value (2 for a linear one), 85 % of a poly
+    # kernel row. b*b is correctly rounded; b*b*b and (b*b)*(b*b) round
+    # twice (1.5 ulp at most, against pow's 1). Other degrees keep pow,
+    # whose error does not grow with the degree as products' does.
+    if degree == 2.0:
+        return base * base
+    if degree == 3.0:
+        return base * base * base
+    if degree == 4.0:
+        base = base * base
+        return base * base
+    return pow(base, degree)
+
+
 cdef class PolynomialKernel(Kernel):
     """``(gamma <x, y> + coef0)^degree``.
 
@@ -940,41 +956,18 @@ cdef class PolynomialKernel(Kernel):
                          const float64_t* sq_y, float64_t* out,
                          intp_t n, float64_t near) noexcept nogil:
         cdef intp_t j
-        cdef float64_t value, base
+        cdef float64_t value
         cdef bint overflow = False
-        # Degrees 2 to 4 by products, as libsvm raises to its integer degree:
-        # libm's pow cost 17 ns a value (2 for a linear one), 85 % of a poly
-        # kernel row. b*b is correctly rounded; b*b*b and (b*b)*(b*b) round
-        # twice (1.5 ulp at most, against pow's 1). Other degrees keep pow,
-        # whose error does not grow with the degree as products' does.
-        if self.degree == 2.0:
-            for j in range(n):
-                base = self.gamma * dots[j] + self.coef0
-                value = base * base + self.shift
-                out[j] = value
-                overflow |= (value - value) != 0  # inf - inf is NaN: no branch
-                dots[j] = 0.0
-        elif self.degree == 3.0:
-            for j in range(n):
-                base = self.gamma * dots[j] + self.coef0
-                value = base * base * base + self.shift
-                out[j] = value
-                overflow |= (value - value) != 0
-                dots[j] = 0.0
-        elif self.degree == 4.0:
-            for j in range(n):
-                base = self.gamma * dots[j] + self.coef0
-                base = base * base
-                value = base * base + self.shift
-                out[j] = value
-                overflow |= (value - value) != 0
-                dots[j] = 0.0
-        else:
-            for j in range(n):
-                value = pow(self.gamma * dots[j] + self.coef0, self.degree) + self.shift
-                out[j] = value
-                overflow |= (value - value) != 0
-                dots[j] = 0.0
+        # In locals: the writes to out and dots could alias self's fields,
+        # which would keep degree's test inside the loop.
+        cdef float64_t gamma = self.gamma, coef0 = self.coef0, degree = self.degree
+        cdef float64_t shift = self.shift
+        for j in range(n):
+            value = integer_power(gamma * dots[j] + coef0, degree) + shift
+            out[j] = value
+            # inf - inf is NaN: a test without a branch.
+            overflow |= (value - value) != 0
+            dots[j] = 0.0
         if overflow:
             # Threads only ever set it: which one writes first does not matter.
             flag_raise(&self.overflowed)
