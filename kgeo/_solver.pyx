@@ -1121,6 +1121,12 @@ cdef float64_t HELPER_NAP_SECONDS = 0.01
 # How long a solver waits for the helper's half once its own is done, as a
 # share of the time its own half took (see compute_shared).
 cdef float64_t HELPER_WAIT_SHARE = 0.5
+# For the tests only (see _leave_halves_to_helper): when positive, a solver
+# leaves the last half of each shared block to its helper and waits up to
+# this many seconds for it, so that a test sees the helper store halves
+# however late the system schedules it (on a busy machine, ten small fits
+# could pass with the helper asleep through every block).
+cdef float64_t HELPER_TEST_WAIT = 0.0
 # Every SHARE_WINDOW shared blocks, a solver checks that its helper stored a
 # half of at least a quarter of them. If not (a machine whose cores other work
 # keeps busy: a review measured the helper storing 1 % of the halves beside
@@ -1159,6 +1165,18 @@ def _set_share_window(int64_t n):
     global SHARE_WINDOW
     cdef int64_t before = SHARE_WINDOW
     SHARE_WINDOW = max(n, 1)
+    return before
+
+
+def _leave_halves_to_helper(float64_t seconds):
+    """Have each solver leave the last half of every shared block to its
+    helper and wait up to ``seconds`` for it (0: the normal race, see
+    compute_shared); returns the previous value. For the tests."""
+    global HELPER_TEST_WAIT
+    if not seconds >= 0:
+        raise ValueError(f"seconds must be a number >= 0, got {seconds!r}")
+    cdef float64_t before = HELPER_TEST_WAIT
+    HELPER_TEST_WAIT = seconds
     return before
 
 
@@ -1791,7 +1809,7 @@ cdef class KernelRowCache:
         loop over the halves, tried first, made ten binary Reuters fits
         2.6x slower beside one busy process and 10x beside two.)
         """
-        cdef intp_t n = self.block_length(key % self.n_classes), m, part
+        cdef intp_t n = self.block_length(key % self.n_classes), m, part, claims = 0
         cdef long long gen, claimed
         cdef bint overflow = False
         cdef timespec started, now, later
@@ -1814,7 +1832,7 @@ cdef class KernelRowCache:
         atomic_store(&self.board_key, key)
         clock_gettime(CLOCK_MONOTONIC, &started)
         atomic_store(&self.board_word, gen << 16)  # posted
-        while True:
+        while HELPER_TEST_WAIT == 0 or claims < m - 1:
             claimed = board_claim(&self.board_word, gen, m)
             if claimed < 0:
                 break
@@ -1823,6 +1841,7 @@ cdef class KernelRowCache:
                                                 acc, scratch, out)
             atomic_store(&self.board_done[part], 1)
             own[part] = True
+            claims += 1
         # The helper took its half after the solver took its own, so it
         # should store it shortly after the solver's is done: waited for
         # as long as half the solver's own time, then computed here. (Not
@@ -1831,7 +1850,7 @@ cdef class KernelRowCache:
         # rows it stored 1,507 halves of 7,342 blocks, the others thrown
         # away, and the fit took 12.6-13.9 s against 10.2 s on one thread.)
         clock_gettime(CLOCK_MONOTONIC, &now)
-        patience = HELPER_WAIT_SHARE * seconds_between(&started, &now)
+        patience = HELPER_WAIT_SHARE * seconds_between(&started, &now) + HELPER_TEST_WAIT
         waited = 0.0
         while waited <= patience and not self.all_halves_stored(m):
             pause_briefly()
