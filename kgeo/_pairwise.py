@@ -14,14 +14,15 @@ import scipy.sparse as sp
 from ._kernels import (
     PostingIndex,
     RowSet,
+    _row_sq_norms,
     divide_rows_by_max,
     get_kernel,
     kernel_matrix,
     sqrt_of_row_shares,
 )
 from ._validation import (as_rectangular, check_matrix, check_on_simplex, check_positive,
-                          dense_as_csr, objects_as_float64, sparse_as_float64_csr,
-                          spherical_normal_sigmas)
+                          dense_chunks_as_csr, objects_as_float64, row_slices,
+                          sparse_as_float64_csr, spherical_normal_sigmas)
 
 __all__ = [
     "pairwise_kernels",
@@ -208,21 +209,31 @@ def translation_centre(kernel_name, X):
     if (kernel_name not in _TRANSLATION_INVARIANT or X.shape[0] == 0
             or X.nnz < _CENTRE_FROM_DENSITY * X.shape[0] * X.shape[1]):
         return None
-    dense = X.toarray()
-    mantissa, exponent = np.frexp(np.asarray(X.mean(axis=0)).ravel())
+    # (Not SciPy's X.mean: it scales a copy of X first.)
+    mantissa, exponent = np.frexp(np.asarray(X.sum(axis=0)).ravel() / X.shape[0])
     centre = np.ldexp(np.round(np.ldexp(mantissa, 26)), exponent - 26)
-    centre[~_subtracts_exactly(dense, centre)] = 0.0
+    # A slice of rows dense at a time (the whole of X dense and the
+    # temporaries of its differences took 5 times X's size: 380 MB above a
+    # fit of 10,000 x 1,000 dense rows).
+    exact = np.ones(X.shape[1], dtype=bool)
+    for rows in row_slices(*X.shape):
+        exact &= _subtracts_exactly(X[rows].toarray(), centre)
+    centre[~exact] = 0.0
     if not np.any(centre):
         return None  # nothing to move
     # Every entry now subtracts exactly (its column's centre is 0, or every
     # entry of the column subtracts exactly): what rows_movable would
     # check again, but the squared norms.
-    moved = dense - centre
-    with np.errstate(over="ignore", invalid="ignore"):
-        squared = np.einsum("ij,ij->i", moved, moved)
-    if not np.all(squared <= np.finfo(np.float64).max / 4):
-        return None  # a moved row beyond what float64 carries
-    if np.max(squared) < np.finfo(np.float64).tiny:
+    largest = 0.0
+    for rows in row_slices(*X.shape):
+        moved = X[rows].toarray()
+        moved -= centre
+        with np.errstate(over="ignore", invalid="ignore"):
+            squared = np.einsum("ij,ij->i", moved, moved)
+        if not np.all(squared <= np.finfo(np.float64).max / 4):
+            return None  # a moved row beyond what float64 carries
+        largest = max(largest, float(np.max(squared)))
+    if largest < np.finfo(np.float64).tiny:
         return None  # rows moved next to 0, where their squares underflow: gains nothing
     return centre
 
@@ -240,17 +251,18 @@ def rows_to_move(M, centre, unmoved_fits):
     if not unmoved_fits:
         return move
     move = np.diff(M.indptr) >= _CENTRE_FROM_DENSITY * M.shape[1]
-    if move.any():
-        move[move] = rows_movable(M[move].toarray(), centre)
+    dense_rows = np.flatnonzero(move)
+    for part in row_slices(dense_rows.shape[0], M.shape[1]):  # a slice dense at a time
+        move[dense_rows[part]] = rows_movable(M[dense_rows[part]].toarray(), centre)
     return move
 
 
 def fits_unmoved(M):
     """Whether every row of the CSR M has a squared norm the kernels carry
-    (max / 4) as it is."""
-    with np.errstate(over="ignore"):
-        largest = float(np.max(np.asarray(M.multiply(M).sum(axis=1)), initial=0.0))
-    return largest <= np.finfo(np.float64).max / 4
+    (max / 4) as it is: each summed as ``RowSet`` sums it, which
+    ``prepare_rows`` checks (and without a temporary of M's size)."""
+    squared = _row_sq_norms(M.data, M.indptr.astype(np.int64))
+    return float(np.max(squared, initial=0.0)) <= np.finfo(np.float64).max / 4
 
 
 def rows_movable(dense, centre):
@@ -280,15 +292,23 @@ def _exact_differences(dense, centre):
     return moved, np.isfinite(moved) & (error == 0.0)
 
 
-def centred(X, centre):
-    """The CSR X moved by ``-centre`` (as is, for None)."""
+def centred(X, centre, rows=None):
+    """The CSR X, or its rows ``rows`` in that order, moved by ``-centre``
+    (as they are, for None)."""
     if centre is None:
-        return X
-    dense = X.toarray()
-    dense -= centre
-    # One compiled pass, the arrays SciPy's csr_matrix(dense) makes (by way
-    # of int64 COO indices: a quarter of a small dense rbf fit's time).
-    return dense_as_csr(dense, "X")
+        return X if rows is None else X[rows]
+
+    def moved(part):
+        dense = (X[part] if rows is None else X[rows[part]]).toarray()
+        dense -= centre
+        return dense
+
+    # Compiled passes, the arrays SciPy's csr_matrix(dense) makes (by way
+    # of int64 COO indices: a quarter of a small dense rbf fit's time), a
+    # slice of rows dense at a time (X whole took twice the result's size
+    # more; its rows sorted first, another copy in a fit).
+    n_rows = X.shape[0] if rows is None else len(rows)
+    return dense_chunks_as_csr(moved, (n_rows, X.shape[1]), "X")
 
 
 def prepare_rows(kernel, X, *, name="X", kernel_name="", n_threads=1):

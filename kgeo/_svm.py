@@ -1185,7 +1185,7 @@ class SVM(EstimatorMixin):
         # move the support vectors and the rows it is given (the same values).
         centre = translation_centre(self.kernel, X_checked)
         (X_sorted,) = used_columns_only(
-            centred(X_checked if in_order else X_checked[order], centre),
+            centred(X_checked, centre, None if in_order else order),
             n_blocks=class_start.shape[0] - 1)
         rows = prepare_rows(kernel, X_sorted, name="X", kernel_name=self.kernel,
                             n_threads=n_threads)
@@ -1962,14 +1962,16 @@ def _cache_key(support_vectors):
     return (support_vectors, *arrays)
 
 
-def _checked_support_vectors(model):
-    """``support_vectors_`` as a checked CSR matrix of the columns the model
-    was fitted on: a matrix of other columns assigned in their place (the
-    attribute is documented as replaceable) read the posting tables beyond
-    their end (a segmentation fault with fewer columns) or gave silently
-    wrong decision values."""
-    support_vectors = check_matrix(model.support_vectors_, name="support_vectors_",
-                                   min_samples=0)
+def _checked_support_vectors(model, support_vectors=None):
+    """``support_vectors_`` (or ``support_vectors``, read from it earlier)
+    as a checked CSR matrix of the columns the model was fitted on: a
+    matrix of other columns assigned in their place (the attribute is
+    documented as replaceable) read the posting tables beyond their end (a
+    segmentation fault with fewer columns) or gave silently wrong decision
+    values."""
+    if support_vectors is None:
+        support_vectors = model.support_vectors_
+    support_vectors = check_matrix(support_vectors, name="support_vectors_", min_samples=0)
     n_features = getattr(model, "n_features_in_", None)
     if n_features is not None and support_vectors.shape[1] != n_features:
         raise ValueError(
@@ -2100,24 +2102,27 @@ def _centred_support_vector_side(model, kernel, centre, n_threads):
         cache = {}  # this call's only
     kept = cache.get("centred_support_vectors")
     if kept is None or not _same_key(kept[0], key):  # none yet, or replaced
-        unmoved = _checked_support_vectors(model)
+        unmoved = _checked_support_vectors(model, source)
         sv_rows = prepare_rows(kernel, centred(unmoved, centre), name="support_vectors_",
                                kernel_name=model.kernel, n_threads=n_threads)
-        kept = (key, sv_rows, single_block(sv_rows), fits_unmoved(unmoved), unmoved)
+        # (Not the unmoved rows' CSR copy: kept, it was 1.5 times the
+        # support vectors' size, for the rare rows compared unmoved.)
+        kept = (key, sv_rows, single_block(sv_rows), fits_unmoved(unmoved))
+        del unmoved
         cache["centred_support_vectors"] = kept
-    _, sv_rows, sv_index, unmoved_fit, unmoved = kept
+    _, sv_rows, sv_index, unmoved_fit = kept
 
     def unmoved_index():
-        # Keyed by the unmoved rows it indexes, read and stored in one dict
+        # Keyed by the entry of the moved rows, read and stored in one dict
         # operation each: threads predicting at once (a review found a
         # window where one thread's pop of a stale entry fell between
         # another's membership test and its lookup) each get an index of
         # this fit's rows, never a KeyError or a previous fit's.
         entry = cache.get("unmoved_support_vectors")
-        if entry is None or entry[0] is not unmoved:
-            entry = (unmoved, single_block(prepare_rows(
-                kernel, unmoved, name="support_vectors_", kernel_name=model.kernel,
-                n_threads=n_threads)))
+        if entry is None or entry[0] is not kept:
+            entry = (kept, single_block(prepare_rows(
+                kernel, _checked_support_vectors(model, source), name="support_vectors_",
+                kernel_name=model.kernel, n_threads=n_threads)))
             cache["unmoved_support_vectors"] = entry
         return entry[1]
 
@@ -2192,8 +2197,8 @@ def _row_sums(model, X, n_threads):
             if not part.any():
                 continue
             index = sv_index if moved else unmoved_index()
-            prepared = prepare_rows(kernel, centred(chunk_of_X[part],
-                                                    centre if moved else None),
+            rows = chunk_of_X if part.all() else chunk_of_X[part]  # (a copy of the chunk)
+            prepared = prepare_rows(kernel, centred(rows, centre if moved else None),
                                     name="X", kernel_name=model.kernel,
                                     n_threads=n_threads)
             share[part], K_max[part] = kernel_weighted_sums(

@@ -3357,6 +3357,66 @@ def test_dense_rows_far_from_the_origin_are_centred(kernel):
     assert translation_centre("linear", sp.csr_matrix(X + 300.0)) is None
 
 
+def test_centring_holds_a_slice_of_rows_dense_at_a_time(monkeypatch):
+    """translation_centre, centred, rows_to_move and fits_unmoved read dense
+    CSR rows a slice at a time (whole, the centring of a fit of 10,000 x
+    1,000 dense rows took 5 times X's size): the same centre, rows and
+    choices with slices of one row as with one slice, centred rows those of
+    NumPy's subtraction (in the order asked for), and no temporary near X's
+    dense size."""
+    import tracemalloc
+
+    from kgeo import _pairwise, _validation
+
+    rng = np.random.default_rng(7)
+    dense = rng.normal(size=(300, 40)) + 300.0
+    dense[:, 3] = rng.exponential(size=300)  # does not subtract its rounded mean exactly
+    dense[5] = 0.0  # a row without entries, and
+    dense[8, :30] = 0.0  # a sparse row: compared unmoved
+    X = sp.csr_matrix(dense)
+    order = rng.permutation(300)
+
+    def results():
+        centre = _pairwise.translation_centre("rbf", X)
+        moved = _pairwise.centred(X, centre, order)
+        return (centre, moved, _pairwise.rows_to_move(X, centre, True),
+                _pairwise.fits_unmoved(X), kgeo.SVM(kernel="rbf").fit(dense, dense[:, 0] > 300))
+
+    whole = results()
+    monkeypatch.setattr(_validation, "_DENSE_CHUNK_VALUES", 7)  # a row at a time
+    sliced = results()
+    centre, moved = sliced[0], sliced[1]
+    assert centre[3] == 0.0 and np.all(centre[np.arange(40) != 3] > 290.0)
+    np.testing.assert_array_equal(centre, whole[0])
+    expected = sp.csr_matrix(dense[order] - centre)
+    for got in (moved, whole[1]):
+        assert got.has_canonical_format and got.indices.dtype == np.int32
+        for name in ("data", "indices", "indptr"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(expected, name))
+    np.testing.assert_array_equal(sliced[2], whole[2])
+    np.testing.assert_array_equal(np.flatnonzero(~sliced[2]), [5, 8])  # the sparse rows
+    assert sliced[3] == whole[3]
+    assert_identical(sliced[4], whole[4])
+    # Slices of 10,000 values: no temporary of the dense rows' 1.6 MB (the
+    # build before: 5 times that for the centre, twice for the rows).
+    dense = rng.normal(size=(2000, 100)) + 300.0
+    X = sp.csr_matrix(dense)
+    monkeypatch.setattr(_validation, "_DENSE_CHUNK_VALUES", 10_000)
+    tracemalloc.start()
+    try:
+        centre = _pairwise.translation_centre("rbf", X)
+        above_centre = tracemalloc.get_traced_memory()[1]
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        moved = _pairwise.centred(X, centre)
+        above_rows = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    result_size = moved.data.nbytes + moved.indices.nbytes + moved.indptr.nbytes
+    assert above_centre < dense.nbytes / 2
+    assert result_size < above_rows < result_size + dense.nbytes / 2
+
+
 @pytest.mark.parametrize("kernel", ["ned", "rbf"])
 def test_centring_never_rounds_the_rows(kernel):
     """An outlier row drags the column means far from the other rows; moved
