@@ -317,10 +317,13 @@ def micro_sign_test(y_true, pred_a, pred_b, *, exact=None):
     and the P-value is one-sided (large ``k`` favours A), as in Yang & Liu
     (1999, section 4.1) and Zhang, Chen & Lee (2005, Table 3).
 
-    For a single-label task "the decision on document i is correct" is the
-    per-document quantity that Yang & Liu's micro test compares; for a
-    multi-label task pass one entry per (document, category) decision (the
-    indicator matrices themselves).
+    Yang & Liu define the micro test over binary (document, category)
+    decisions. For a single-label task this function takes one trial per
+    document ("the decision on document i is correct"), the reading of
+    Zhang, Chen & Lee's Table 3 that their Z values support (see
+    docs/reproducing.md); for a multi-label task pass one entry per
+    (document, category) decision (the indicator matrices themselves), Yang
+    & Liu's own test.
 
     Parameters
     ----------

@@ -371,6 +371,31 @@ def test_run_20ng_writes_every_output(ng_data, tmp_path):
     assert set(results.files) >= {"results", "results_by_split", "significance", "table"}
 
 
+def test_run_says_which_classes_ngd_never_trained_on(tmp_path):
+    """Where every training page of a class has no word, NGD is trained
+    without the class and never predicts it: evaluate_cell warned of it,
+    run_zhang2005 said it nowhere (a review: a split at 75 % without a
+    trace). It warns, and the cell and table.md name the class and split."""
+    data = make_webkb_tree(tmp_path / "data")
+    blank = "Content-Type: text/html\r\n\r\n<html><body><img src=\"a.gif\"></body></html>\n"
+    for page in (data / "webkb" / "project").glob("*/*"):
+        if page.parent.name != "texas":
+            page.write_bytes(blank.encode())
+    with pytest.warns(kgeo.EmptyDocumentWarning) as record:
+        results = run_zhang2005("webkb", data, tmp_path / "out", progress=False, figure=False)
+    assert sorted({str(w.message) for w in record}) == [
+        f"webkb texas {rep} L1 NGD: every training document of class(es) ['project'] is "
+        f"without a word, so the model was trained without them and never predicts them"
+        for rep in ("TF", "TFIDF")]
+    assert all(w.filename == __file__ for w in record)
+    for rep in ("tf", "tfidf"):
+        assert results.cell("webkb", rep, "l1", "ngd").untrained == [[], ["project"], [], []]
+        assert results.cell("webkb", rep, "l2", "lin").untrained == [[], [], [], []]
+    table = (tmp_path / "out" / "table.md").read_text()
+    assert ("Classes that lost every training document, so that NGD never predicts them: "
+            "TF, texas: project; TF-IDF, texas: project.") in table
+
+
 def test_run_webkb_averages_the_four_universities(webkb_data, tmp_path):
     out = tmp_path / "out"
     results = run_zhang2005("webkb", webkb_data, out, progress=False, figure=False)
