@@ -15,14 +15,15 @@ from ._kernels import (
     PostingIndex,
     RowSet,
     _row_sq_norms,
+    centred_rows,
     divide_rows_by_max,
     get_kernel,
     kernel_matrix,
     sqrt_of_row_shares,
 )
 from ._validation import (as_rectangular, check_matrix, check_on_simplex, check_positive,
-                          dense_chunks_as_csr, objects_as_float64, row_slices,
-                          sparse_as_float64_csr, spherical_normal_sigmas)
+                          objects_as_float64, row_slices, sparse_as_float64_csr,
+                          spherical_normal_sigmas)
 
 __all__ = [
     "pairwise_kernels",
@@ -209,15 +210,18 @@ def translation_centre(kernel_name, X):
     if (kernel_name not in _TRANSLATION_INVARIANT or X.shape[0] == 0
             or X.nnz < _CENTRE_FROM_DENSITY * X.shape[0] * X.shape[1]):
         return None
-    # (Not SciPy's X.mean: it scales a copy of X first.)
-    mantissa, exponent = np.frexp(np.asarray(X.sum(axis=0)).ravel() / X.shape[0])
+    # SciPy's X.mean, each entry times 1/n summed row after row, without
+    # the scaled copy of X it makes first. (Not X.sum() / n: a column near
+    # float64's largest value summed to inf where its mean is finite, and
+    # means on a tie of the 26-bit rounding below took the other side.)
+    mantissa, exponent = np.frexp(X.T @ np.full(X.shape[0], 1.0 / X.shape[0]))
     centre = np.ldexp(np.round(np.ldexp(mantissa, 26)), exponent - 26)
     # A slice of rows dense at a time (the whole of X dense and the
     # temporaries of its differences took 5 times X's size: 380 MB above a
     # fit of 10,000 x 1,000 dense rows).
     exact = np.ones(X.shape[1], dtype=bool)
     for rows in row_slices(*X.shape):
-        exact &= _subtracts_exactly(X[rows].toarray(), centre)
+        exact &= _subtracts_exactly(rows_of(X, rows).toarray(), centre)
     centre[~exact] = 0.0
     if not np.any(centre):
         return None  # nothing to move
@@ -226,7 +230,7 @@ def translation_centre(kernel_name, X):
     # check again, but the squared norms.
     largest = 0.0
     for rows in row_slices(*X.shape):
-        moved = X[rows].toarray()
+        moved = rows_of(X, rows).toarray()
         moved -= centre
         with np.errstate(over="ignore", invalid="ignore"):
             squared = np.einsum("ij,ij->i", moved, moved)
@@ -236,6 +240,16 @@ def translation_centre(kernel_name, X):
     if largest < np.finfo(np.float64).tiny:
         return None  # rows moved next to 0, where their squares underflow: gains nothing
     return centre
+
+
+def rows_of(X, rows):
+    """The rows ``rows`` (a slice of step 1) of the CSR X, as a CSR matrix
+    on views of X's arrays: SciPy's ``X[rows]`` copies them (twice the
+    centring's time, its slices of rows taken twice)."""
+    start, stop = X.indptr[rows.start], X.indptr[rows.stop]
+    return sp.csr_matrix((X.data[start:stop], X.indices[start:stop],
+                          X.indptr[rows.start:rows.stop + 1] - start),
+                         shape=(rows.stop - rows.start, X.shape[1]), copy=False)
 
 
 def rows_to_move(M, centre, unmoved_fits):
@@ -294,21 +308,33 @@ def _exact_differences(dense, centre):
 
 def centred(X, centre, rows=None):
     """The CSR X, or its rows ``rows`` in that order, moved by ``-centre``
-    (as they are, for None)."""
+    (as they are, for None): the arrays SciPy's ``csr_matrix`` of the dense
+    rows moved would hold, built by two compiled passes (``centred_rows``)
+    without a dense copy."""
     if centre is None:
         return X if rows is None else X[rows]
-
-    def moved(part):
-        dense = (X[part] if rows is None else X[rows[part]]).toarray()
-        dense -= centre
-        return dense
-
-    # Compiled passes, the arrays SciPy's csr_matrix(dense) makes (by way
-    # of int64 COO indices: a quarter of a small dense rbf fit's time), a
-    # slice of rows dense at a time (X whole took twice the result's size
-    # more; its rows sorted first, another copy in a fit).
-    n_rows = X.shape[0] if rows is None else len(rows)
-    return dense_chunks_as_csr(moved, (n_rows, X.shape[1]), "X")
+    if not X.has_canonical_format:  # (the passes merge each row's sorted columns)
+        X = X.copy()
+        X.sum_duplicates()
+    rows = (np.arange(X.shape[0], dtype=np.int64) if rows is None
+            else np.ascontiguousarray(rows, dtype=np.int64))
+    arrays = (X.data, X.indices, X.indptr.astype(np.int64), rows,
+              np.ascontiguousarray(centre, dtype=np.float64))
+    indptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    centred_rows(*arrays, indptr)
+    np.cumsum(indptr, out=indptr)
+    nnz = int(indptr[-1])
+    if nnz > np.iinfo(np.int32).max or X.shape[1] > np.iinfo(np.int32).max:
+        raise ValueError(
+            f"X moved by its centre has {nnz} nonzeros and {X.shape[1]} features; kgeo "
+            f"indexes columns with int32 and needs both below 2**31")
+    data = np.empty(nnz, dtype=np.float64)
+    indices = np.empty(nnz, dtype=np.int32)
+    centred_rows(*arrays, indptr, data, indices)
+    moved = sp.csr_matrix((data, indices, indptr.astype(np.int32)),
+                          shape=(rows.shape[0], X.shape[1]), copy=False)
+    moved.has_canonical_format = True  # sorted, no duplicates
+    return moved
 
 
 def prepare_rows(kernel, X, *, name="X", kernel_name="", n_threads=1):

@@ -1173,8 +1173,8 @@ def _leave_halves_to_helper(float64_t seconds):
     helper and wait up to ``seconds`` for it (0: the normal race, see
     compute_shared); returns the previous value. For the tests."""
     global HELPER_TEST_WAIT
-    if not seconds >= 0:
-        raise ValueError(f"seconds must be a number >= 0, got {seconds!r}")
+    if not 0 <= seconds < INFINITY:  # (a helper that never runs would hold a fit for ever)
+        raise ValueError(f"seconds must be a finite number >= 0, got {seconds!r}")
     cdef float64_t before = HELPER_TEST_WAIT
     HELPER_TEST_WAIT = seconds
     return before

@@ -201,21 +201,7 @@ def dense_as_csr(array, name, nnz=None):
     with int32 indices, built in one pass (``dense_rows_to_csr``), after
     another that counts them unless the caller has (``nnz``)."""
     nnz = int(np.count_nonzero(array)) if nnz is None else int(nnz)
-    return dense_chunks_as_csr(lambda rows: np.ascontiguousarray(array[rows]), array.shape,
-                               name, nnz)
-
-
-def dense_chunks_as_csr(dense_rows, shape, name, nnz=None):
-    """The nonzero entries of a matrix given as slices of dense rows, as a
-    canonical CSR matrix with int32 indices: ``dense_rows(rows)`` returns
-    the C-ordered float64 rows ``rows`` (a slice of ``dense_row_slices``),
-    read once to count the entries unless the caller has (``nnz``), and once
-    to store them. No more than a slice is ever dense at a time."""
-    n_rows, n_cols = shape
-    slices = row_slices(n_rows, n_cols)
-    if nnz is None:
-        nnz = sum(int(np.count_nonzero(dense_rows(rows))) for rows in slices)
-    nnz = int(nnz)
+    n_rows, n_cols = array.shape
     if nnz > np.iinfo(np.int32).max or n_cols > np.iinfo(np.int32).max:
         raise ValueError(
             f"{name} has {nnz} nonzeros and {n_cols} features; kgeo indexes "
@@ -224,13 +210,14 @@ def dense_chunks_as_csr(dense_rows, shape, name, nnz=None):
     indices = np.empty(nnz, dtype=np.int32)
     indptr = np.zeros(n_rows + 1, dtype=np.int32)
     k = 0
-    for rows in slices:
-        k = dense_rows_to_csr(dense_rows(rows), data, indices, indptr[rows.start:], k)
+    for rows in dense_row_slices(array):
+        k = dense_rows_to_csr(np.ascontiguousarray(array[rows]), data, indices,
+                              indptr[rows.start:], k)
         if k < 0:
             break
     if k != nnz:
         raise ValueError(f"{name} changed while it was read (another thread writing it?)")
-    X = sp.csr_matrix((data, indices, indptr), shape=shape, copy=False)
+    X = sp.csr_matrix((data, indices, indptr), shape=array.shape, copy=False)
     X.has_canonical_format = True  # sorted, no duplicates: sum_duplicates skips
     return X
 
