@@ -1781,16 +1781,23 @@ def test_available_threads_is_capped_by_the_cgroup_quota(monkeypatch):
 def test_the_cgroup_quota_is_read_once_a_second(monkeypatch):
     """A fit asks for its threads five times; the quota's files are read
     once a second (57 us a read), and a changed quota is seen after that."""
+    import types
+
     import kgeo._pairwise as pw
 
+    # A clock of the test's own: a machine that stalled the test a second
+    # between two calls would have read the quota twice.
+    now = [1000.0]
+    monkeypatch.setattr(pw, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
     reads = []
     monkeypatch.setattr(pw, "cgroup_cpu_quota", lambda: reads.append(1) or 1)
     monkeypatch.setattr(pw, "_QUOTA_READ", [None, -np.inf])
     assert [pw.available_threads() for _ in range(5)] == [1] * 5
     assert len(reads) == 1
     monkeypatch.setattr(pw, "cgroup_cpu_quota", lambda: 3)
+    now[0] += 0.75
     assert pw.available_threads() == 1  # read less than a second ago
-    pw._QUOTA_READ[1] -= 1.0  # as if read a second earlier
+    now[0] += 0.25
     assert pw.available_threads() == min(3, len(pw.os.sched_getaffinity(0)))
 
 

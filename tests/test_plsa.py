@@ -680,8 +680,9 @@ def test_topic_counts_as_numpy_values(corpus):
     assert len(set(sizes)) == 1
 
 
-@pytest.mark.parametrize("estimator", [PLSA(2), PLSAFisherEmbedding(2)])
-def test_bad_input(estimator, corpus):
+@pytest.mark.parametrize("Estimator", [PLSA, PLSAFisherEmbedding])
+def test_bad_input(Estimator, corpus):
+    estimator = Estimator(2)  # (made here: the item run again must start unfitted)
     with pytest.raises(ValueError, match=f"Negative values in data passed to "
                                          f"{type(estimator).__name__}: X has 1 negative entries"):
         estimator.fit(np.array([[1.0, -1.0], [2.0, 0.0]]))

@@ -754,7 +754,9 @@ warnings.simplefilter("ignore")
 """
 
 
-def _assert_child_ok(tmp_path, code, timeout=10):
+def _assert_child_ok(tmp_path, code, timeout=60):
+    # (A hang runs for ever; a child's imports alone took 3.5-4 s of wall
+    # time on a loaded machine, so 10 s left a margin of 1.35x.)
     try:
         proc = run_child(BUG_SETUP + textwrap.dedent(code), tmp_path, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -1173,9 +1175,11 @@ def _interrupt_child(tmp_path, child, target, timeout=120):
 def test_ctrl_c_interrupts_a_fit_in_a_process_forked_from_a_thread(tmp_path):
     """After os.fork() from a thread other than the main one, that thread is
     the child's main thread, where signals are handled: one long class pair
-    there stops within 1 s of SIGINT. (A review found the SMO compared
-    thread idents with the main thread's at import, and the fit ran on for
-    its whole 80 s.)"""
+    there stops within seconds of SIGINT, not at its end a minute later. (A
+    review found the SMO compared thread idents with the main thread's at
+    import, and the fit ran on for its whole 80 s. The bound is not 1 s as
+    for the other fits: the rows here are dense, 64 SMO steps between looks
+    at the signals took 1.2-3.6 s on a loaded machine, and CI failed it.)"""
     child = """
         import os, signal, threading, time
         import numpy as np, scipy.sparse as sp
@@ -1203,7 +1207,7 @@ def test_ctrl_c_interrupts_a_fit_in_a_process_forked_from_a_thread(tmp_path):
     """
     _, sent, lines = _interrupt_child(tmp_path, child, lambda proc, first: int(first[1]))
     assert "finished" not in lines, "the fit ended before the signal; make it longer"
-    assert 0 <= float(lines["interrupted"]) - sent < 1.0
+    assert 0 <= float(lines["interrupted"]) - sent < 15.0
 
 
 class _Alarm(Exception):
@@ -1309,10 +1313,15 @@ def test_interrupted_and_repeated_fits_do_not_leak(tmp_path, record_property, n_
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
 
-        started = time.monotonic()
-        full = kgeo.SVM(kernel="ngd", n_jobs=N_JOBS).fit(X, y)  # warm up: the heap reaches its size
-        # Interrupt a third of the way through, however fast this machine is.
-        delay = max(0.01, (time.monotonic() - started) / 3)
+        seconds = []
+        for _ in range(2):  # warm up: the heap reaches its size
+            started = time.monotonic()
+            full = kgeo.SVM(kernel="ngd", n_jobs=N_JOBS).fit(X, y)
+            seconds.append(time.monotonic() - started)
+        # Interrupt a quarter of the way through, however fast this machine
+        # is (the faster fit: a first one slowed by other jobs set a delay
+        # the later fits could finish within).
+        delay = max(0.01, min(seconds) / 4)
         interrupted_fit(delay)
         gc.collect()
         before = rss_mb()
@@ -1329,7 +1338,9 @@ def test_interrupted_and_repeated_fits_do_not_leak(tmp_path, record_property, n_
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout.splitlines()[-1])
     record_property("memory", report)
-    assert report["interrupted"] >= 8, report  # the fits really were interrupted
+    # The fits really were interrupted (most: a machine whose other jobs
+    # stop may run one through its delay).
+    assert report["interrupted"] >= 6, report
     # A leaked cache would add tens of MB per interrupted fit (the full fit
     # computes report["cache_mb"] of kernel values).
     assert report["after"] - report["before"] < 32, report
