@@ -1089,8 +1089,10 @@ cdef enum:
     SHRINK_OFF = 0
     SHRINK_ON = 1
     SHRINK_AUTO = 2
-# Iterations between two checks for Ctrl-C.
+# Iterations between two checks for Ctrl-C, and the seconds of kernel rows
+# computed after which a check comes sooner (see signals_due).
 cdef intp_t SIGNAL_CHECK_EVERY = 64
+cdef float64_t SIGNAL_CHECK_SECONDS = 0.05
 # The largest slab sweep_cross allocates for a pair's cross blocks (glibc
 # serves up to 32 MB from its heaps once its mmap threshold has adapted).
 cdef intp_t SWEEP_SLAB_MAX_BYTES = 8 << 20
@@ -1156,6 +1158,16 @@ def _set_row_share_min(intp_t n):
     cdef intp_t before = ROW_SHARE_MIN
     ROW_SHARE_MIN = max(n, 2)
     atomic_store(&next_fit_alone, 0)
+    return before
+
+
+def _set_signal_check_every(intp_t n):
+    """Set SIGNAL_CHECK_EVERY (steps between looks at the signals); returns
+    the previous value. For the tests, which check the looks that rows'
+    compute time brings."""
+    global SIGNAL_CHECK_EVERY
+    cdef intp_t before = SIGNAL_CHECK_EVERY
+    SIGNAL_CHECK_EVERY = max(n, 1)
     return before
 
 
@@ -2184,7 +2196,8 @@ cdef class KernelRowCache:
 
     cdef int get_pair(self, intp_t row, intp_t c1, intp_t c2, float64_t* acc,
                       float64_t* scratch, const void** out1,
-                      const void** out2, bint* hold) except -1 nogil:
+                      const void** out2, bint* hold,
+                      float64_t* computing) except -1 nogil:
         """Pin and return K(x_row, x_j) for the rows j of class c1 and of class c2.
 
         Both blocks under one lock operation (two if one must be computed):
@@ -2194,6 +2207,7 @@ cdef class KernelRowCache:
         class). ``hold[0]`` asks to keep both blocks pinned until the pair
         ends (``release_held_rows``), and says on return whether that was
         granted; if not, the get_pair is matched by a ``release_pair``.
+        The seconds spent computing blocks are added to ``computing[0]``.
         """
         cdef intp_t keys[2]
         cdef const void** outs[2]
@@ -2246,6 +2260,7 @@ cdef class KernelRowCache:
                         "cache_dtype='float32' cannot store this kernel on this data; "
                         "use cache_dtype='float64'")
         clock_gettime(CLOCK_MONOTONIC, &finished)
+        computing[0] += seconds_between(&started, &finished)
         lock_acquire(&self.lock)
         self.compute_seconds += seconds_between(&started, &finished)
         for side in range(2):
@@ -2497,6 +2512,7 @@ cdef struct Pair:
     # for it, 2 once SMO has (release_held_rows then counts it as used).
     char* held_ahead
     bint signals_here     # solved in the main thread, where signals arrive
+    float64_t computing   # seconds of kernel rows computed since the last check_signals
 
 
 cdef struct Row:
@@ -2602,7 +2618,8 @@ cdef int fetch_row(KernelRowCache cache, Pair* P, intp_t k, Row* r) except -1 no
         prefetch_head(r.Kt, P.l - P.n_s, P.single)
         return 0
     r.held = True  # ask to hold it
-    cache.get_pair(r.g, P.cls_s, P.cls_t, P.acc, P.scratch, &r.Ks, &r.Kt, &r.held)
+    cache.get_pair(r.g, P.cls_s, P.cls_t, P.acc, P.scratch, &r.Ks, &r.Kt, &r.held,
+                   &P.computing)
     if r.held:
         P.held[2 * k] = r.Ks
         P.held[2 * k + 1] = r.Kt
@@ -2705,12 +2722,21 @@ cdef void release_held_rows(KernelRowCache cache, Pair* P) noexcept nogil:
     lock_release(&cache.lock)
 
 
+cdef inline bint signals_due(Pair* P, intp_t count) noexcept nogil:
+    """Whether to check_signals at the count-th step of a loop: every
+    SIGNAL_CHECK_EVERY steps, and sooner where the rows computed since the
+    last check took SIGNAL_CHECK_SECONDS (64 steps of rows of 6,000 x 2,000
+    dense values took 1-3.6 s: Ctrl-C waited that long)."""
+    return count % SIGNAL_CHECK_EVERY == 0 or P.computing >= SIGNAL_CHECK_SECONDS
+
+
 cdef int check_signals(KernelRowCache cache, Pair* P) except -1 nogil:
     # Signals reach only the main thread, the one solver that takes the GIL
     # here; solvers in other threads learn of an interrupt through the
     # cache's stop flag, read without it. (Two solver threads taking the GIL
     # every SIGNAL_CHECK_EVERY steps, for nothing, spent 14-23 ms of a 20
     # Newsgroups NGD fit waiting for each other and for the pool's thread.)
+    P.computing = 0.0
     if P.signals_here:
         with gil:
             PyErr_CheckSignals()
@@ -3071,7 +3097,7 @@ cdef int reconstruct_gradient(KernelRowCache cache, Pair* P) except -1 nogil:
                         if not in_active[m]:
                             P.G[m] += P.alpha[k] * y_of(P, k) * y_of(P, m) * K_at(&r, P, m)
                     release_row(cache, P, &r)
-                    if a % SIGNAL_CHECK_EVERY == 0:
+                    if signals_due(P, a):
                         check_signals(cache, P)
         else:
             # Fewer inactive variables: gather over the free ones in their rows.
@@ -3083,7 +3109,7 @@ cdef int reconstruct_gradient(KernelRowCache cache, Pair* P) except -1 nogil:
                         if not is_upper(P, k) and not is_lower(P, k):
                             P.G[m] += P.alpha[k] * y_of(P, k) * y_of(P, m) * K_at(&r, P, k)
                     release_row(cache, P, &r)
-                    if m % SIGNAL_CHECK_EVERY == 0:
+                    if signals_due(P, m):
                         check_signals(cache, P)
     finally:
         free(in_active)
@@ -3197,7 +3223,7 @@ cdef int exact_gradient(KernelRowCache cache, Pair* P,
                 compensation[m] += part + error
                 magnitude[m] += fabs(product)
             release_row(cache, P, &r)
-            if k % SIGNAL_CHECK_EVERY == 0:
+            if signals_due(P, k):
                 check_signals(cache, P)
         for m in range(P.l):
             P.G[m] += compensation[m]
@@ -3261,7 +3287,7 @@ cdef int solve_pair_core(KernelRowCache cache, Pair* P, float64_t tol,
         if max_iter >= 0 and it >= max_iter:
             status = STATUS_MAX_ITER
             break
-        if it % SIGNAL_CHECK_EVERY == 0:
+        if signals_due(P, it):
             check_signals(cache, P)
         if shrinking:
             counter -= 1
@@ -3634,6 +3660,7 @@ def solve_pairs(KernelRowCache cache, solutions, intp_t first, intp_t last,
     # Read at each call, not once at import: after os.fork() from another
     # thread, that thread is the child's main thread.
     P.signals_here = threading.get_ident() == threading.main_thread().ident
+    P.computing = 0.0
     cdef int64_t n_iter, pair_max_iter
     cdef int shrink_mode = SHRINK_AUTO if shrinking == "auto" else (
         SHRINK_ON if shrinking else SHRINK_OFF)
