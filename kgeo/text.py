@@ -485,8 +485,9 @@ class RainbowVectorizer:
                 f"{self.prune_by_doc_count}, prune_by_occur_count={self.prune_by_occur_count})")
         # Columns in sorted word order, as scikit-learn's vectorisers number them.
         kept = kept[np.argsort(words[kept], kind="stable")]
-        self.vocabulary_ = {w: j for j, w in enumerate(words[kept].tolist())}
-        # Numbered here, so transform need not check it (see _check_vocabulary).
+        self.vocabulary_ = _FittedVocabulary((w, j) for j, w in enumerate(words[kept].tolist()))
+        # Numbered here, so transform need not check it until it is edited
+        # (see _check_vocabulary).
         self._fitted_vocabulary = self.vocabulary_
         self.document_frequency_ = df[kept].astype(np.int64)
         self.occurrence_count_ = total[kept]
@@ -549,8 +550,11 @@ class RainbowVectorizer:
         """
         self._check_fitted()
         vocabulary = self.vocabulary_
-        if vocabulary is not getattr(self, "_fitted_vocabulary", None):
-            _check_vocabulary(vocabulary)  # assigned since the fit
+        if (vocabulary is not getattr(self, "_fitted_vocabulary", None)
+                or getattr(vocabulary, "edited", False)):
+            _check_vocabulary(vocabulary)  # assigned, or edited in place, since the fit
+            if isinstance(vocabulary, _FittedVocabulary):
+                vocabulary.edited = False  # checked as it stands
         docs = _check_docs(raw_documents)
         dtype = self._check_dtype()
         vocab_get = vocabulary.get
@@ -585,6 +589,35 @@ class RainbowVectorizer:
             raise not_fitted_error(
                 "This RainbowVectorizer instance is not fitted yet; call 'fit' with "
                 "training documents first")
+
+
+class _FittedVocabulary(dict):
+    """``vocabulary_`` as fit numbers it: a dict that notes any change made
+    to it in place (``edited``), so that transform checks it again (see
+    _check_vocabulary) without checking all of it at every call. (Noted by
+    the column numbers alone, a word added in place under a column another
+    word has was merged into that word's counts, silently: a review.)"""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.edited = False
+
+
+def _noting_edits(name):
+    method = getattr(dict, name)
+
+    def edit(self, *args, **kwargs):
+        self.edited = True
+        return method(self, *args, **kwargs)
+
+    edit.__name__ = name
+    return edit
+
+
+for _name in ("__setitem__", "__delitem__", "__ior__", "clear", "pop", "popitem",
+              "setdefault", "update"):
+    setattr(_FittedVocabulary, _name, _noting_edits(_name))
+del _name
 
 
 def _check_vocabulary(vocabulary):

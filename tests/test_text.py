@@ -2,6 +2,7 @@
 
 import hashlib
 import os
+import pickle
 from collections import Counter
 from pathlib import Path
 
@@ -254,6 +255,27 @@ def test_an_assigned_vocabulary_must_number_its_words(vocabulary, error, match):
     vec.vocabulary_["apple"] = len(vec.vocabulary_)
     with pytest.raises(ValueError, match="each number once"):
         vec.transform(["apple banana"])
+    # Edited in place so that the columns look in range (a review): a word
+    # added under a column another word has merged into that word's counts,
+    # and one added beyond the columns was refused only once it occurred.
+    for edit in (lambda v: v.__setitem__("elder", 1), lambda v: v.update(elder=9),
+                 lambda v: v.setdefault("elder", 1), lambda v: v.pop("apple"),
+                 lambda v: v.__ior__({"elder": 0})):
+        vec = RainbowVectorizer(stoplist=None).fit(TOY)
+        vec.transform(["apple"])  # (checked or not, before the edit)
+        edit(vec.vocabulary_)
+        with pytest.raises(ValueError, match="each number once"):
+            vec.transform(["banana"])
+        vec = pickle.loads(pickle.dumps(RainbowVectorizer(stoplist=None).fit(TOY)))
+        edit(vec.vocabulary_)
+        with pytest.raises(ValueError, match="each number once"):
+            vec.transform(["banana"])
+    # An edit that leaves the numbering right: checked once, then trusted.
+    vec = RainbowVectorizer(stoplist=None).fit(TOY)
+    vec.vocabulary_["apple"] = vec.vocabulary_["apple"]
+    np.testing.assert_array_equal(vec.transform(["apple apple banana"]).toarray(),
+                                  [[2, 1, 0, 0]])
+    assert not vec.vocabulary_.edited
     # Numbers of any integer type, 0..n-1 each once, are a vocabulary.
     vec.vocabulary_ = {"banana": np.int8(0), "apple": np.uint64(1)}
     np.testing.assert_array_equal(vec.transform(["apple apple banana"]).toarray(), [[1, 2]])
