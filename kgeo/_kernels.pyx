@@ -641,9 +641,14 @@ def centred_rows(const float64_t[::1] data, const int32_t[::1] indices,
     twice), and X made dense whole 5x its size in memory.
     """
     cdef intp_t n_rows = rows.shape[0], n_cols = centre.shape[0], r, j
-    cdef int64_t p, end, k
+    cdef int64_t p, end, k, stop
     cdef float64_t value
-    cdef bint store = out_data is not None
+    cdef bint store = out_data is not None, changed = False
+    if out_indptr.shape[0] != n_rows + 1:
+        raise ValueError(f"out_indptr must hold {n_rows + 1} entries, got "
+                         f"{out_indptr.shape[0]}")
+    if n_rows and not 0 <= np.min(rows) <= np.max(rows) < indptr.shape[0] - 1:
+        raise ValueError(f"rows must lie in [0, {indptr.shape[0] - 1})")
     if store and (out_indices is None or out_indices.shape[0] != out_data.shape[0]
                   or out_data.shape[0] != out_indptr[n_rows]):
         raise ValueError("out_data and out_indices must hold out_indptr[-1] entries")
@@ -652,6 +657,7 @@ def centred_rows(const float64_t[::1] data, const int32_t[::1] indices,
             p = indptr[rows[r]]
             end = indptr[rows[r] + 1]
             k = out_indptr[r] if store else 0
+            stop = out_indptr[r + 1] if store else 0
             for j in range(n_cols):
                 if p < end and indices[p] == j:
                     value = data[p] - centre[j]
@@ -660,11 +666,22 @@ def centred_rows(const float64_t[::1] data, const int32_t[::1] indices,
                     value = 0.0 - centre[j]
                 if value != 0.0:
                     if store:
+                        # The counts are the first pass's: X written
+                        # meanwhile (by another thread) must not make this
+                        # one write past the row's entries.
+                        if k == stop:
+                            changed = True
+                            break
                         out_data[k] = value
                         out_indices[k] = <int32_t> j
                     k += 1
+            if changed or (store and k != stop):
+                changed = True
+                break
             if not store:
                 out_indptr[r + 1] = k
+    if changed:
+        raise ValueError("X changed while it was read (another thread writing it?)")
     return None
 
 

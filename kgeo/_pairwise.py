@@ -318,8 +318,13 @@ def centred(X, centre, rows=None):
         X.sum_duplicates()
     rows = (np.arange(X.shape[0], dtype=np.int64) if rows is None
             else np.ascontiguousarray(rows, dtype=np.int64))
-    arrays = (X.data, X.indices, X.indptr.astype(np.int64), rows,
-              np.ascontiguousarray(centre, dtype=np.float64))
+    centre = np.ascontiguousarray(centre, dtype=np.float64)
+    if centre.shape != (X.shape[1],):
+        raise ValueError(f"centre must hold one value per column of X ({X.shape[1]}), got "
+                         f"shape {centre.shape}")
+    # (The row pointers copied: the passes read within them whatever else
+    # changes meanwhile.)
+    arrays = (X.data, X.indices, X.indptr.astype(np.int64), rows, centre)
     indptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
     centred_rows(*arrays, indptr)
     np.cumsum(indptr, out=indptr)

@@ -1092,7 +1092,7 @@ cdef enum:
 # Iterations between two checks for Ctrl-C, and the seconds of kernel rows
 # computed after which a check comes sooner (see signals_due).
 cdef intp_t SIGNAL_CHECK_EVERY = 64
-cdef float64_t SIGNAL_CHECK_SECONDS = 0.05
+cdef float64_t SIGNAL_CHECK_SECONDS = 0.2
 # The largest slab sweep_cross allocates for a pair's cross blocks (glibc
 # serves up to 32 MB from its heaps once its mmap threshold has adapted).
 cdef intp_t SWEEP_SLAB_MAX_BYTES = 8 << 20
@@ -2726,7 +2726,10 @@ cdef inline bint signals_due(Pair* P, intp_t count) noexcept nogil:
     """Whether to check_signals at the count-th step of a loop: every
     SIGNAL_CHECK_EVERY steps, and sooner where the rows computed since the
     last check took SIGNAL_CHECK_SECONDS (64 steps of rows of 6,000 x 2,000
-    dense values took 1-3.6 s: Ctrl-C waited that long)."""
+    dense values took 1-3.6 s: Ctrl-C waited that long). Not much sooner:
+    in the main thread a check takes the GIL, which another busy Python
+    thread holds for up to its switch interval (5 ms): a check every 0.05 s
+    made a dense fit 13 % slower beside such a thread (a review)."""
     return count % SIGNAL_CHECK_EVERY == 0 or P.computing >= SIGNAL_CHECK_SECONDS
 
 

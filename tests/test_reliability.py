@@ -1179,7 +1179,8 @@ def test_ctrl_c_interrupts_a_fit_in_a_process_forked_from_a_thread(tmp_path):
     thread idents with the main thread's at import, and the fit ran on for
     its whole 80 s. Its rows are dense: when the solver looked at the
     signals every 64 steps only, those took 1.2-3.6 s on a loaded machine,
-    and CI failed this test; now also after 0.05 s of rows computed.)"""
+    and a load audit's runs failed this test; now also after 0.2 s of rows
+    computed.)"""
     child = """
         import os, signal, threading, time
         import numpy as np, scipy.sparse as sp
@@ -1212,7 +1213,7 @@ def test_ctrl_c_interrupts_a_fit_in_a_process_forked_from_a_thread(tmp_path):
 
 def test_ctrl_c_is_seen_after_rows_that_took_long_whatever_the_steps(tmp_path):
     """The solver looks at the signals every 64 SMO steps, and also once its
-    kernel rows computed since the last look took 0.05 s: with the step
+    kernel rows computed since the last look took 0.2 s: with the step
     count set beyond any fit, SIGINT still stops a pair of costly dense rows
     within seconds, not at its end a minute later."""
     child = """
