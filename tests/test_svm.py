@@ -3410,6 +3410,26 @@ def test_centring_holds_a_slice_of_rows_dense_at_a_time(monkeypatch):
     np.testing.assert_array_equal(np.flatnonzero(~sliced[2]), [5, 8])  # the sparse rows
     assert sliced[3] == whole[3]
     assert_identical(sliced[4], whole[4])
+    # X written between the passes (by another thread during a fit, whose X
+    # is the caller's own arrays): refused, not stored past the counts (a
+    # review: a segmentation fault).
+    from kgeo._kernels import centred_rows
+
+    for before, after in ((centre[X.indices], X.data), (X.data, centre[X.indices])):
+        # Entries equal to their centre (0 once moved) before or after.
+        arrays = (before.copy(), X.indices, X.indptr.astype(np.int64),
+                  np.arange(300, dtype=np.int64), centre)
+        counts = np.zeros(301, dtype=np.int64)
+        centred_rows(*arrays, counts)
+        indptr = np.cumsum(counts)
+        arrays[0][:] = after
+        with pytest.raises(ValueError, match="X changed while it was read"):
+            centred_rows(*arrays, indptr, np.empty(indptr[-1]),
+                         np.empty(indptr[-1], np.int32))
+    with pytest.raises(ValueError, match=r"rows must lie in \[0, 300\)"):
+        centred_rows(*arrays[:3], np.array([-1]), centre, np.zeros(2, dtype=np.int64))
+    with pytest.raises(ValueError, match="centre must hold one value per column of X"):
+        _pairwise.centred(X, centre[:-1])
     # The means as SciPy's X.mean takes them, each entry times 1/n (summed
     # first, a column near float64's largest value overflowed: no centre,
     # and the fit was refused as overflowing).
