@@ -1172,6 +1172,25 @@ def _interrupt_child(tmp_path, child, target, timeout=120):
     return first, sent, dict(line.split(None, 1) for line in out.splitlines())
 
 
+# A child process's fit of one class pair of dense rows (each kernel row about
+# 12 M operations), saying how it ended.
+_COSTLY_DENSE_PAIR = """
+        import time
+        import numpy as np, scipy.sparse as sp
+        rng = np.random.default_rng(0)
+        n = 6000  # one class pair that takes about a minute
+        y = rng.integers(0, 2, n)
+        X = sp.csr_matrix(rng.poisson(0.05, size=(n, 2000)) + 1e-3 * rng.random((n, 2000)))
+
+        def fit_saying_how_it_ended():
+            try:
+                kgeo.SVM(kernel="rbf", gamma=50.0, C=100.0, n_jobs=1).fit(X, y)
+                print("finished", time.monotonic(), flush=True)
+            except KeyboardInterrupt:
+                print("interrupted", time.monotonic(), flush=True)
+"""
+
+
 def test_ctrl_c_interrupts_a_fit_in_a_process_forked_from_a_thread(tmp_path):
     """After os.fork() from a thread other than the main one, that thread is
     the child's main thread, where signals are handled: one long class pair
@@ -1181,24 +1200,15 @@ def test_ctrl_c_interrupts_a_fit_in_a_process_forked_from_a_thread(tmp_path):
     signals every 64 steps only, those took 1.2-3.6 s on a loaded machine,
     and a load audit's runs failed this test; now also after 0.2 s of rows
     computed.)"""
-    child = """
-        import os, signal, threading, time
-        import numpy as np, scipy.sparse as sp
-        rng = np.random.default_rng(0)
-        n = 6000  # one class pair that takes about a minute
-        y = rng.integers(0, 2, n)
-        X = sp.csr_matrix(rng.poisson(0.05, size=(n, 2000)) + 1e-3 * rng.random((n, 2000)))
+    child = _COSTLY_DENSE_PAIR + """
+        import os, signal, threading
 
         def fit_in_a_fork():
             pid = os.fork()
             if pid == 0:
                 signal.signal(signal.SIGINT, signal.default_int_handler)
                 print("fitting", os.getpid(), flush=True)
-                try:
-                    kgeo.SVM(kernel="rbf", gamma=50.0, C=100.0, n_jobs=1).fit(X, y)
-                    print("finished", time.monotonic(), flush=True)
-                except KeyboardInterrupt:
-                    print("interrupted", time.monotonic(), flush=True)
+                fit_saying_how_it_ended()
                 os._exit(0)
             os.waitpid(pid, 0)
 
@@ -1216,22 +1226,13 @@ def test_ctrl_c_is_seen_after_rows_that_took_long_whatever_the_steps(tmp_path):
     kernel rows computed since the last look took 0.2 s: with the step
     count set beyond any fit, SIGINT still stops a pair of costly dense rows
     within seconds, not at its end a minute later."""
-    child = """
-        import signal, time
-        import numpy as np, scipy.sparse as sp
+    child = _COSTLY_DENSE_PAIR + """
+        import signal
         from kgeo import _solver
         signal.signal(signal.SIGINT, signal.default_int_handler)
         _solver._set_signal_check_every(2**40)
-        rng = np.random.default_rng(0)
-        n = 6000  # one class pair that takes about a minute
-        y = rng.integers(0, 2, n)
-        X = sp.csr_matrix(rng.poisson(0.05, size=(n, 2000)) + 1e-3 * rng.random((n, 2000)))
         print("fitting", time.monotonic(), flush=True)
-        try:
-            kgeo.SVM(kernel="rbf", gamma=50.0, C=100.0, n_jobs=1).fit(X, y)
-            print("finished", time.monotonic(), flush=True)
-        except KeyboardInterrupt:
-            print("interrupted", time.monotonic(), flush=True)
+        fit_saying_how_it_ended()
     """
     _, sent, lines = _interrupt_child(tmp_path, child, lambda proc, first: proc.pid)
     assert "finished" not in lines, "the signal went unseen until the fit ended"
