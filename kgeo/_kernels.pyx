@@ -649,9 +649,15 @@ def centred_rows(const float64_t[::1] data, const int32_t[::1] indices,
                          f"{out_indptr.shape[0]}")
     if n_rows and not 0 <= np.min(rows) <= np.max(rows) < indptr.shape[0] - 1:
         raise ValueError(f"rows must lie in [0, {indptr.shape[0] - 1})")
+    # The row pointers read: X's arrays must hold the entries they point to.
+    if not (indptr[0] == 0 and np.all(np.diff(indptr) >= 0)
+            and indptr[indptr.shape[0] - 1] <= min(data.shape[0], indices.shape[0])):
+        raise ValueError("indptr must rise from 0 to at most the entries of data and indices")
     if store and (out_indices is None or out_indices.shape[0] != out_data.shape[0]
-                  or out_data.shape[0] != out_indptr[n_rows]):
-        raise ValueError("out_data and out_indices must hold out_indptr[-1] entries")
+                  or out_data.shape[0] != out_indptr[n_rows] or out_indptr[0] != 0
+                  or np.any(np.diff(out_indptr) < 0)):
+        raise ValueError("out_indptr must rise from 0 to the entries of out_data and "
+                         "out_indices")
     with nogil:
         for r in range(n_rows):
             p = indptr[rows[r]]

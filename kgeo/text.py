@@ -552,9 +552,17 @@ class RainbowVectorizer:
         vocabulary = self.vocabulary_
         if (vocabulary is not getattr(self, "_fitted_vocabulary", None)
                 or getattr(vocabulary, "edited", False)):
-            _check_vocabulary(vocabulary)  # assigned, or edited in place, since the fit
-            if isinstance(vocabulary, _FittedVocabulary):
-                vocabulary.edited = False  # checked as it stands
+            # Cleared before the check, so that an edit made meanwhile (in
+            # another thread) raises it again: checked next time.
+            fitted = isinstance(vocabulary, _FittedVocabulary)
+            if fitted:
+                vocabulary.edited = False
+            try:
+                _check_vocabulary(vocabulary)  # assigned, or edited in place, since the fit
+            except BaseException:
+                if fitted:
+                    vocabulary.edited = True
+                raise
         docs = _check_docs(raw_documents)
         dtype = self._check_dtype()
         vocab_get = vocabulary.get
@@ -593,22 +601,29 @@ class RainbowVectorizer:
 
 class _FittedVocabulary(dict):
     """``vocabulary_`` as fit numbers it: a dict that notes any change made
-    to it in place (``edited``), so that transform checks it again (see
-    _check_vocabulary) without checking all of it at every call. (Noted by
-    the column numbers alone, a word added in place under a column another
-    word has was merged into that word's counts, silently: a review.)"""
+    to it in place through its methods (``edited``), so that transform
+    checks it again (see _check_vocabulary) without checking all of it at
+    every call. (Noted by the column numbers alone, a word added in place
+    under a column another word has was merged into that word's counts,
+    silently: a review.) ``dict``'s own methods called on it directly
+    (``dict.__setitem__(vocabulary, ...)``) go unnoticed."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.edited = False
+        # (Called again on a vocabulary: an edit like the others.)
+        self.edited = "edited" in self.__dict__
 
 
 def _noting_edits(name):
     method = getattr(dict, name)
 
     def edit(self, *args, **kwargs):
-        self.edited = True
-        return method(self, *args, **kwargs)
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            # After the change: a check that cleared the flag meanwhile
+            # (see transform) must not take the change as checked.
+            self.edited = True
 
     edit.__name__ = name
     return edit

@@ -3428,6 +3428,11 @@ def test_centring_holds_a_slice_of_rows_dense_at_a_time(monkeypatch):
                          np.empty(indptr[-1], np.int32))
     with pytest.raises(ValueError, match=r"rows must lie in \[0, 300\)"):
         centred_rows(*arrays[:3], np.array([-1]), centre, np.zeros(2, dtype=np.int64))
+    one_row = (*arrays[:3], np.array([0, 1]), centre)
+    with pytest.raises(ValueError, match="out_indptr must rise from 0"):  # (a review)
+        centred_rows(*one_row, np.array([0, 5, 3]), np.empty(3), np.empty(3, np.int32))
+    with pytest.raises(ValueError, match="indptr must rise from 0"):
+        centred_rows(arrays[0][:10], *arrays[1:], np.zeros(301, dtype=np.int64))
     with pytest.raises(ValueError, match="centre must hold one value per column of X"):
         _pairwise.centred(X, centre[:-1])
     # The means as SciPy's X.mean takes them, each entry times 1/n (summed

@@ -270,6 +270,27 @@ def test_an_assigned_vocabulary_must_number_its_words(vocabulary, error, match):
         edit(vec.vocabulary_)
         with pytest.raises(ValueError, match="each number once"):
             vec.transform(["banana"])
+    # An edit made while transform checks an earlier one (another thread's)
+    # is checked at the next call: the flag is cleared before the check,
+    # raised after each edit (a review: one in ten such edits went through).
+    vec = RainbowVectorizer(stoplist=None).fit(TOY)
+    vec.vocabulary_["apple"] = vec.vocabulary_["apple"]
+    check = kgeo.text._check_vocabulary
+
+    def check_while_another_thread_edits(vocabulary):
+        check(vocabulary)
+        vocabulary["elder"] = 0
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kgeo.text, "_check_vocabulary", check_while_another_thread_edits)
+        vec.transform(["apple"])
+    with pytest.raises(ValueError, match="given to another word too"):
+        vec.transform(["apple"])
+    # __init__ called again is an edit too.
+    vec = RainbowVectorizer(stoplist=None).fit(TOY)
+    vec.vocabulary_.__init__({"elder": 0})
+    with pytest.raises(ValueError, match="given to another word too"):
+        vec.transform(["apple"])
     # An edit that leaves the numbering right: checked once, then trusted.
     vec = RainbowVectorizer(stoplist=None).fit(TOY)
     vec.vocabulary_["apple"] = vec.vocabulary_["apple"]
