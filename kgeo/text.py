@@ -501,6 +501,16 @@ class RainbowVectorizer:
         indptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=X.shape[0]))))
         return self._finish(X.data[keep_entry], new_indices[keep_entry], indptr, kept.size, dtype)
 
+    def __setstate__(self, state):
+        # Pickled before the vocabulary noted its edits (a plain dict, which
+        # transform would trust however edited): as fit makes it now.
+        fitted = state.get("_fitted_vocabulary")
+        if type(fitted) is dict and state.get("vocabulary_") is fitted:
+            vocabulary = _FittedVocabulary(fitted)
+            vocabulary.edited = True  # (maybe edited before it was pickled: checked once)
+            state["vocabulary_"] = state["_fitted_vocabulary"] = vocabulary
+        self.__dict__.update(state)
+
     def fit(self, raw_documents, y=None):
         """Learn the vocabulary from training documents.
 

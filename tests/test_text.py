@@ -286,6 +286,16 @@ def test_an_assigned_vocabulary_must_number_its_words(vocabulary, error, match):
         vec.transform(["apple"])
     with pytest.raises(ValueError, match="given to another word too"):
         vec.transform(["apple"])
+    # Pickled before the vocabulary noted its edits (a plain dict, edited
+    # in place): loaded, checked once.
+    vec = RainbowVectorizer(stoplist=None).fit(TOY)
+    vec.vocabulary_ = vec._fitted_vocabulary = dict(vec.vocabulary_)
+    vec.vocabulary_["elder"] = 0
+    vec = pickle.loads(pickle.dumps(vec))
+    assert type(vec.vocabulary_).__name__ == "_FittedVocabulary"
+    assert vec.vocabulary_ is vec._fitted_vocabulary
+    with pytest.raises(ValueError, match="given to another word too"):
+        vec.transform(["apple"])
     # __init__ called again is an edit too.
     vec = RainbowVectorizer(stoplist=None).fit(TOY)
     vec.vocabulary_.__init__({"elder": 0})
