@@ -2197,7 +2197,7 @@ def _row_sums(model, X, n_threads):
             if not part.any():
                 continue
             index = sv_index if moved else unmoved_index()
-            rows = chunk_of_X if part.all() else chunk_of_X[part]  # (a copy of the chunk)
+            rows = chunk_of_X if part.all() else chunk_of_X[part]  # (indexing copies)
             prepared = prepare_rows(kernel, centred(rows, centre if moved else None),
                                     name="X", kernel_name=model.kernel,
                                     n_threads=n_threads)
