@@ -918,6 +918,11 @@ class SVM(EstimatorMixin):
         else:
             # Possibly X's own arrays (when already canonical CSR): only read below.
             X_checked = check_matrix(X, name="X", copy=False)
+        # A float64 array gives the support vectors' rows again after the
+        # solve (the same values), so its CSR copy is freed before the
+        # solver's cache fills (see _set_support).
+        dense_source = (X if not (precomputed or by_callable) and type(X) is np.ndarray
+                        and X.dtype == np.float64 and X.ndim == 2 else None)
         n_samples = _n_samples(X_checked)
         y = check_labels(y, n_samples)
         weight = check_sample_weight(sample_weight, n_samples)
@@ -1003,11 +1008,11 @@ class SVM(EstimatorMixin):
                 position = order if kept is None else kept[order]
             self._check_matrix_range(largest)
             kernel = PrecomputedKernel(matrix, position.astype(np.int64), self.shift)
-            index = PostingIndex(empty_rows(order.shape[0]), class_start)
+            rows = empty_rows(order.shape[0])
         else:
             kernel_args = self._kernel_arguments(X_checked, relative)
             kernel = get_kernel(self.kernel, X_checked.shape[1], self.shift, **kernel_args)
-            index, centre = self._training_rows(X_checked, y_index, kernel, kernel_args,
+            rows, centre = self._training_rows(X_checked, y_index, kernel, kernel_args,
                                                 order, class_start, n_threads, kept)
         scale = None
         if isinstance(self.kernel, str) and self.kernel in ("poly", "sigmoid"):
@@ -1047,6 +1052,16 @@ class SVM(EstimatorMixin):
                 scale = (largest if precomputed or by_callable
                          else self._kernel_scale(X_checked, kernel_args))
             self._check_float32_range(scale)
+        if dense_source is not None:
+            # X_checked is X made CSR, 1.5 times X (more where weights took
+            # some rows), which only the support vectors' rows are read from
+            # again; the training rows are its centred or sorted copy, or
+            # X_checked's own arrays (then nothing is freed). Freed before
+            # the index of the rows is built, and the cache: a dense rbf fit
+            # of 10,000 x 1,000 rows peaked 385 MB above its start with it.
+            del X_checked
+        index = PostingIndex(rows, class_start, n_threads=n_threads)
+        del rows  # the index holds them
         cache = KernelRowCache(kernel, index, self._cache_bytes(counts, single), single=single,
                                n_threads=n_threads)
 
@@ -1131,7 +1146,10 @@ class SVM(EstimatorMixin):
         del cache, index, kernel
         if by_callable:
             del matrix
-        self._set_support(X, X_checked, order, class_start, solutions)
+        if dense_source is None:
+            self._set_support(X, X_checked, order, class_start, solutions)
+        else:
+            self._set_support(X, None, order, class_start, solutions, dense_source, kept)
         if kept is not None:
             self.support_ = kept[self.support_].astype(np.int32)  # indices of the given X
         self.intercept_ = intercepts
@@ -1170,9 +1188,10 @@ class SVM(EstimatorMixin):
 
     def _training_rows(self, X_checked, y_index, kernel, kernel_args, order, class_start,
                        n_threads, kept):
-        """The posting index of the training rows sorted by class, and the
-        centre they were moved by (None: not moved). ``kept``: the caller's
-        numbers of X_checked's rows where it holds only some of them (else None)."""
+        """The training rows sorted by class, prepared for ``kernel``
+        (``RowSet``), and the centre they were moved by (None: not moved).
+        ``kept``: the caller's numbers of X_checked's rows where it holds
+        only some of them (else None)."""
         if kernel.on_simplex:
             # Negative entries (fit gave the rows without a word weight 0, so
             # none is left here).
@@ -1209,7 +1228,7 @@ class SVM(EstimatorMixin):
             raise ValueError(
                 f"kernel {self.kernel!r} overflows float64 on {bad.size} training row(s) "
                 f"(first rows {bad[:10].tolist()}): k(x, x) is not finite; scale X down")
-        return PostingIndex(rows, class_start, n_threads=n_threads), centre
+        return rows, centre
 
     def _solve_pairs(self, cache, pairs, box):
         """Solve every class pair, in parallel threads when n_jobs allows
@@ -1469,8 +1488,15 @@ class SVM(EstimatorMixin):
             return minimum
         return requested
 
-    def _set_support(self, X, X_checked, order, class_start, solutions):
-        """SVC's support_, n_support_, dual_coef_ (libsvm layout), support_vectors_."""
+    def _set_support(self, X, X_checked, order, class_start, solutions, dense_source=None,
+                     kept=None):
+        """SVC's support_, n_support_, dual_coef_ (libsvm layout), support_vectors_.
+
+        ``support_`` numbers the rows of X_checked. Where the fit freed
+        X_checked (None), the support vectors are rows ``kept[support_]``
+        (``support_`` without weights of 0) of ``dense_source``, the
+        caller's float64 array X_checked was made from.
+        """
         is_sv, self.dual_coef_ = one_vs_one_coefficients(solutions, class_start)
         self.support_ = order[np.flatnonzero(is_sv)].astype(np.int32)
         self.n_support_ = np.array(
@@ -1485,6 +1511,15 @@ class SVM(EstimatorMixin):
             # The samples as the kernel function read them, for it to read
             # again against the samples predicted.
             self.support_vectors_ = _own_copy(_take(X_checked, self.support_))
+            _freeze(self.support_vectors_)
+            return
+        if X_checked is None:
+            rows = self.support_ if kept is None else kept[self.support_]
+            support_vectors = np.ascontiguousarray(dense_source[rows])  # a new array
+            # As X_checked's rows made dense again: its CSR kept no zero,
+            # and so no -0.0 either.
+            support_vectors[support_vectors == 0.0] = 0.0
+            self.support_vectors_ = support_vectors
             _freeze(self.support_vectors_)
             return
         rows = self.support_.astype(np.int64)
