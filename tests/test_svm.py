@@ -940,23 +940,28 @@ def test_an_eviction_moves_the_pinned_blocks_it_meets_to_the_front(cache_size, r
     ck.assert_identical_models(whole, small)
 
 
+@pytest.mark.parametrize("density", [0.3, 0.03], ids=["dense_columns", "posting_lists"])
 @pytest.mark.parametrize("kernel, cache_dtype", [
     ("ngd", "float64"), ("ngd", "float32"), ("linear", "float64"), ("rbf", "float64"),
     ("precomputed", "float64")])
-def test_a_two_class_fits_helper_thread_changes_no_bit(kernel, cache_dtype, rng, monkeypatch,
-                                                       request):
+def test_a_two_class_fits_helper_thread_changes_no_bit(kernel, cache_dtype, density, rng,
+                                                       monkeypatch, request):
     """With one class pair, a second thread computes halves of the blocks
     its solver asks for (compute_shared; conftest shares blocks of any
     length): the model is the one of a single thread, bit for bit, in the
     normal race (whoever computes or throws away which half) and where the
     solver leaves a half of every block to the helper, which then has stored
     them. (Left to the race, CI once ran ten such fits with the helper
-    asleep through every block.)"""
+    asleep through every block.) Words in at least an eighth of a class's
+    rows are its dense columns, the others posting lists, whose halves
+    start and end within a word's list: at density 0.3 every word was a
+    dense column, and a mutation review found two wrong half bounds of the
+    lists unnoticed."""
     from kgeo import _solver
 
     if not _solver.ROW_HELPER:
         pytest.skip("this build runs no helper thread (no GCC atomics)")
-    X, y = ck.make_count_data(rng, 1200, 300, 2, density=0.3, n_duplicates=4)
+    X, y = ck.make_count_data(rng, 1200, 300, 2, density=density, n_duplicates=4)
     params = dict(kernel=kernel, cache_dtype=cache_dtype, C=10.0)
     if kernel == "precomputed":
         X = kgeo.pairwise_kernels(X, kernel="ngd", shift=np.pi)
@@ -3426,8 +3431,9 @@ def test_centring_holds_a_slice_of_rows_dense_at_a_time(monkeypatch):
         with pytest.raises(ValueError, match="X changed while it was read"):
             centred_rows(*arrays, indptr, np.empty(indptr[-1]),
                          np.empty(indptr[-1], np.int32))
-    with pytest.raises(ValueError, match=r"rows must lie in \[0, 300\)"):
-        centred_rows(*arrays[:3], np.array([-1]), centre, np.zeros(2, dtype=np.int64))
+    for outside in (-1, 300):
+        with pytest.raises(ValueError, match=r"rows must lie in \[0, 300\)"):
+            centred_rows(*arrays[:3], np.array([outside]), centre, np.zeros(2, dtype=np.int64))
     one_row = (*arrays[:3], np.array([0, 1]), centre)
     with pytest.raises(ValueError, match="out_indptr must rise from 0"):  # (a review)
         centred_rows(*one_row, np.array([0, 5, 3]), np.empty(3), np.empty(3, np.int32))
