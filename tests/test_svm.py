@@ -217,6 +217,13 @@ def test_checker_real_newsgroups(kernel, newsgroups_subset):
     assert model.score(X[test], labels[test]) > 0.3  # 20 classes, 15 examples each
 
 
+def _scaled_at(array, where, factor):
+    """A copy of ``array`` (the fit's are read-only) with one entry scaled."""
+    array = array.copy()
+    array[where] *= factor
+    return array
+
+
 @pytest.mark.parametrize("kernel,objective_change", [("rbf", 1e-7), ("ngd", 1e-5)])
 def test_checker_detects_wrong_models(kernel, objective_change, rng):
     """Each corruption of a correct model makes the checker fail.
@@ -235,7 +242,7 @@ def test_checker_detects_wrong_models(kernel, objective_change, rng):
         return bad
 
     cases = [
-        (lambda m: m.dual_coef_.__setitem__((0, free[0]), m.dual_coef_[0, free[0]] * 1.001),
+        (lambda m: setattr(m, "dual_coef_", _scaled_at(m.dual_coef_, (0, free[0]), 1.001)),
          r"sum a y"),
         (lambda m: m.intercept_.__setitem__(1, m.intercept_[1] + 1e-4), r"intercept"),
         (lambda m: m.dual_objective_.__setitem__(2, m.dual_objective_[2] * (1 + objective_change)),
@@ -3477,7 +3484,7 @@ def test_a_dense_fit_frees_its_csr_copy_of_X_before_the_solve(kernel, monkeypatc
     """Fitted on a float64 array, the solver runs without X made CSR (1.5
     times X), which the centred or sorted training rows made redundant: a
     dense rbf fit of 10,000 x 1,000 rows peaked 385 MB above its start with
-    it, 270 MB without. The support vectors are then X's rows again: the
+    it, 271 MB without. The support vectors are then X's rows again: the
     same model, bit for bit, as from a list, whose CSR copy is kept."""
     import tracemalloc
 
@@ -4515,6 +4522,60 @@ def test_support_vectors_the_user_assigns_are_read_again_after_an_edit_in_place(
         reference.support_vectors_ = own.copy()
         np.testing.assert_array_equal(model.decision_function(T),
                                       reference.decision_function(T))
+
+
+def _dot_products(A, B):
+    """A callable kernel that pickles (a module's function)."""
+    return A @ B.T
+
+
+@pytest.mark.parametrize("kernel, n_classes", [("ngd", 2), ("ngd", 4), ("precomputed", 3),
+                                               (_dot_products, 3)])
+def test_dual_coefficients_are_read_only_and_replaced_ones_are_used(kernel, n_classes, rng):
+    """Prediction keeps what it derives from dual_coef_ (its transpose and
+    the pairs' rounding bounds: 276 of the 700 us a 20-class model spent on
+    one row), so the fit's array is read-only, after pickling too. An array
+    assigned in its place is used, and one that is writable is read again
+    at every call: an edit in place is seen, as by a model given the edited
+    array. A changed n_support_ is seen as well."""
+    X, y = ck.make_count_data(rng, 90, 12, n_classes)
+    T = X[:7] + 1.0
+    if kernel == "precomputed":
+        X, T = (kgeo.pairwise_kernels(A, X, kernel="ngd", shift=np.pi) for A in (X, T))
+
+    def fitted():
+        return kgeo.SVM(kernel=kernel).fit(X, y)
+
+    model = fitted()
+    original = model.decision_function(T)  # fills the cache
+    kept = model._prediction_cache["coefficients"]
+    np.testing.assert_array_equal(model.decision_function(T), original)
+    assert model._prediction_cache["coefficients"] is kept
+    for loaded in (model, pickle.loads(pickle.dumps(model))):
+        assert not loaded.dual_coef_.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            loaded.dual_coef_ *= 2
+        np.testing.assert_array_equal(loaded.decision_function(T), original)
+    own = model.dual_coef_ * 0.5  # writable
+    model.dual_coef_ = own
+    reference = fitted()
+    reference.dual_coef_ = own.copy()
+    np.testing.assert_array_equal(model.decision_function(T), reference.decision_function(T))
+    assert not np.array_equal(model.decision_function(T), original)
+    own[:, ::2] *= -3.0  # in place, after a prediction
+    reference = fitted()
+    reference.dual_coef_ = own.copy()
+    np.testing.assert_array_equal(model.decision_function(T), reference.decision_function(T))
+    np.testing.assert_array_equal(model.predict(T), reference.predict(T))
+    # n_support_ moved by one support vector between the first two classes.
+    model = fitted()
+    model.decision_function(T)
+    reference = fitted()
+    for edited in (model, reference):
+        edited.n_support_ = edited.n_support_ + np.array([1, -1] + [0] * (n_classes - 2))
+    reference._prediction_cache.clear()
+    np.testing.assert_array_equal(model.decision_function(T), reference.decision_function(T))
+    assert not np.array_equal(model.decision_function(T), original)
 
 
 # --------------------------------------------------------------------------
