@@ -1017,7 +1017,7 @@ class SVM(EstimatorMixin):
             kernel_args = self._kernel_arguments(X_checked, relative)
             kernel = get_kernel(self.kernel, X_checked.shape[1], self.shift, **kernel_args)
             rows, centre = self._training_rows(X_checked, y_index, kernel, kernel_args,
-                                                order, class_start, n_threads, kept)
+                                               order, class_start, n_threads, kept)
         scale = None
         if isinstance(self.kernel, str) and self.kernel in ("poly", "sigmoid"):
             # Their values can underflow where the rows' norms do not (a

@@ -3509,8 +3509,8 @@ def test_a_dense_fit_frees_its_csr_copy_of_X_before_the_solve(kernel, monkeypatc
     # The training rows (1.5 X, as CSR) and their index (X's size for dense
     # columns); X_checked would add 1.5 X.
     assert held[0] < 3.2 * X.nbytes, (held[0] / X.nbytes)  # 2.5 X; 3.9 X before
-    for given in (np.asfortranarray(X), X.tolist()):
-        model = kgeo.SVM(kernel=kernel, C=0.01).fit(given, y)
+    for other_form in (np.asfortranarray(X), X.tolist()):
+        model = kgeo.SVM(kernel=kernel, C=0.01).fit(other_form, y)
         for name in ("support_", "dual_coef_", "intercept_", "support_vectors_"):
             a, b = getattr(model, name), getattr(array_model, name)
             assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
