@@ -10,6 +10,7 @@ import copy
 import itertools
 import logging
 import math
+import mmap
 import numbers
 import queue
 import threading
@@ -554,9 +555,12 @@ class SVM(EstimatorMixin):
         Indices of the support vectors in the training set, grouped by class.
     support_vectors_ : ndarray or CSR matrix of shape (n_SV, n_features)
         Read-only: prediction keeps what it derives from them. A matrix
-        assigned in their place is used; if its arrays are writable, every
-        prediction reads them again (an edit in place is seen, at the cost
-        of preparing them per call). Empty for ``kernel="precomputed"``;
+        assigned in their place is used; if its arrays are writable, or
+        read-only views of memory written otherwise, every prediction reads
+        them again (an edit in place is seen, at the cost of preparing them
+        per call). Arrays mapping a file (joblib's ``mmap_mode``) are taken
+        as unchanging; so are the fit's arrays, should they be made writable
+        and edited with no prediction in between. Empty for ``kernel="precomputed"``;
         for a callable kernel given samples other than numbers, the support
         vectors as given (a list, or an ndarray).
     n_support_ : ndarray of shape (n_classes,)
@@ -1576,8 +1580,9 @@ class SVM(EstimatorMixin):
         """
         check_is_fitted(self, "dual_coef_")
         # A refit in another thread installs a new attribute dict (see fit),
-        # fitted too: every attribute is read from the one in place now.
-        model = _FittedView(self.__dict__)
+        # and an attribute assigned meanwhile changes this one: every
+        # attribute is read from a copy of the one in place now.
+        model = _FittedView(dict(self.__dict__))
         _check_kernel_unchanged(model)
         if not _is_callable_kernel(model.kernel):
             check_feature_names(feature_names(X), estimator=type(self).__name__,
@@ -1846,7 +1851,7 @@ class SVM(EstimatorMixin):
             (the manifold kernels', or the RBF's) or is not the input's.
         """
         check_is_fitted(self, "dual_coef_")
-        model = _FittedView(self.__dict__)  # one model, whatever a refit does meanwhile
+        model = _FittedView(dict(self.__dict__))  # one model, whatever happens meanwhile
         fitted_kernel = (getattr(model, "_fitted_kernel", None) or {}).get("kernel",
                                                                           model.kernel)
         if not (isinstance(fitted_kernel, str) and fitted_kernel == "linear"):
@@ -1922,9 +1927,26 @@ class SVM(EstimatorMixin):
         self.__dict__.setdefault("break_ties", False)
         if "dual_coef_" in state:
             self._prediction_cache = {}
-            if "support_vectors_" in state:
-                _freeze(self.support_vectors_)
-            _freeze(self.dual_coef_)
+            # Frozen as the fit's are, so that prediction keeps what it
+            # derives from them. A protocol 5 pickle's arrays lie in its
+            # bytearray, which `_cache_key` cannot tell from memory written
+            # otherwise: they are copied.
+            for name in ("support_vectors_", "dual_coef_"):
+                if name in state:
+                    value = getattr(self, name)
+                    if any(_in_lent_memory(array) for array in _arrays_of(value)):
+                        value = value.copy()
+                        setattr(self, name, value)
+                    _freeze(value)
+
+    def __copy__(self):
+        # The copy shares the arrays, some maybe the caller's own (assigned
+        # after the fit): unlike a loaded model's, none is frozen here.
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__getstate__())
+        if "dual_coef_" in new.__dict__:
+            new._prediction_cache = {}
+        return new
 
     def __sklearn_tags__(self):
         # Called only by scikit-learn itself, so importing it here adds no
@@ -1969,16 +1991,19 @@ def _freeze(support_vectors):
 
 
 def _cache_key(support_vectors):
-    """What the prediction cache keys derived support vectors by: the matrix
-    and the arrays that hold its values (a sparse matrix's ``data`` may be
-    replaced under the same object), or None where prediction must not keep
-    them. The fit's arrays are read-only (`_freeze`); a matrix the user
-    assigns may be edited in place later, unseen by a key of objects, so
-    writable arrays (or read-only views of writable ones) are prepared
-    again at every call."""
+    """What the prediction cache keys derived support vectors (or dual
+    coefficients) by: the matrix and the arrays that hold its values (a
+    sparse matrix's ``data`` may be replaced under the same object), or None
+    where prediction must not keep them. The fit's arrays are read-only
+    (`_freeze`); a matrix the user assigns may be edited in place later,
+    unseen by a key of objects, so writable arrays are prepared again at
+    every call, and so are read-only views of memory that may be written
+    otherwise: of a writable array, or of memory an array does not own
+    (a bytearray, a memoryview, ``as_strided``'s). A file mapped into memory
+    (``np.load``'s or joblib's ``mmap_mode``) is taken as unchanging."""
     arrays = _arrays_of(support_vectors)
     for array in arrays:
-        if not isinstance(array, np.ndarray):
+        if not isinstance(array, np.ndarray) or _in_lent_memory(array):
             return None
         base = array
         while isinstance(base, np.ndarray):
@@ -1986,6 +2011,16 @@ def _cache_key(support_vectors):
                 return None
             base = base.base
     return (support_vectors, *arrays)
+
+
+def _in_lent_memory(array):
+    """Whether an ndarray's values lie in memory no array of its chain of
+    bases owns, other than bytes or a file mapped into memory: a
+    bytearray's, a memoryview's, ``as_strided``'s, which may be written
+    other than through the array."""
+    while isinstance(array, np.ndarray):
+        array = array.base
+    return array is not None and not isinstance(array, (bytes, mmap.mmap))
 
 
 def _checked_support_vectors(model, support_vectors=None):
@@ -2016,9 +2051,13 @@ def _same_key(kept, key):
 class _FittedView:
     """The attributes of one SVM attribute dict, read as attributes.
 
-    A prediction reads every attribute from the dict in place when it starts
-    (a refit in another thread installs a new dict, see `SVM.fit`), so it
-    uses one model. A plain object, not an SVM: a subclass's finaliser must
+    A prediction reads every attribute from a copy of the dict in place
+    when it starts, so it uses one model: a refit in another thread installs
+    a new dict (see `SVM.fit`), and an attribute assigned meanwhile would
+    change the dict itself (a review found ``dual_coef_`` assigned between
+    two reads of one prediction: values derived from the old array were
+    kept for the new one, wrong at every later call). The prediction cache
+    is shared: the copy holds the same dict. A plain object, not an SVM: a subclass's finaliser must
     not run on the live model's state when the view is collected.
     """
 
@@ -2043,6 +2082,9 @@ def _support_vector_side(model, kernel, X, n_threads):
     cache = getattr(model, "_prediction_cache", None)  # None: saved before kgeo kept one
     source = model.support_vectors_
     key = _cache_key(source)
+    if key is None and cache is not None:  # (as in _coefficient_side)
+        cache.pop("support_vectors", None)
+        cache.pop("hashed_support_vectors", None)
     kept = cache.get("support_vectors") if cache is not None else None
     if kept is not None and _same_key(kept[0], key):  # not replaced since
         return (*kept[1:], X)
@@ -2124,6 +2166,9 @@ def _centred_support_vector_side(model, kernel, centre, n_threads):
     cache = getattr(model, "_prediction_cache", None)  # None: saved before kgeo kept one
     source = model.support_vectors_
     key = _cache_key(source)
+    if key is None and cache is not None:  # (as in _coefficient_side)
+        cache.pop("centred_support_vectors", None)
+        cache.pop("unmoved_support_vectors", None)
     if cache is None or key is None:
         cache = {}  # this call's only
     kept = cache.get("centred_support_vectors")
@@ -2364,6 +2409,10 @@ def _coefficient_side(model, n_support, dual_coef):
     """
     cache = getattr(model, "_prediction_cache", None)  # None: saved before kgeo kept one
     key = _cache_key(model.dual_coef_)
+    if key is None and cache is not None:
+        # (Frozen again later, the array would match an entry of its
+        # values before.)
+        cache.pop("coefficients", None)
     kept = cache.get("coefficients") if cache is not None else None
     if kept is not None and _same_key(kept[0], key) and np.array_equal(kept[1], n_support):
         return kept[2:]

@@ -4578,6 +4578,82 @@ def test_dual_coefficients_are_read_only_and_replaced_ones_are_used(kernel, n_cl
     assert not np.array_equal(model.decision_function(T), original)
 
 
+def test_kept_coefficients_follow_the_arrays_they_came_from(rng, monkeypatch):
+    """Reviews of the kept coefficients: (1) an assignment by another
+    thread between two reads of one prediction stored values of the old
+    array under the new one's key, wrong at every later call; (2) read-only
+    arrays over memory written otherwise (as_strided's, a bytearray's) were
+    kept; (3) an array made writable, used, then frozen again met the entry
+    of its values before; (4) copy.copy froze the caller's own arrays. A
+    protocol 5 pickle's arrays, which lie in its bytearray, are still kept."""
+    import copy as copy_module
+
+    from numpy.lib.stride_tricks import as_strided
+
+    from kgeo import _svm
+
+    X, y = ck.make_count_data(rng, 90, 12, 4)
+    T = X[:7] + 1.0
+
+    def given(coefficients):
+        reference = kgeo.SVM(kernel="ngd").fit(X, y)
+        reference.dual_coef_ = np.array(coefficients)
+        return reference.decision_function(T)
+
+    model = kgeo.SVM(kernel="ngd").fit(X, y)
+    other = model.dual_coef_ * 0.5
+    other[:, ::2] *= -3.0
+    other.flags.writeable = False
+    checked = _svm._check_fitted_arrays
+
+    def assigned_meanwhile(view, n_sv):
+        result = checked(view, n_sv)
+        model.dual_coef_ = other  # (1): as another thread would
+        return result
+
+    monkeypatch.setattr(_svm, "_check_fitted_arrays", assigned_meanwhile)
+    before = model.decision_function(T)  # all of one model: the old array's
+    monkeypatch.setattr(_svm, "_check_fitted_arrays", checked)
+    assert model.dual_coef_ is other
+    np.testing.assert_array_equal(model.decision_function(T), given(other))
+    assert not np.array_equal(before, given(other))
+
+    own = np.array(other)  # (2)
+    strided = as_strided(own, writeable=False)
+    lent = bytearray(own.tobytes())
+    in_bytearray = np.frombuffer(lent, dtype=np.float64).reshape(own.shape)
+    in_bytearray.flags.writeable = False
+    for view, values in ((strided, own), (in_bytearray, None)):
+        model.dual_coef_ = view
+        model.decision_function(T)
+        if values is None:
+            lent[:8] = np.float64(5.0).tobytes()
+        else:
+            values[0, 0] = 5.0
+        assert view[0, 0] == 5.0
+        np.testing.assert_array_equal(model.decision_function(T), given(view))
+
+    model = kgeo.SVM(kernel="ngd").fit(X, y)  # (3)
+    model.decision_function(T)
+    model.dual_coef_.flags.writeable = True
+    model.decision_function(T)  # forgets what it kept
+    model.dual_coef_[:, 0] *= -2.0
+    model.dual_coef_.flags.writeable = False
+    np.testing.assert_array_equal(model.decision_function(T), given(model.dual_coef_))
+
+    workspace = np.array(other)  # (4)
+    model.dual_coef_ = workspace[:, :]
+    shallow = copy_module.copy(model)
+    assert workspace.flags.writeable and model.dual_coef_.flags.writeable
+    np.testing.assert_array_equal(shallow.decision_function(T), given(workspace))
+
+    model = kgeo.SVM(kernel="ngd").fit(X, y)
+    loaded = pickle.loads(pickle.dumps(model, protocol=5))
+    assert _svm._cache_key(loaded.dual_coef_) is not None
+    assert _svm._cache_key(loaded.support_vectors_) is not None
+    np.testing.assert_array_equal(loaded.decision_function(T), model.decision_function(T))
+
+
 # --------------------------------------------------------------------------
 # sample_weight
 # --------------------------------------------------------------------------
