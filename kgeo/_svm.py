@@ -560,9 +560,9 @@ class SVM(EstimatorMixin):
         them again (an edit in place is seen, at the cost of preparing them
         per call). Arrays mapping a file (joblib's ``mmap_mode``) are taken
         as unchanging; so are the fit's arrays, should they be made writable
-        and edited with no prediction in between. Empty for ``kernel="precomputed"``;
-        for a callable kernel given samples other than numbers, the support
-        vectors as given (a list, or an ndarray).
+        and edited with no prediction in between. Empty for
+        ``kernel="precomputed"``; for a callable kernel given samples other
+        than numbers, the support vectors as given (a list, or an ndarray).
     n_support_ : ndarray of shape (n_classes,)
     dual_coef_ : ndarray of shape (n_classes - 1, n_SV)
         ``alpha_i y_i`` in libsvm's one-vs-one layout. Read-only, as
@@ -2057,8 +2057,9 @@ class _FittedView:
     change the dict itself (a review found ``dual_coef_`` assigned between
     two reads of one prediction: values derived from the old array were
     kept for the new one, wrong at every later call). The prediction cache
-    is shared: the copy holds the same dict. A plain object, not an SVM: a subclass's finaliser must
-    not run on the live model's state when the view is collected.
+    is shared: the copy holds the same dict. A plain object, not an SVM: a
+    subclass's finaliser must not run on the live model's state when the
+    view is collected.
     """
 
     def __init__(self, state):
