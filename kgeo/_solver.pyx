@@ -3576,7 +3576,8 @@ def solve_pairs(KernelRowCache cache, solutions, intp_t first, intp_t last,
         Stop when the maximal violating pair's gap is <= tol.
     shrinking : bool or "auto"
         True: a shrinking pass every min(l, 1000) iterations (libsvm's
-        schedule); "auto": the same, starting after 2 l iterations.
+        schedule); "auto": the same, its first pass once 2 l iterations
+        are done (a pair converging in fewer is never shrunk).
     max_iter : int
         Iteration limit; -1 for libsvm's own, ``max(10**7, 100 l)`` with l
         the pair's size (``libsvm_iteration_cap``).

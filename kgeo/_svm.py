@@ -489,11 +489,13 @@ class SVM(EstimatorMixin):
         Drop variables stuck at a bound from the working set (libsvm's
         heuristic); the final check is always on all variables. True
         shrinks on libsvm's schedule; "auto" only in class pairs still
-        running after twice as many iterations as they have variables. On
-        text most variables stay free and a pair converges sooner, and
-        shrinking would only add the kernel rows its gradient reconstruction
-        needs (20 Newsgroups, NGD: the fit 1.5x as long with True); problems where
-        most variables end at a bound run long enough to get it.
+        running once they have taken twice as many iterations as they have
+        variables (one converging in fewer takes the path of False, bit for
+        bit). On text most variables stay free and a pair converges sooner,
+        and shrinking would only add the kernel rows its gradient
+        reconstruction needs (20 Newsgroups, NGD: the fit 1.5x as long with
+        True); problems where most variables end at a bound run long enough
+        to get it.
     class_weight : dict, "balanced" or None, default=None
         Multiply C by a weight per class. ``"balanced"`` gives class c the
         weight ``n_samples / (n_classes * n_c)``; with ``sample_weight``,
