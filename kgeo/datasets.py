@@ -1445,6 +1445,27 @@ def _parse_smart_records(text, what, fold_into_abstract):
     return np.array(ids, dtype=np.int64), out
 
 
+def _check_smart_file_end(text, records, what, source, name):
+    """Warn where a documents or queries file looks cut inside its last record.
+
+    The format has no terminator, and a cut there keeps the published number
+    of records; but every file of the distributions ends with a line break
+    and every record holds its text (``.W``), so a file ending inside a line,
+    or a last record without the text every other record has, was cut short.
+    """
+    if not text.endswith(("\n", "\r")):
+        problem = "ends inside a line (the distribution's files end with a line break)"
+    elif len(records) > 1 and all("W" in rec for rec in records[:-1]) and (
+            not records[-1].get("W") and any(rec["W"] for rec in records[:-1])):
+        problem = (f"ends with a record without text (.W), which every other of its "
+                   f"{len(records) - 1:,} records has")
+    else:
+        return
+    _warn_incomplete(
+        f"{what} in {str(source)!r} {problem}: a file cut short? Extract {name}.tar.gz "
+        f"again, or load the archive itself")
+
+
 def _smart_text(fields):
     return "\n".join(fields[t] for t in ("T", "W") if fields.get(t))
 
@@ -1578,7 +1599,10 @@ def load_smart(path, name):
         If the numbers of documents, queries or relevance judgements (lines
         of the relevance file) are not the published ones: ADI 82 / 35 / 170,
         CISI 1,460 / 112 / 3,114, CRAN 1,400 / 225 / 1,837, MED 1,033 / 30 /
-        696.
+        696; or if the documents or queries file looks cut inside its last
+        record, which keeps those numbers: it ends inside a line, or its last
+        record has no text (``.W``) where every other record has. A cut at
+        the end of a line of the last text cannot be told from a whole file.
     """
     if not isinstance(name, str) or name.lower() not in _SMART_FILES:
         raise ValueError(f"name must be one of {list(_SMART_FILES)}, got {name!r}")
@@ -1607,9 +1631,12 @@ def load_smart(path, name):
         raise ValueError(f"{str(source)!r} has no relevance file for the {name.upper()} "
                          f"collection; expected one of {[f for f, _ in rel_files]}")
 
-    doc_ids, doc_fields = _parse_smart_records(_decode(files[doc_file]), doc_file, True)
-    original_qids, query_fields = _parse_smart_records(
-        _decode(files[query_file]), query_file, False)
+    doc_text, query_text = _decode(files[doc_file]), _decode(files[query_file])
+    doc_ids, doc_fields = _parse_smart_records(doc_text, doc_file, True)
+    original_qids, query_fields = _parse_smart_records(query_text, query_file, False)
+    for text, records, what in ((doc_text, doc_fields, doc_file),
+                                (query_text, query_fields, query_file)):
+        _check_smart_file_end(text, records, what, source, name)
     if name == "cran":
         # cranqrel numbers the queries 1..225 in the order of cran.qry, whose
         # own .I numbers skip values (1, 2, 4, 8, 9, ...).

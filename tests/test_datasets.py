@@ -1369,6 +1369,51 @@ def test_smart_collection_of_other_sizes_warns(tmp_path):
     assert record[0].filename == __file__
 
 
+@pytest.mark.parametrize("file, cut_to, problem", [
+    ("ADI.ALL", b".I 3\r\n.W\r\nthird has no ti", "ends inside a line"),
+    ("ADI.ALL", b".I 3\r\n.W\r\nthird has no title\r", None),  # a CRLF cut in its middle
+    ("ADI.ALL", b".I 3\r\n.W\r\n",
+     "ends with a record without text \\(.W\\), which every other of its 2 records has"),
+    ("ADI.ALL", b".I 3\r\n", "ends with a record without text"),
+    ("ADI.QRY", b".I 2\r\n.W\r\nand abs", "ends inside a line"),
+    ("ADI.QRY", b".I 2\r\n", "ends with a record without text"),
+], ids=["mid-line", "between-cr-and-lf", "after-w", "after-i", "query-mid-line",
+        "query-after-i"])
+def test_smart_file_cut_inside_its_last_record_warns(tmp_path, file, cut_to, problem):
+    # The cut keeps the number of records, so the sizes' check cannot see
+    # it: the last document lost its words without a warning.
+    whole = ADI_FILES[file]
+    kept = whole[:whole.rindex(b".I ")] + cut_to
+    assert whole.startswith(kept) and kept != whole
+    _write_tree(tmp_path / "adi", dict(ADI_FILES, **{file: kept}))
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        load_smart(tmp_path / "adi", "adi")
+    about_the_end = [w for w in record if file in str(w.message)]
+    if problem is None:
+        assert about_the_end == []
+        return
+    assert len(about_the_end) == 1, [str(w.message) for w in record]
+    assert issubclass(about_the_end[0].category, IncompleteCorpusWarning)
+    assert about_the_end[0].filename == __file__
+    assert re.fullmatch(
+        rf"{file} in {re.escape(repr(str(tmp_path / 'adi')))} {problem}.*: a file cut "
+        rf"short\? Extract adi.tar.gz again, or load the archive itself",
+        str(about_the_end[0].message)), str(about_the_end[0].message)
+
+
+def test_smart_whole_files_do_not_warn_of_a_cut(tmp_path):
+    # A last record may lack fields others have (ADI's third has no title),
+    # and a file may end in blank lines; only the text's absence is a cut.
+    files = dict(ADI_FILES, **{"ADI.QRY": ADI_FILES["ADI.QRY"] + b"\r\n\r\n"})
+    _write_tree(tmp_path / "adi", files)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        load_smart(tmp_path / "adi", "adi")
+    assert [str(w.message)[:30] for w in record] == [
+        f"{str(tmp_path / 'adi')!r} is not the published"[:30]]
+
+
 @pytest.mark.parametrize("name, files, line", [
     # Cut 12 bytes into CISI.REL's line "    32    323\t0\t0.000000": its
     # first two columns read as the pair (32, 32), which is not in the file.
@@ -1469,6 +1514,34 @@ def test_real_smart_counts(name, n_docs, n_queries, n_judged):
     if name == "cran":
         np.testing.assert_array_equal(col.query_ids, np.arange(1, 226))
         assert col.original_query_ids[:5].tolist() == [1, 2, 4, 8, 9]
+
+
+@pytest.mark.parametrize("name, file", [("adi", "ADI.ALL"), ("med", "MED.QRY")])
+def test_real_smart_file_cut_anywhere_in_its_last_record_warns(tmp_path, name, file):
+    # Every cut inside the last record is either refused, warned of, or
+    # falls at the end of a line of its text: a cut there leaves a shorter
+    # abstract the format cannot tell apart from a whole one.
+    with tarfile.open(_real("ir-classic") / f"{name}.tar.gz") as tf:
+        members = {m.name.rsplit("/", 1)[-1]: tf.extractfile(m).read()
+                   for m in tf.getmembers() if m.isfile()}
+    whole = members[file]
+    start = whole.rindex(b"\n.I ") + 1
+    unseen = []
+    for cut in range(start + 1, len(whole)):
+        kept = whole[:cut]
+        _write_tree(tmp_path / str(cut), dict(members, **{file: kept}))
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            try:
+                load_smart(tmp_path / str(cut), name)
+            except ValueError:  # e.g. '.I 3' left of '.I 30', a repeated record
+                continue
+        if not any(issubclass(w.category, IncompleteCorpusWarning) for w in record):
+            unseen.append(kept)
+    assert len(unseen) < 0.1 * (len(whole) - start)
+    at_line_ends = [k for k in unseen if k.endswith((b"\n", b"\r"))
+                    and b"\n.W" in k[start:] and not k.endswith(b".W\r\n")]
+    assert unseen == at_line_ends
 
 
 # ---------------------------------------------------------------------------
