@@ -133,6 +133,7 @@ def test_dimension_recursion(n):
 
 
 @pytest.mark.parametrize("n, tau", [(2, 0.01), (2, 5.0), (2, 500.0), (3, 1.0), (4, 0.2),
+                                    (4, 1000.0),
                                     (9, 2.0), (12, 0.05), (15, 100.0), (21, 5.0),
                                     (21, 1000.0), (22, 1.0), (41, 0.3), (100, 1.0),
                                     (101, 0.01)])
@@ -177,6 +178,34 @@ MPMATH_LOG_Q = [
 def test_high_dimensions_match_high_precision_values(where, value):
     m, tau, r = where
     assert abs(H._log_q(np.array([r]), tau, m)[0] - value) < 1e-13
+
+
+# log K on H^4 in 40-digit arithmetic (mpmath 1.4.1), by descent from H^5's
+# closed form, K_4(r) = sqrt(2) e^(7 tau / 4) integral_r^inf K_5(s) sinh s /
+# sqrt(cosh s - cosh r) ds, taken in s = r + v^2 (kgeo takes cosh s = cosh r
+# cosh^2 x) by composite Gauss-Legendre; 60 and 120 panels agree to 1e-19
+# (160 and 320 at r = 0.1).
+# An even dimension at long times had no reference of its own: unit mass
+# and the heat equation test its constant and its shape to 1e-9 and 1e-4.
+MPMATH_LOG_K4 = [
+    ((0.01, 3.0), -222.6811699234642359716619),
+    ((1.0, 25.0), -195.1659440212881366944870),
+    ((100.0, 0.0), -237.3216176578871649441812),
+    ((100.0, 40.0), -295.9169915898613008217439),
+    ((1000.0, 0.0), -2265.784964136353682856047),
+    ((1000.0, 0.1), -2265.787777488160615303798),
+    ((1000.0, 1.0), -2266.056776560021809034649),
+    ((1000.0, 10.0), -2276.940381998057955823215),
+    ((1000.0, 40.0), -2320.872180409778079388912),
+]
+
+
+@pytest.mark.parametrize("where, value", MPMATH_LOG_K4)
+def test_h4_matches_high_precision_values(where, value):
+    tau, r = where
+    # (1e-16 |log K|: the rounding of log K itself, 2.3e-13 at tau = 1000)
+    assert_logs_close(H.log_heat_kernel(np.array([r]), tau, 4), [value],
+                      1e-13 + 1e-16 * abs(value))
 
 
 @pytest.mark.parametrize("n, tau", [(2, 1e-10), (3, 2.5e-16), (4, 1e-12), (5, 1e-6),
