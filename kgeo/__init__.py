@@ -51,3 +51,21 @@ __all__ = [
     "pairwise_kernels",
     "spherical_normal_mle",
 ]
+
+# The public submodules, imported when first named (``kgeo.text.RainbowVectorizer``
+# after ``import kgeo``), as SciPy's and scikit-learn's are; importing them
+# eagerly would cost every ``import kgeo`` the corpora loaders and the
+# experiments' imports.
+_SUBMODULES = ("datasets", "exceptions", "experiments", "significance", "text")
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_SUBMODULES))

@@ -261,6 +261,40 @@ def test_kgeo_raises_its_own_not_fitted_error_without_importing_sklearn(tmp_path
     assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr[-2000:]
 
 
+def test_public_submodules_are_attributes_of_kgeo(tmp_path):
+    """After ``import kgeo`` alone, ``kgeo.text.RainbowVectorizer`` (the
+    README's name for it) raised AttributeError: the submodules are now
+    imported when first named, as SciPy's and scikit-learn's are, and not
+    before. Run in a fresh process, where no test has imported them."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys, kgeo\n"
+            "lazy = ('datasets', 'experiments', 'significance', 'text')\n"
+            "assert not [m for m in lazy if 'kgeo.' + m in sys.modules], sys.modules.keys()\n"
+            "from kgeo.text import RainbowVectorizer\n"
+            "assert kgeo.text.RainbowVectorizer is RainbowVectorizer\n"
+            "assert kgeo.datasets.load_smart is sys.modules['kgeo.datasets'].load_smart\n"
+            "assert kgeo.exceptions.NotFittedError is kgeo.NotFittedError\n"
+            "assert callable(kgeo.experiments.run_zhang2005)\n"
+            "assert callable(kgeo.significance.micro_sign_test)\n"
+            "assert {'SVM', 'datasets', 'text'} <= set(dir(kgeo))\n"
+            "try:\n"
+            "    kgeo.svm\n"
+            "except AttributeError as error:\n"
+            "    assert str(error) == \"module 'kgeo' has no attribute 'svm'\", error\n"
+            "else:\n"
+            "    raise AssertionError('kgeo.svm did not raise')\n"
+            "print('ok')\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (os.path.dirname(os.path.dirname(kgeo.__file__)), env.get("PYTHONPATH")) if p)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr[-2000:]
+
+
 def test_errors_and_warnings_pickle_where_sklearn_is_loaded():
     """BUG FIX: the class made to be both kgeo's and scikit-learn's could not
     be pickled (PicklingError: "not the same object as
