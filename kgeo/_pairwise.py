@@ -688,6 +688,15 @@ def geodesic_distance(X, Y=None, *, n_jobs=None):
     -------
     D : ndarray of shape (n_samples_X, n_samples_Y)
     """
+    # Checked here first, so that a refusal names this function rather than
+    # the kernel it is computed through (copy=False: only read here).
+    if Y is X:
+        Y = None  # the same rows, as pairwise_kernels takes them
+    X = check_matrix(X, name="X", copy=False)
+    check_on_simplex(X, name="X", needed_by="geodesic_distance")
+    if Y is not None:
+        Y = check_matrix(Y, name="Y", copy=False)
+        check_on_simplex(Y, name="Y", needed_by="geodesic_distance")
     # NGD is -d, with close pairs computed from the rows' difference (exact
     # 0 on the diagonal and for duplicates), not by arccos of a rounded sum.
     D = pairwise_kernels(X, Y, kernel="ngd", n_jobs=n_jobs)

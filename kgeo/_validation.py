@@ -833,7 +833,8 @@ def check_feature_names(names, *, estimator, fitted_names):
                                f"columns, X has {len(names)})")
 
 
-def check_on_simplex(X, *, name="X", kernel="ngd", empty_rows="raise", n_negative=None):
+def check_on_simplex(X, *, name="X", kernel="ngd", empty_rows="raise", n_negative=None,
+                     needed_by=None):
     """Check that every row of X can be L1-normalised.
 
     X is a CSR matrix, or a 2-D float64 ndarray whose negative entries the
@@ -841,6 +842,9 @@ def check_on_simplex(X, *, name="X", kernel="ngd", empty_rows="raise", n_negativ
     ``empty_rows="allow"``).
     ``empty_rows="allow"`` lets rows without any entry pass (fit leaves them
     out, prediction gives them the intercepts' decision values).
+    ``needed_by``: what the messages name as needing the simplex, where it is
+    not the multinomial kernel ``kernel`` (a function the user called, such
+    as ``geodesic_distance``, which is computed through that kernel).
 
     Raises
     ------
@@ -848,22 +852,23 @@ def check_on_simplex(X, *, name="X", kernel="ngd", empty_rows="raise", n_negativ
         If an entry is negative or (unless allowed) a row sums to zero,
         naming the rows.
     """
+    user = f"the multinomial kernel {kernel!r}" if needed_by is None else needed_by
     n_neg = int(np.count_nonzero(X.data < 0)) if n_negative is None else n_negative
     if n_neg:
         raise ValueError(
-            f"Negative values in data passed to the multinomial kernel {kernel!r}: "
-            f"{name} has {n_neg} negative entries, and the kernel needs counts or "
+            f"Negative values in data passed to {user}: {name} has {n_neg} negative "
+            f"entries, and {'the kernel' if needed_by is None else 'it'} needs counts or "
             f"frequencies >= 0")
     if empty_rows == "allow":
         return
     empty = np.flatnonzero(np.diff(X.indptr) == 0)
     if empty.size:
         raise ValueError(
-            f"{name} has {empty.size} all-zero row(s) (rows {listed_rows(empty)}); the "
-            f"multinomial kernel {kernel!r} L1-normalises each row and needs "
-            f"some mass in every row: drop them, as "
-            f"{name}[np.asarray({name}.sum(axis=1)).ravel() > 0]. kgeo.SVM leaves such "
-            f"documents out of its fit itself, and predicts them by its intercepts")
+            f"{name} has {empty.size} all-zero row(s) (rows {listed_rows(empty)}); "
+            f"{user} L1-normalises each row and needs some mass in every row: drop "
+            f"them, as {name}[np.asarray({name}.sum(axis=1)).ravel() > 0]"
+            + (". kgeo.SVM leaves such documents out of its fit itself, and predicts them "
+               "by its intercepts" if needed_by is None else ""))
 
 
 def spherical_normal_sigmas(X, *, name="X", row_names=None, columns=None):

@@ -495,6 +495,31 @@ def test_negative_entries_rejected_by_manifold_kernels(kernel, sparse):
         kgeo.geodesic_distance(X)
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_geodesic_distance_refusals_name_it(sparse):
+    # They named "the multinomial kernel 'ngd'", which the caller never
+    # named, and advised on kgeo.SVM (a docs review, helper 135).
+    bad = {"negative": np.array([[1.0, -2.0, 3.0], [1.0, 1.0, 0.0]]),
+           "empty": np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])}
+    if sparse:
+        bad = {k: sp.csr_matrix(v) for k, v in bad.items()}
+    for name, args in (("X", lambda M: (M,)), ("Y", lambda M: (np.ones((2, 3)), M))):
+        with pytest.raises(ValueError, match=rf"^Negative values in data passed to "
+                                             rf"geodesic_distance: {name} has 1 negative "
+                                             rf"entries, and it needs counts or frequencies "
+                                             rf">= 0$"):
+            kgeo.geodesic_distance(*args(bad["negative"]))
+        with pytest.raises(ValueError) as error:
+            kgeo.geodesic_distance(*args(bad["empty"]))
+        assert str(error.value) == (
+            f"{name} has 1 all-zero row(s) (rows 1); geodesic_distance L1-normalises each "
+            f"row and needs some mass in every row: drop them, as "
+            f"{name}[np.asarray({name}.sum(axis=1)).ravel() > 0]")
+    X = abs(bad["negative"])
+    # Y given as X itself is still the symmetric route, bit for bit.
+    assert kgeo.geodesic_distance(X, X).tobytes() == kgeo.geodesic_distance(X).tobytes()
+
+
 @pytest.mark.parametrize("kernel", ["linear", "poly", "rbf", "sigmoid", "ned"])
 def test_negative_entries_fine_for_euclidean_kernels(kernel):
     X = np.array([[1.0, -2.0, 3.0], [1.0, 1.0, 0.0]])
