@@ -1377,8 +1377,9 @@ _SMART_FILES = {
     "cran": ("cran.all.1400", "cran.qry", (("cranqrel", "graded"),)),
     "med": ("MED.ALL", "MED.QRY", (("MED.REL", "trec"), ("MED.REL.OLD", "pairs"))),
 }
-# Published sizes: documents, queries and relevance judgements (lines of the
-# relevance file; CRAN's include its 225 judgements of code -1).
+# Published sizes: documents, queries and relevance judgements (the distinct
+# pairs judged, one a line of the relevance file; CRAN's include its 225
+# judgements of code -1).
 _SMART_SIZES = {"adi": (82, 35, 170), "cisi": (1460, 112, 3114), "cran": (1400, 225, 1837),
                 "med": (1033, 30, 696)}
 # Columns of a relevance file's line, by format (a line cut short is refused:
@@ -1596,10 +1597,11 @@ def load_smart(path, name):
     Warns
     -----
     IncompleteCorpusWarning
-        If the numbers of documents, queries or relevance judgements (lines
-        of the relevance file) are not the published ones: ADI 82 / 35 / 170,
-        CISI 1,460 / 112 / 3,114, CRAN 1,400 / 225 / 1,837, MED 1,033 / 30 /
-        696; or if the documents or queries file looks cut inside its last
+        If the numbers of documents, queries or relevance judgements (the
+        distinct (query, document) pairs the relevance file judges, one a
+        line in the distributions) are not the published ones: ADI 82 / 35 /
+        170, CISI 1,460 / 112 / 3,114, CRAN 1,400 / 225 / 1,837, MED 1,033 /
+        30 / 696; or if the documents or queries file looks cut inside its last
         record, which keeps those numbers: it ends inside a line, or its last
         record has no text (``.W``) where every other record has. A cut at
         the end of a line of the last text cannot be told from a whole file.

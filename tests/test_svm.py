@@ -816,6 +816,33 @@ def test_dense_input_becomes_scipys_csr_arrays(order, dtype, chunk_values, rng, 
             kgeo._validation.check_matrix(X)
 
 
+@pytest.mark.parametrize("kernel", ["ngd", "linear", "rbf"])
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_a_non_finite_value_in_any_slice_of_dense_rows_to_predict_is_named(
+        kernel, value, monkeypatch):
+    """Dense rows to predict are checked a slice at a time (`dense_summary`),
+    and every slice's count of non-finite values counts: keeping the last
+    slice's alone passed the suite (a mutation review, helper 134), and a NaN
+    in an earlier slice reached the kernels, whose message blamed an
+    overflow ("scale X down")."""
+    rng = np.random.default_rng(0)
+    X = rng.poisson(1.0, size=(40, 5)).astype(float) + np.eye(40, 5) + np.eye(40, 5, 1)
+    y = np.arange(40) % 2
+    model = kgeo.SVM(kernel=kernel).fit(X, y)
+    monkeypatch.setattr(kgeo._validation, "_DENSE_CHUNK_VALUES", 5)  # a row a slice
+    for row in (0, 17, 39):  # the first, a middle and the last slice
+        Z = X.copy()
+        Z[row, 1] = value
+        for method in (model.predict, model.decision_function):
+            with pytest.raises(ValueError, match=r"^X contains 1 NaN or infinity value\(s\); "
+                                                 r"every entry must be finite"):
+                method(Z)
+    W = np.where(np.eye(40, 5) > 0, np.nan, -X)
+    n_bad, n_negative, row_nnz = kgeo._validation.dense_summary(W)
+    assert (n_bad, n_negative) == (5, int(np.sum(W < 0)))
+    np.testing.assert_array_equal(row_nnz, np.count_nonzero(W, axis=1))
+
+
 @pytest.mark.parametrize("change", ["unsorted", "duplicate", "stale flag", "explicit zero",
                                     "int64", "float32", "csc", "strided", "strided indptr"])
 def test_check_matrix_copies_what_it_must_change(change, rng):
