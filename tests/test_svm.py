@@ -1069,6 +1069,49 @@ def test_a_helper_that_never_keeps_up_leaves_the_blocks_to_the_solver(rng, monke
     assert caches[-1].blocks_shared == 0
 
 
+def test_a_carry_is_taken_by_one_fit_not_by_a_fit_that_overlaps_it(rng, monkeypatch, request):
+    """The blocks an earlier fit left to compute alone go to one fit: the
+    one that starts its helper first takes them (the carry drops to 0), and
+    a two-class fit that runs meanwhile in another thread shares its blocks
+    from its first. Read and not taken, the carry held every fit overlapping
+    the first to the same run alone (a mutation review, helper 133: the
+    suite's fits never overlapped). The models are the same bits; what is
+    left when both end is the first fit's carry less its blocks."""
+    from kgeo import _solver, _svm
+
+    if not _solver.ROW_HELPER:
+        pytest.skip("this build runs no helper thread (no GCC atomics)")
+    X, y = ck.make_count_data(rng, 300, 50, 2, density=0.3)
+    one = kgeo.SVM(kernel="ngd", n_jobs=1, C=10.0).fit(X, y)
+    # Not judged: a helper slow on these small blocks would start a run alone.
+    window = _solver._set_share_window(2**62)
+    request.addfinalizer(lambda: _solver._set_share_window(window))
+    caches = _spy_on_caches(monkeypatch)
+    solve_pairs = _svm.solve_pairs
+    inner = []
+
+    def solve_pairs_with_a_fit_inside(cache, *args):
+        # The outer fit has started its helper, and taken the carry; the
+        # inner fit, marked first, passes through here as a plain fit.
+        if not inner:
+            inner.append(None)
+            inner[0] = kgeo.SVM(kernel="ngd", n_jobs=2, C=10.0).fit(X, y)
+        return solve_pairs(cache, *args)
+
+    monkeypatch.setattr(_svm, "solve_pairs", solve_pairs_with_a_fit_inside)
+    request.addfinalizer(lambda: _solver._next_fit_alone(0))
+    _solver._next_fit_alone(10**9)
+    outer = kgeo.SVM(kernel="ngd", n_jobs=2, C=10.0).fit(X, y)
+    assert len(caches) == 2 and len(inner) == 1
+    outer_cache, inner_cache = caches
+    assert_identical(one, outer)
+    assert_identical(one, inner[0])
+    assert outer_cache.blocks_shared == 0  # it took the carry
+    blocks = inner_cache.stats()["blocks_computed"]
+    assert blocks > 0 and inner_cache.blocks_shared == blocks  # and left none
+    assert _solver._next_fit_alone() == 10**9 - outer_cache.stats()["blocks_computed"]
+
+
 def test_a_two_class_fits_helper_thread_ends_when_the_fit_fails(rng, monkeypatch):
     X, y = ck.make_count_data(rng, 40, 6, 2)
     X = X * 1e20  # linear kernel values near 1e40: beyond float32
@@ -4981,6 +5024,42 @@ def test_a_gap_below_tol_only_by_rounding_is_no_convergence():
     assert model.fit_status_ == 0
     K = kgeo.pairwise_kernels(Z + 1e6, kernel="linear")
     assert ck.exact_kkt_gap(model, K, y, np.ones(200)) <= 1e-3
+
+
+@pytest.mark.parametrize("case", ["shifted_gram", "far_rows"])
+def test_a_stuck_gap_that_the_exact_gradient_meets_is_convergence(case):
+    """The incremental G's rounding (kernel values of 8.6e9: a shift of
+    2**33; rows moved to about 7e4) keeps SMO's gap above tol with no new
+    least gap for 20,000 steps, the stuck rule's verdict; on an exact G the
+    gap is within tol (3.0e-7 for tol=3.2e-7, 8.4e-5 for 9.4e-5): the pair
+    has converged, no warning, fit_status_ 0. A mutation review (helper 133)
+    found this branch never reached by the suite: judged on the exact G's
+    size alone, such a pair warned that tol cannot be resolved."""
+    def problem(seed):
+        rng = np.random.default_rng(seed)
+        n, d = int(rng.integers(6, 40)), int(rng.integers(1, 4))
+        X = rng.integers(-3, 4, size=(n, d)).astype(float)
+        y = (X[:, 0] + rng.normal(size=n) > 0).astype(int)
+        rng.integers(0, 2)
+        return rng, X, y
+
+    if case == "shifted_gram":
+        rng, X, y = problem(3951)
+        data = X @ X.T + 2.0 ** int(rng.integers(20, 50))  # Proposition 3: a shift
+        K = data
+        params = dict(kernel="precomputed", C=0.32190712064185545, shrinking="auto",
+                      tol=3.2e-7)
+    else:
+        rng, X, y = problem(3800)
+        data = X + 10 ** rng.uniform(2, 6) * rng.normal(size=X.shape[1])
+        K = kgeo.pairwise_kernels(data, kernel="linear")  # the values the solver uses
+        params = dict(kernel="linear", C=28.87439795716217, shrinking=True, tol=9.4e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kgeo.ConvergenceWarning)
+        model = kgeo.SVM(max_iter=200000, **params).fit(data, y)
+    assert model.fit_status_ == 0
+    assert model.n_iter_[0] > 20000  # the stuck rule's path
+    assert ck.exact_kkt_gap(model, K, y, np.full(len(y), params["C"])) <= params["tol"]
 
 
 def test_sample_weight_is_not_modified(rng):
