@@ -426,18 +426,49 @@ def _dense_float64(X, name):
     return as_float64(arr, name)
 
 
+def _signalling_nan(objects):
+    """The first Decimal signalling NaN among ``objects``, or None: float()
+    refuses one with a ValueError that names no input."""
+    return next((v for v in objects.flat if isinstance(v, decimal.Decimal) and v.is_snan()),
+                None)
+
+
+def _rounded_to_infinity(objects, converted):
+    """The finite objects that float64 made infinite: a Decimal or a wider
+    float beyond about 1.8e308 (a Python int or Fraction there raises
+    OverflowError instead). Reported as NaN or infinity, they would name a
+    value the caller never passed."""
+    beyond = []
+    for value in objects[np.isinf(converted)]:
+        try:
+            finite = (value.is_finite() if isinstance(value, decimal.Decimal)
+                      else bool(np.isfinite(value)))
+        except TypeError:  # a number type NumPy cannot test: taken as the inf it gave
+            finite = False
+        if finite:
+            beyond.append(value)
+    return beyond
+
+
 def objects_as_float64(arr, name):
     """An array of objects holding numbers as float64; anything else is a
     TypeError that keeps float()'s own words, which name the offending value,
-    and pandas.NA a ValueError that says a value is missing."""
+    and pandas.NA a ValueError that says a value is missing. A finite number
+    beyond float64's range, and a Decimal signalling NaN, are ValueErrors
+    that say so."""
     try:
-        return arr.astype(np.float64)
+        with np.errstate(over="ignore"):  # a wider float beyond range: refused below
+            converted = arr.astype(np.float64)
     except OverflowError as error:
         # A Python int beyond float64's largest (2**1024).
         raise ValueError(
             f"{name} holds a number beyond float64's range (about 1.8e308): "
             f"{error}") from error
     except (TypeError, ValueError) as error:
+        snan = _signalling_nan(arr)
+        if snan is not None:
+            raise ValueError(f"{name} contains a signalling NaN ({snan!r}); every entry must "
+                             f"be finite") from error
         missing = _count_missing(arr)
         if missing:
             # A frame of pandas' nullable dtypes (Int64, Float64, boolean)
@@ -447,6 +478,12 @@ def objects_as_float64(arr, name):
                 f"entry must be a number") from error
         raise TypeError(
             f"{name} must hold numbers (bool, int or float): {error}") from error
+    beyond = _rounded_to_infinity(arr, converted)
+    if beyond:
+        raise ValueError(
+            f"{name} holds {len(beyond)} number(s) beyond float64's range (about 1.8e308), "
+            f"such as {reprlib.repr(beyond[0])}; scale it down")
+    return converted
 
 
 def as_float64(values, name):
@@ -1176,10 +1213,21 @@ def check_sample_weight(sample_weight, n_samples):
             raise TypeError(f"sample_weight must hold real numbers, got {_short_repr(odd)} "
                             f"({type(odd).__name__}) among them")
         try:
-            weight = weight.astype(np.float64)
+            with np.errstate(over="ignore"):  # a wider float beyond range: refused below
+                converted = weight.astype(np.float64)
         except OverflowError:
             raise ValueError(f"sample_weight must be finite float64 numbers, got a value "
                              f"beyond float64's range ({_short_repr(sample_weight)})") from None
+        except ValueError:
+            snan = _signalling_nan(weight)
+            if snan is None:
+                raise
+            raise ValueError(f"sample_weight must be finite, got a signalling NaN "
+                             f"({snan!r})") from None
+        if _rounded_to_infinity(weight, converted):
+            raise ValueError(f"sample_weight must be finite float64 numbers, got a value "
+                             f"beyond float64's range ({_short_repr(sample_weight)})")
+        weight = converted
     if weight.dtype.kind not in "iuf":
         raise TypeError(f"sample_weight must hold real numbers, got dtype {weight.dtype} "
                         f"({_short_repr(sample_weight)})")

@@ -156,6 +156,36 @@ def test_transform_matches_reference(weighting, norm, form):
                                    rtol=1e-14, atol=0)
 
 
+def _canonical_counts():
+    """A CSR matrix check_matrix would hand back as it is with copy=False."""
+    X = sp.csr_matrix(np.array([[1.0, 2, 0, 1], [0, 3, 4, 0], [5, 0, 6, 2]]))
+    X.indices = X.indices.astype(np.int32)
+    X.indptr = X.indptr.astype(np.int32)
+    assert kgeo._validation._is_canonical_csr(X, "X")
+    return X
+
+
+@pytest.mark.parametrize("weighting", ["tf", "tfidf"])
+@pytest.mark.parametrize("norm", ["l1", "l2"])
+def test_a_canonical_csr_input_is_left_alone(weighting, norm):
+    """transform weighs and normalises its checked copy of X in place: had
+    check_matrix handed a canonical CSR input back shared (its copy=False
+    route taken by default), the caller's X was edited, rows L1-normalised
+    in the caller's hands (a mutation review, helper 136; the suite caught
+    it only through tfidf's reference)."""
+    X = _canonical_counts()
+    given = [a.copy() for a in (X.data, X.indices, X.indptr)]
+    model = kgeo.MultinomialEmbedding(weighting=weighting, norm=norm).fit(X)
+    for Z in (model.transform(X), model.fit_transform(X)):
+        assert not np.shares_memory(Z.data, X.data)
+    for a, b in zip((X.data, X.indices, X.indptr), given, strict=True):
+        np.testing.assert_array_equal(a, b)
+    checked = kgeo._validation.check_matrix(X)
+    assert not np.shares_memory(checked.data, X.data)
+    assert not np.shares_memory(checked.indices, X.indices)
+    assert np.shares_memory(kgeo._validation.check_matrix(X, copy=False).data, X.data)
+
+
 @pytest.mark.parametrize("norm", ["l1", "l2", None])
 @pytest.mark.parametrize("weighting", ["tf", "tfidf"])
 def test_transform_random_counts(weighting, norm, random_count_csr):

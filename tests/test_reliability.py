@@ -255,6 +255,27 @@ BAD_INPUTS = [
      ValueError, r"y_true contains 1 NaT label\(s\); every document needs a label"),
     ("significance-decimal-snan", "kgeo.significance.mcnemar_test(np.array([Decimal('sNaN'), Decimal(1)], dtype=object), [1, 1], [1, 1])",
      ValueError, r"y_true contains 1 missing label\(s\) \(None, NaN or NaT\)"),
+    # Decimals that float() refuses without naming the input, or rounds to an
+    # infinity the caller never passed (a review, helper 136)
+    ("weight-decimal-snan",
+     "fitted().fit(X, y, sample_weight=[Decimal('sNaN')] + [Decimal(1)] * 5)", ValueError,
+     r"sample_weight must be finite, got a signalling NaN \(Decimal\('sNaN'\)\)"),
+    ("weight-decimal-beyond-float64",
+     "fitted().fit(X, y, sample_weight=[Decimal('1e400')] + [1] * 5)", ValueError,
+     r"sample_weight must be finite float64 numbers, got a value beyond float64's "
+     r"range \(\[Decimal\('1E\+400'\), 1"),
+    ("X-decimal-snan",
+     "kgeo.SVM().fit(np.array([[Decimal('sNaN'), 0, 1]] + X[1:].tolist(), dtype=object), y)",
+     ValueError, r"^X contains a signalling NaN \(Decimal\('sNaN'\)\); every entry must "
+                 r"be finite$"),
+    ("X-decimal-beyond-float64",
+     "kgeo.SVM().fit(np.array([[Decimal('-1e400'), 0, 1]] + X[1:].tolist(), dtype=object), y)",
+     ValueError, r"^X holds 1 number\(s\) beyond float64's range \(about 1.8e308\), such "
+                 r"as Decimal\('-1E\+400'\); scale it down$"),
+    ("K-decimal-beyond-float64",
+     "kgeo.SVM(kernel='precomputed').fit("
+     "np.array([[Decimal('1e400')] + [1] * 5] + [[1] * 6] * 5, dtype=object), y)",
+     ValueError, r"^X holds 1 number\(s\) beyond float64's range .*Decimal\('1E\+400'\)"),
     # parameters given as arrays ('in' compares element-wise)
     ("embedding-norm-array", "kgeo.MultinomialEmbedding(norm=np.array(['l1', 'l2'])).fit(X)",
      ValueError, r"norm must be 'l1', 'l2' or None, got array\(\['l1', 'l2'\]"),
