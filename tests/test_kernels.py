@@ -2103,3 +2103,72 @@ def test_masked_entries_are_refused():
     # Nothing masked: the data as they are.
     np.testing.assert_array_equal(
         kgeo.pairwise_kernels(np.ma.array([[1.0, 2.0]]), kernel="linear"), [[5.0]])
+
+
+# ---------------------------------------------------------------------------
+# Translation centring of Y, the ned underflow and overflow messages, the
+# symmetry tolerance: a mutation review (helper 137) found each loose
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kernel", ["rbf", "ned"])
+def test_rows_of_y_not_moved_meet_x_as_given(kernel):
+    # X mostly nonzero, far from the origin: moved by its centre. Rows of Y
+    # that are mostly zero are not moved, and must meet X as given too
+    # (mutant: they met X moved, values of other points: rbf off by 2e6
+    # relative, ned by 50 %).
+    rng = np.random.default_rng(3)
+    X = rng.random((20, 8)) + 5.0
+    Y = rng.random((4, 8)) + 5.0
+    Y[:2, :6] = 0.0  # 2 of 8 columns: compared as given
+    params = {"gamma": 0.1} if kernel == "rbf" else {}
+    K = kgeo.pairwise_kernels(X, Y, kernel=kernel, **params)
+    d2 = ((X[:, None, :] - Y[None, :, :]) ** 2).sum(axis=-1)
+    expected = np.exp(-0.1 * d2) if kernel == "rbf" else -np.sqrt(d2)
+    np.testing.assert_allclose(K, expected, rtol=1e-12)
+
+
+def test_a_dense_row_of_y_that_would_move_inexactly_is_compared_as_given():
+    # Y's row 0 is X's row 0 but for 1e-100 in a column centred at about
+    # 5.5: moved, 1e-100 - 5.5 rounds to -5.5 and the two rows would meet at
+    # distance 0 (mutant: rows_movable asks any column, not every column,
+    # to subtract exactly). As given, their distance is 1e-100.
+    rng = np.random.default_rng(4)
+    X = rng.random((10, 8)) + 5.0
+    X[0, 7] = 0.0
+    Y = X[:1].copy()
+    Y[0, 7] = 1e-100
+    K = kgeo.pairwise_kernels(X, Y, kernel="ned")
+    assert K[0, 0] == -1e-100
+
+
+def test_ned_underflow_is_judged_on_x_and_y_together():
+    # Rows of X at 1e-170 (squares below float64's normal range) next to
+    # ordinary rows of Y: the distances are the rows of Y's norms, and no
+    # refusal (mutant: X's squares alone were looked at).
+    X = np.full((2, 3), 1e-170)
+    Y = np.array([[3.0, 4.0, 0.0], [0.0, 0.0, 2.0]])
+    K = kgeo.pairwise_kernels(X, Y, kernel="ned")
+    np.testing.assert_allclose(K, [[-5.0, -2.0], [-5.0, -2.0]], rtol=1e-12)
+    with pytest.raises(ValueError, match="underflows float64 on X and Y"):
+        kgeo.pairwise_kernels(X, X * 2, kernel="ned")
+
+
+def test_overflow_messages_name_x_and_y_when_y_is_given():
+    X = np.array([[1e100, 1e100]])
+    Y = np.array([[1e100, 1e100], [1.0, 1.0]])
+    with pytest.raises(ValueError, match="overflows float64 on some pair of rows of X and Y"):
+        kgeo.pairwise_kernels(X, Y, kernel="poly", degree=4, gamma=1.0, coef0=0.0)
+    with pytest.raises(ValueError, match=r"overflows float64 on some pair of rows of X:"):
+        kgeo.pairwise_kernels(X, kernel="poly", degree=4, gamma=1.0, coef0=0.0)
+
+
+@pytest.mark.parametrize("check", [kgeo.is_positive_definite,
+                                   kgeo.is_conditionally_positive_definite])
+def test_asymmetry_is_measured_against_the_largest_entry_not_its_scaled_copy(check):
+    # max|K| just above 1: scaled by 2**-1 to about 0.5. An asymmetry of
+    # 1.5e-10 of max|K| is refused (mutant: compared with 1e-10 of the
+    # scaled copy's 1, i.e. 2e-10 of max|K|: accepted).
+    K = np.array([[1.0, 1.0], [1.0 + 1.5e-10, 1.0]])
+    with pytest.raises(ValueError, match="must be symmetric"):
+        check(K)
+    check(np.array([[1.0, 1.0], [1.0 + 0.5e-10, 1.0]]))  # 0.5e-10 of max|K|: not refused
