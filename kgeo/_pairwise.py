@@ -591,18 +591,24 @@ def pairwise_kernels(X, Y=None, kernel="ngd", *, shift=0.0, n_jobs=None, **param
     >>> kgeo.is_positive_definite(kgeo.pairwise_kernels(counts, kernel="ngd+pi"))
     True
     """
+    return _pairwise_kernels(X, Y, kernel, shift, n_jobs, params)
+
+
+def _pairwise_kernels(X, Y, kernel, shift, n_jobs, params, copy=True):
+    """pairwise_kernels' work; ``copy=False`` for X and Y already checked
+    by the caller (its own matrices: they are not copied again)."""
     n_threads = resolve_n_jobs(n_jobs)
     if Y is X:
         # The same rows: K(X, X) as Y=None gives it, symmetric, whichever
         # rows ned and rbf would move (see Notes).
         Y = None
-    X = check_matrix(X, name="X")
+    X = check_matrix(X, name="X", copy=copy)
     k = get_kernel(kernel, X.shape[1], shift, **params)
     if k.half_space:
         spherical_normal_sigmas(X, name="X")
     centre = translation_centre(kernel, X)
     if Y is not None:
-        Y = check_matrix(Y, name="Y")
+        Y = check_matrix(Y, name="Y", copy=copy)
         if k.half_space and Y.shape[1] == X.shape[1]:
             spherical_normal_sigmas(Y, name="Y")
         if Y.shape[1] != X.shape[1]:
@@ -689,17 +695,18 @@ def geodesic_distance(X, Y=None, *, n_jobs=None):
     D : ndarray of shape (n_samples_X, n_samples_Y)
     """
     # Checked here first, so that a refusal names this function rather than
-    # the kernel it is computed through (copy=False: only read here).
+    # the kernel it is computed through; the checked copies are the kernel's
+    # (copy=False there: not converted or copied twice).
     if Y is X:
         Y = None  # the same rows, as pairwise_kernels takes them
-    X = check_matrix(X, name="X", copy=False)
+    X = check_matrix(X, name="X")
     check_on_simplex(X, name="X", needed_by="geodesic_distance")
     if Y is not None:
-        Y = check_matrix(Y, name="Y", copy=False)
+        Y = check_matrix(Y, name="Y")
         check_on_simplex(Y, name="Y", needed_by="geodesic_distance")
     # NGD is -d, with close pairs computed from the rows' difference (exact
     # 0 on the diagonal and for duplicates), not by arccos of a rounded sum.
-    D = pairwise_kernels(X, Y, kernel="ngd", n_jobs=n_jobs)
+    D = _pairwise_kernels(X, Y, "ngd", 0.0, n_jobs, {}, copy=False)
     np.negative(D, out=D)
     D += 0.0  # -(0.0) is -0.0: a distance is +0.0
     return D

@@ -440,6 +440,8 @@ def _rounded_to_infinity(objects, converted):
     value the caller never passed."""
     beyond = []
     for value in objects[np.isinf(converted)]:
+        if type(value) is float:  # a genuine infinity, by far the usual one
+            continue
         try:
             finite = (value.is_finite() if isinstance(value, decimal.Decimal)
                       else bool(np.isfinite(value)))
@@ -1234,7 +1236,10 @@ def check_sample_weight(sample_weight, n_samples):
     if weight.ndim != 1 or weight.shape[0] != n_samples:
         raise ValueError(f"sample_weight must have shape ({n_samples},), one weight per "
                          f"sample, got shape {weight.shape}")
-    weight = weight.astype(np.float64)  # always a copy: the caller's array stays as it was
+    # as_float64: a float wider than float64 beyond its range is refused as
+    # such, not as the infinity it would become; then always a copy, so
+    # that the caller's array stays as it was.
+    weight = np.array(as_float64(weight, "sample_weight"), copy=True)
     bad = np.flatnonzero(~np.isfinite(weight))
     if bad.size:
         raise ValueError(

@@ -1451,15 +1451,20 @@ def _check_smart_file_end(text, records, what, source, name):
 
     The format has no terminator, and a cut there keeps the published number
     of records; but every file of the distributions ends with a line break
-    and every record holds its text (``.W``), so a file ending inside a line,
-    or a last record without the text every other record has, was cut short.
+    and every record has a text field (``.W``), so a file ending inside a
+    line (blanks and a DOS end-of-file mark after its last line break are
+    no text), or a last record whose text is missing or empty where every
+    other has the field, was likely cut short.
     """
-    if not text.endswith(("\n", "\r")):
+    others = records[:-1]
+    if not text.rstrip(" \t\x1a").endswith(("\n", "\r")):
         problem = "ends inside a line (the distribution's files end with a line break)"
-    elif len(records) > 1 and all("W" in rec for rec in records[:-1]) and (
-            not records[-1].get("W") and any(rec["W"] for rec in records[:-1])):
-        problem = (f"ends with a record without text (.W), which every other of its "
-                   f"{len(records) - 1:,} records has")
+    elif others and all("W" in rec for rec in others) and not records[-1].get("W"):
+        with_text = sum(1 for rec in others if rec["W"])
+        if not with_text:
+            return
+        problem = (f"ends with a record whose text (.W) is missing or empty, where "
+                   f"{with_text:,} of its other {len(others):,} records have text")
     else:
         return
     _warn_incomplete(
@@ -1602,9 +1607,12 @@ def load_smart(path, name):
         line in the distributions) are not the published ones: ADI 82 / 35 /
         170, CISI 1,460 / 112 / 3,114, CRAN 1,400 / 225 / 1,837, MED 1,033 /
         30 / 696; or if the documents or queries file looks cut inside its last
-        record, which keeps those numbers: it ends inside a line, or its last
-        record has no text (``.W``) where every other record has. A cut at
-        the end of a line of the last text cannot be told from a whole file.
+        record, which keeps those numbers: it ends inside a line (blanks and
+        a DOS end-of-file mark after the last line break aside), or its last
+        record's text (``.W``) is missing or empty where every other record
+        has the field. A cut at the end of a line of the last text cannot be
+        told from a whole file, nor a whole file whose last line break was
+        removed from a cut one.
     """
     if not isinstance(name, str) or name.lower() not in _SMART_FILES:
         raise ValueError(f"name must be one of {list(_SMART_FILES)}, got {name!r}")

@@ -1438,18 +1438,20 @@ def test_smart_relevance_file_of_other_size_warns(tmp_path, monkeypatch):
     ("ADI.ALL", b".I 3\r\n.W\r\nthird has no ti", "ends inside a line"),
     ("ADI.ALL", b".I 3\r\n.W\r\nthird has no title\r", None),  # a CRLF cut in its middle
     ("ADI.ALL", b".I 3\r\n.W\r\n",
-     "ends with a record without text \\(.W\\), which every other of its 2 records has"),
-    ("ADI.ALL", b".I 3\r\n", "ends with a record without text"),
+     "ends with a record whose text \\(.W\\) is missing or empty, where 2 of its other 2 "
+     "records have text"),
+    ("ADI.ALL", b".I 3\r\n", "ends with a record whose text \\(.W\\) is missing"),
+    ("ADI.ALL", b".I 3\r\n.W\r\nthird has no title\r\n  \x1a", None),  # blanks, DOS EOF
     ("ADI.QRY", b".I 2\r\n.W\r\nand abs", "ends inside a line"),
-    ("ADI.QRY", b".I 2\r\n", "ends with a record without text"),
-], ids=["mid-line", "between-cr-and-lf", "after-w", "after-i", "query-mid-line",
-        "query-after-i"])
+    ("ADI.QRY", b".I 2\r\n", "ends with a record whose text \\(.W\\) is missing"),
+], ids=["mid-line", "between-cr-and-lf", "after-w", "after-i", "trailing-blanks",
+        "query-mid-line", "query-after-i"])
 def test_smart_file_cut_inside_its_last_record_warns(tmp_path, file, cut_to, problem):
     # The cut keeps the number of records, so the sizes' check cannot see
     # it: the last document lost its words without a warning.
     whole = ADI_FILES[file]
     kept = whole[:whole.rindex(b".I ")] + cut_to
-    assert whole.startswith(kept) and kept != whole
+    assert whole.startswith(kept.rstrip(b" \x1a")) and kept != whole
     _write_tree(tmp_path / "adi", dict(ADI_FILES, **{file: kept}))
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
@@ -1475,8 +1477,9 @@ def test_smart_whole_files_do_not_warn_of_a_cut(tmp_path):
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         load_smart(tmp_path / "adi", "adi")
-    assert [str(w.message)[:30] for w in record] == [
-        f"{str(tmp_path / 'adi')!r} is not the published"[:30]]
+    assert len(record) == 1  # the sizes' warning alone
+    assert str(record[0].message).startswith(
+        f"{str(tmp_path / 'adi')!r} is not the published ADI collection: 3 documents")
 
 
 @pytest.mark.parametrize("name, files, line", [

@@ -5099,6 +5099,26 @@ def test_bad_sample_weight_is_refused(weight, error, match, rng):
         kgeo.SVM(C=10.0).fit(X, y, sample_weight=weight(40))
 
 
+@pytest.mark.skipif(np.finfo(np.longdouble).max <= np.finfo(np.float64).max,
+                    reason="this platform's long double is float64")
+def test_wider_float_weights_beyond_float64_are_refused_as_such(rng):
+    """A long double weight of 1e400 became inf in float64, refused as a
+    'NaN or infinite weight' the caller never passed, with NumPy's overflow
+    warning (a review, helper 138); X already said so for such values."""
+    X, y = ck.make_count_data(rng, 40, 6, 2)
+    weight = np.ones(40, dtype=np.longdouble)
+    weight[3] = np.longdouble("1e400")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"^sample_weight holds 1 number\(s\) beyond "
+                                             r"float64's range \(about 1.8e308\)"):
+            kgeo.SVM().fit(X, y, sample_weight=weight)
+    weight[3] = 2.5
+    model = kgeo.SVM().fit(X, y, sample_weight=weight)
+    assert_identical(model, kgeo.SVM().fit(X, y, sample_weight=weight.astype(np.float64)))
+    assert weight.dtype == np.longdouble and weight[3] == 2.5  # left as it was
+
+
 def test_zero_weights_do_not_copy_a_kernel_matrix(rng):
     """The solver reads the rows of positive weight from the caller's matrix
     in place: no copy of its n^2 values (a 20NG Gram would be 1 GB)."""
