@@ -234,15 +234,27 @@ def test_a_partly_imported_sklearn_exceptions_is_left_alone(monkeypatch):
     assert type(_unfitted_error()) is NotFittedError
 
 
+def _prints_ok_in_a_fresh_process(code, tmp_path):
+    """Run ``code`` in a child interpreter that imports this kgeo (run
+    outside the repository, whose uncompiled source folder ``-c`` would find
+    first), and check that it printed "ok"."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (os.path.dirname(os.path.dirname(kgeo.__file__)), env.get("PYTHONPATH")) if p)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr[-2000:]
+
+
 def test_kgeo_raises_its_own_not_fitted_error_without_importing_sklearn(tmp_path):
     """In a process that never imported scikit-learn, kgeo does not import it
     to raise: the error is kgeo's own class, a ValueError and an
     AttributeError. The child imports this kgeo (run outside the repository,
     whose uncompiled source folder ``-c`` would find first)."""
-    import os
-    import subprocess
-    import sys
-
     code = ("import sys, numpy as np, kgeo\n"
             "try:\n"
             "    kgeo.SVM().predict(np.ones((1, 2)))\n"
@@ -253,12 +265,7 @@ def test_kgeo_raises_its_own_not_fitted_error_without_importing_sklearn(tmp_path
             "    raise AssertionError('predict before fit did not raise')\n"
             "assert 'sklearn' not in sys.modules, 'kgeo imported scikit-learn'\n"
             "print('ok')\n")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (os.path.dirname(os.path.dirname(kgeo.__file__)), env.get("PYTHONPATH")) if p)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, env=env, cwd=tmp_path)
-    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr[-2000:]
+    _prints_ok_in_a_fresh_process(code, tmp_path)
 
 
 def test_public_submodules_are_attributes_of_kgeo(tmp_path):
@@ -266,10 +273,6 @@ def test_public_submodules_are_attributes_of_kgeo(tmp_path):
     README's name for it) raised AttributeError: the submodules are now
     imported when first named, as SciPy's and scikit-learn's are, and not
     before. Run in a fresh process, where no test has imported them."""
-    import os
-    import subprocess
-    import sys
-
     code = ("import sys, kgeo\n"
             "lazy = ('datasets', 'experiments', 'significance', 'text')\n"
             "assert not [m for m in lazy if 'kgeo.' + m in sys.modules], sys.modules.keys()\n"
@@ -287,12 +290,7 @@ def test_public_submodules_are_attributes_of_kgeo(tmp_path):
             "else:\n"
             "    raise AssertionError('kgeo.svm did not raise')\n"
             "print('ok')\n")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (os.path.dirname(os.path.dirname(kgeo.__file__)), env.get("PYTHONPATH")) if p)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, env=env, cwd=tmp_path)
-    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr[-2000:]
+    _prints_ok_in_a_fresh_process(code, tmp_path)
 
 
 def test_errors_and_warnings_pickle_where_sklearn_is_loaded():

@@ -104,15 +104,21 @@ def test_fitted_support_vectors_unfrozen_edited_and_frozen_again_are_read_again(
     np.testing.assert_array_equal(model.decision_function(T), expected)
 
 
+def _far_from_the_origin(rng):
+    """Rows that rbf and ned fits move by their centre, and rows to predict,
+    half of them mostly zero (compared with the support vectors unmoved)."""
+    X = rng.random((60, 8)) + 5.0
+    T = rng.random((6, 8)) + 5.0
+    T[:3, :6] = 0.0
+    return X, np.arange(60) % 3, T
+
+
 @pytest.mark.parametrize("kernel", ["rbf", "ned"])
 def test_centred_model_uses_read_only_support_vectors_assigned_later(kernel, rng):
     # Both kept indexes (moved, and as given for rows the centre does not
     # move) must follow a read-only replacement (mutants: the moved entry
     # kept whatever its key; the unmoved one not tied to the moved one).
-    X = rng.random((60, 8)) + 5.0
-    y = np.arange(60) % 3
-    T = rng.random((6, 8)) + 5.0
-    T[:3, :6] = 0.0  # mostly zero: compared unmoved
+    X, y, T = _far_from_the_origin(rng)
     model = kgeo.SVM(kernel=kernel).fit(X, y)
     assert model._centre is not None
     model.decision_function(T)  # both indexes built
@@ -124,10 +130,7 @@ def test_centred_model_uses_read_only_support_vectors_assigned_later(kernel, rng
 
 @pytest.mark.parametrize("kernel", ["rbf", "ned"])
 def test_centred_support_vectors_unfrozen_edited_and_frozen_again_are_read_again(kernel, rng):
-    X = rng.random((60, 8)) + 5.0
-    y = np.arange(60) % 3
-    T = rng.random((6, 8)) + 5.0
-    T[:3, :6] = 0.0
+    X, y, T = _far_from_the_origin(rng)
     model = kgeo.SVM(kernel=kernel).fit(X, y)
     model.decision_function(T)
     support_vectors = model.support_vectors_
