@@ -1611,8 +1611,8 @@ def load_smart(path, name):
         a DOS end-of-file mark after the last line break aside), or its last
         record's text (``.W``) is missing or empty where every other record
         has the field. A cut at the end of a line of the last text cannot be
-        told from a whole file, nor a whole file whose last line break was
-        removed from a cut one.
+        told from a whole file, and a whole file whose last line break was
+        removed warns as if cut.
     """
     if not isinstance(name, str) or name.lower() not in _SMART_FILES:
         raise ValueError(f"name must be one of {list(_SMART_FILES)}, got {name!r}")
