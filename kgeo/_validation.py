@@ -1217,16 +1217,15 @@ def check_sample_weight(sample_weight, n_samples):
         try:
             with np.errstate(over="ignore"):  # a wider float beyond range: refused below
                 converted = weight.astype(np.float64)
-        except OverflowError:
-            raise ValueError(f"sample_weight must be finite float64 numbers, got a value "
-                             f"beyond float64's range ({_short_repr(sample_weight)})") from None
+        except OverflowError:  # a Python int or Fraction beyond range
+            converted = None
         except ValueError:
             snan = _signalling_nan(weight)
             if snan is None:
                 raise
             raise ValueError(f"sample_weight must be finite, got a signalling NaN "
                              f"({snan!r})") from None
-        if _rounded_to_infinity(weight, converted):
+        if converted is None or _rounded_to_infinity(weight, converted):
             raise ValueError(f"sample_weight must be finite float64 numbers, got a value "
                              f"beyond float64's range ({_short_repr(sample_weight)})")
         weight = converted
