@@ -311,7 +311,7 @@ def worker(config, work_dir):
         started = time.perf_counter()
         usage = resource.getrusage(resource.RUSAGE_SELF)
         if config == "kgeo-ngd":
-            model = recording_svm()(kernel="ngd", C=1.0, cache_dtype=cache_dtype).fit(A, y_train)
+            model = kgeo.SVM(kernel="ngd", C=1.0, cache_dtype=cache_dtype).fit(A, y_train)
             fitted = time.perf_counter()
             result.update(fit_usage(usage))
             predicted = model.predict(B)
@@ -337,8 +337,7 @@ def worker(config, work_dir):
         started = time.perf_counter()
         usage = resource.getrusage(resource.RUSAGE_SELF)
         if config == "kgeo-linear":
-            model = recording_svm()(kernel="linear", C=1.0,
-                                    cache_dtype=cache_dtype).fit(A, y_train)
+            model = kgeo.SVM(kernel="linear", C=1.0, cache_dtype=cache_dtype).fit(A, y_train)
             result["cache_stats"] = model.cache_stats_
         else:
             model = SVC(kernel="linear", C=1.0).fit(A, y_train)
@@ -351,8 +350,21 @@ def worker(config, work_dir):
                       accuracy=float(np.mean(predicted == y_test)))
     result["peak_mb"] = peak_resident_mb()
     if config.startswith("kgeo-"):
-        # After the peak is read: the floor's scratch buffers are not the fit's.
-        cache = type(model).cache
+        # The same fit once more in this process: its memory comes back from
+        # malloc already mapped, so it shows what the first fit's page faults
+        # and cold start cost. The first fit is the one the targets judge.
+        # This one keeps its row cache for the floor, after the peak is read:
+        # the timed fit's, kept alive through predict, added 40 MB (18 %) to
+        # kgeo's peak that a user's fit has freed by then (a review).
+        started = time.perf_counter()
+        again = recording_svm()(**model.get_params()).fit(A, y_train)
+        result["refit_s"] = time.perf_counter() - started
+        if (not np.array_equal(again.dual_coef_, model.dual_coef_)
+                or again.cache_stats_["values_used"] != model.cache_stats_["values_used"]):
+            raise RuntimeError("a second fit of the same data gave another model")
+        # The blocks a solver asks for follow from its pair alone, so the
+        # second fit used those of the first.
+        cache = type(again).cache
         seconds, n_values = cache.recompute_used(resolve_n_jobs(model.n_jobs))
         used = cache.used_blocks()
         result.update(floor_s=seconds, floor_values=n_values,
@@ -361,14 +373,6 @@ def worker(config, work_dir):
             (result["distinct_floor_s"], result["distinct_floor_values"],
              result["distinct_floor_faults"]) = distinct_floor(
                 model.get_params(), A, y_train, used, resolve_n_jobs(model.n_jobs))
-        # The same fit once more in this process: its memory comes back from
-        # malloc already mapped, so it shows what the first fit's page faults
-        # and cold start cost. The first fit is the one the targets judge.
-        started = time.perf_counter()
-        again = kgeo.SVM(**model.get_params()).fit(A, y_train)
-        result["refit_s"] = time.perf_counter() - started
-        if not np.array_equal(again.dual_coef_, model.dual_coef_):
-            raise RuntimeError("a second fit of the same data gave another model")
         result["smo_alone_s"], result["floor_1_thread_s"] = smo_alone(model.get_params(), A,
                                                                       y_train)
     print(json.dumps(result))
@@ -494,7 +498,11 @@ def main():
                       f"{ours['distinct_floor_s']:.2f} s; the fit {ours['fit_s']:.2f} s "
                       f"({ours['fit_s'] / ours['distinct_floor_s']:.2f}x this floor; each run "
                       f"against its own: median {ours['distinct_ratio']:.2f}x, "
-                      f"{low:.2f}-{high:.2f}x)")
+                      f"{low:.2f}-{high:.2f}x). Its rows over subsets cost "
+                      f"{1e9 * ours['distinct_floor_s'] / ours['distinct_floor_values']:.1f} "
+                      f"ns per value against the blocks' "
+                      f"{1e9 * ours['floor_s'] / ours['floor_values']:.1f}: a time for "
+                      f"these entries, not a lower bound on it")
             print(f"{kind}: its SMO alone (one thread, each pair solved again from rows "
                   f"already cached, no kernel value computed): {ours['smo_alone_s']:.2f} s, "
                   f"median {ours['smo_ratio']:.2f}x its run's floor in one thread "
@@ -516,9 +524,12 @@ def main():
         if ours and theirs:
             t_ours = ours["fit_s"] + ours["predict_s"]
             t_theirs = theirs["fit_s"] + theirs["predict_s"]
+            points = 100 * (ours["accuracy"] - theirs["accuracy"])
+            # Rounded as printed: 0.1 points is 7.5 of 7,532 test documents.
+            verdict = ("within" if round(abs(points), 2) <= 0.1 else "OUTSIDE")
             print(f"{kind}: kgeo {t_theirs / t_ours:.1f}x faster, peak memory "
                   f"{ours['peak_mb'] / theirs['peak_mb']:.2f} of sklearn's, accuracy "
-                  f"{100 * (ours['accuracy'] - theirs['accuracy']):+.2f} points")
+                  f"{points:+.2f} points ({verdict} the +-0.1 points the targets allow)")
     return 0
 
 

@@ -2000,7 +2000,7 @@ cdef class KernelRowCache:
         return atomic_load(&self.helping) != 0
 
     cdef int sweep_cross(self, intp_t cls_s, intp_t cls_t, float64_t* acc,
-                         float64_t* scratch) except -1 nogil:
+                         float64_t* scratch, bint signals_here) except -1 nogil:
         """Store every cross block of the pair (cls_s, cls_t) before it starts.
 
         The block (g, t) of each row g of class s is computed, and the block
@@ -2017,7 +2017,13 @@ cdef class KernelRowCache:
         1), and both classes' cross blocks fit in 1/SWEEP_BUDGET_SHARE of the
         budget. Anything that goes wrong (no memory, a float32 overflow, a
         stop request) leaves the blocks to be computed on demand, where it
-        is reported.
+        is reported. In the main thread (``signals_here``), the signals are
+        looked at once SIGNAL_CHECK_SECONDS have passed since the last look,
+        as the solver does after costly rows (``signals_due``): a sweep may
+        take an eighth of the budget, and one of 3,500 x 3,500 heat-kernel
+        rows took 0.9 s of CPU, unseen by Ctrl-C, which stops a fit within
+        a second. An exception a handler raises ends the sweep, tidied up as
+        for the other failures, and is raised.
 
         All 2 n_s n_t values live in one allocation, the pair's slab, when
         it is at most SWEEP_SLAB_MAX_BYTES: one malloc and one free per pair
@@ -2055,8 +2061,8 @@ cdef class KernelRowCache:
         cdef intp_t need = 2 * n_s * n_t * self.value_bytes
         cdef intp_t capacity = self.slab_capacity(cls_s, cls_t)
         cdef bint in_slab = need <= SWEEP_SLAB_MAX_BYTES
-        cdef bint ok = True, worth, allocated = False
-        cdef timespec started, finished
+        cdef bint ok = True, worth, allocated = False, interrupted = False
+        cdef timespec started, finished, checked, now
         cdef int64_t booked = 2 * n_s * n_t
         # Outside the lock; NULL where no spare buffer serves a block.
         blocks_s = <void**> calloc(n_s, sizeof(void*))
@@ -2101,6 +2107,7 @@ cdef class KernelRowCache:
             free(blocks_t)
             return 0
         clock_gettime(CLOCK_MONOTONIC, &started)
+        checked = started
         if in_slab and slab == NULL:
             slab = <char*> malloc(capacity)
             ok = allocated = slab != NULL
@@ -2120,9 +2127,23 @@ cdef class KernelRowCache:
         # all afterwards read them back from L3 or memory: on a loaded
         # machine that took a fifth of the sweep.
         while ok and n_made < n_s:
-            if n_made % SIGNAL_CHECK_EVERY == 0 and flag_raised(&self.stop_requested):
-                ok = False
-                break
+            # Every eight rows (a few microseconds to a few milliseconds of
+            # work, beside which an atomic load and a clock read cost
+            # nothing): a stop request from another thread, and in the main
+            # thread the signals when their time has come.
+            if n_made % 8 == 0:
+                if flag_raised(&self.stop_requested):
+                    ok = False
+                    break
+                if signals_here:
+                    clock_gettime(CLOCK_MONOTONIC, &now)
+                    if seconds_between(&checked, &now) >= SIGNAL_CHECK_SECONDS:
+                        checked = now
+                        with gil:
+                            interrupted = signal_handlers_raised()
+                        if interrupted:
+                            ok = False
+                            break
             if in_slab:
                 blocks_s[n_made] = slab + (n_t * n_s + n_made * n_t) * self.value_bytes
             elif blocks_s[n_made] == NULL:
@@ -2163,7 +2184,7 @@ cdef class KernelRowCache:
             free(spent)
             free(blocks_s)
             free(blocks_t)
-            return 0
+            return -1 if interrupted else 0  # the handler's exception is set
         lock_acquire(&self.lock)
         self.compute_seconds += seconds_between(&started, &finished)
         # The sweep's own reference keeps the slab while its blocks go in
@@ -2731,6 +2752,18 @@ cdef inline bint signals_due(Pair* P, intp_t count) noexcept nogil:
     thread holds for up to its switch interval (5 ms): a check every 0.05 s
     made a dense fit 13 % slower beside such a thread (a review)."""
     return count % SIGNAL_CHECK_EVERY == 0 or P.computing >= SIGNAL_CHECK_SECONDS
+
+
+cdef extern from "Python.h":
+    # PyErr_CheckSignals without Cython's check of its result, for a caller
+    # that must tidy up before the exception goes (sweep_cross).
+    int PyErr_CheckSignals_unchecked "PyErr_CheckSignals" () noexcept
+
+
+cdef inline bint signal_handlers_raised() noexcept:
+    """Run the pending signal handlers (the GIL held); whether one raised,
+    its exception then set."""
+    return PyErr_CheckSignals_unchecked() != 0
 
 
 cdef int check_signals(KernelRowCache cache, Pair* P) except -1 nogil:
@@ -3704,9 +3737,9 @@ def solve_pairs(KernelRowCache cache, solutions, intp_t first, intp_t last,
                     # Class t's rows against class s's hash table, which the
                     # run's next pairs (s, t + 1), ... find in cache; the same
                     # values either way round (see sweep_cross).
-                    cache.sweep_cross(cls_t, cls_s, P.acc, P.scratch)
+                    cache.sweep_cross(cls_t, cls_s, P.acc, P.scratch, P.signals_here)
                 else:
-                    cache.sweep_cross(cls_s, cls_t, P.acc, P.scratch)
+                    cache.sweep_cross(cls_s, cls_t, P.acc, P.scratch, P.signals_here)
                 if l <= HOLD_AHEAD_MAX:
                     hold_small_pair(cache, &P)
                 statuses[p] = solve_pair_core(cache, &P, tol, shrink_mode, pair_max_iter,

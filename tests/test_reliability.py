@@ -1260,6 +1260,58 @@ def test_ctrl_c_is_seen_after_rows_that_took_long_whatever_the_steps(tmp_path):
     assert 0 <= float(lines["interrupted"]) - sent < 10.0
 
 
+def test_signals_are_seen_during_a_long_sweep_of_cross_blocks(tmp_path):
+    """A class pair's cross blocks swept ahead of its SMO (``sweep_cross``)
+    take seconds where the budget is large and the rows costly: the main
+    thread looks at the signals there too, at least every 0.2 s.
+
+    Four classes of 3,500 rows (heat-kernel rows, about 130 ns per value)
+    after a class of 10 whose four cheap pairs make sweeping pay: the first
+    large sweep computes 12 M values. A SIGALRM handler, run whenever the
+    fit looks at the signals, notes the thread's CPU time every 10 ms (CPU
+    time, so that a loaded machine's waits do not count) and raises
+    KeyboardInterrupt after 2 s of it. Unchecked, the sweep took 0.92-0.98 s
+    of CPU between two looks (the development machine, loaded); checked,
+    0.10-0.11.
+    """
+    child = """
+        import signal, time
+        import numpy as np
+        rng = np.random.default_rng(0)
+        small, n = 10, 3500
+        rows = small + 4 * n
+        X = np.column_stack([0.3 * rng.normal(size=(rows, 9)), rng.uniform(0.5, 1.5, rows)])
+        y = np.repeat(np.arange(5), [small, n, n, n, n])
+        looks = []
+
+        def look(signum, frame):
+            looks.append(time.thread_time())
+            if looks[-1] - looks[0] > 2.0:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                raise KeyboardInterrupt
+
+        signal.signal(signal.SIGALRM, look)
+        # A budget of the whole Gram: the 3,500 x 3,500 pairs' blocks fit
+        # in the eighth of it that a sweep may take.
+        model = kgeo.SVM(kernel="hyperbolic", t=1.0, n_jobs=1, cache_size=rows**2 * 8 / 2**20)
+        signal.setitimer(signal.ITIMER_REAL, 0.01, 0.01)
+        try:
+            model.fit(X, y)
+            print("finished")
+        except KeyboardInterrupt:
+            print("interrupted")
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        print("gap", max(np.diff(looks)))
+    """
+    done = run_child(child, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = dict(line.partition(" ")[::2] for line in done.stdout.splitlines())
+    assert "interrupted" in lines, "the fit ended within 2 s of CPU; make it longer"
+    # At most 0.2 s of wall clock (so of CPU) between looks, plus the rows
+    # of one look's turn (8 rows of 3,500 values: a few milliseconds).
+    assert float(lines["gap"]) < 0.35
+
+
 class _Alarm(Exception):
     """What the test's SIGALRM handler raises: a handler's own exception."""
 
