@@ -187,7 +187,9 @@ class PLSA(TransformerMixin, EstimatorMixin):
         with an objective 8e-13 below it). Where EM converges more slowly
         than geometrically (a weight tending to 0 without smoothing), a
         document may use all ``fold_in_max_iter`` steps and is reported as
-        not settled.
+        not settled. A step of at most 2**-40 that did not shrink is
+        rounding's: the document stops there, at 0 too (EM's steps can
+        cycle by an ulp and never reach a fixed point to the bit).
     random_state : None, int or numpy.random.Generator, default=None
         Seeds the random start of ``P(w | z)``.
     n_jobs : int, default=None

@@ -962,3 +962,142 @@ def test_a_mapping_is_not_a_sequence_of_topic_counts(corpus):
     # P22: a dict iterates over its keys, but is no sequence of numbers of topics.
     with pytest.raises(ValueError, match="n_components must be an integer >= 1 or a sequence"):
         PLSAFisherEmbedding({2: "a", 3: "b"}).fit(corpus)
+
+
+# Found by mutation testing, round 3 (a review of _plsa.py and _plsa_em.pyx):
+# the fit's stop at a gain of exactly 0, the fold-in's stopping rule step by
+# step, stored zeros in the scores, verbose passed on, weights below 1, and
+# parameters set after the fit.
+
+SEPARATE = np.array([[5, 4, 0, 0], [4, 5, 0, 0], [0, 0, 5, 4], [0, 1, 4, 5]], float)
+
+
+def test_a_step_that_leaves_the_objective_unchanged_stops_a_fit_with_tol_zero():
+    # The fit stops on a gain of "no more than tol" times the objective: one
+    # topic reaches its fixed point (the corpus unigram) in one step, so the
+    # second step's gain is 0 and stops a fit with tol=0 ("< tol" ran all
+    # max_iter steps and warned).
+    X = np.array([[5, 4, 0, 1], [4, 5, 1, 0], [0, 1, 5, 4]], float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kgeo.ConvergenceWarning)
+        model = PLSA(1, tol=0.0, random_state=0, max_iter=200).fit(X)
+    gains = np.diff(model.objective_curve_)
+    assert model.n_iter_ < 200
+    assert np.all(gains[:-1] > 0) and gains[-1] <= 0
+
+
+def _fold_in_reference(n, phi, smoothing, max_iter, tol):
+    """fold_in's documented rule for one document, step by step in NumPy:
+    EM from the uniform start over the words with s > 0 (counts and
+    smoothing divided by the power of 2 below the largest count), stopping
+    at a move of 0, at a move within tol whose distance left at the rate q
+    of the last two moves, move q / (1 - q), is within tol too, or at a move
+    of at most 2**-40 that did not shrink; the first step has no rate.
+    Returns (P(z|d), whether it stopped before max_iter)."""
+    n_topics = phi.shape[1]
+    largest = n.max()
+    scale = 2.0 ** (np.frexp(largest)[1] - 1) if largest > 1 else 1.0
+    prior = smoothing / scale
+    theta = np.full(n_topics, 1.0 / n_topics)
+    last = np.inf
+    for _ in range(max_iter):
+        s = phi @ theta
+        used = (n > 0) & (s > 0)
+        counts = n[used] / scale
+        total = counts.sum()
+        if total == 0 and prior == 0:
+            return theta, True
+        value = (theta * ((counts / s[used]) @ phi[used]) + prior) / (total + n_topics * prior)
+        moved = np.abs(value - theta).max()
+        theta = value
+        if moved == 0:
+            return theta, True
+        if last < np.inf:
+            rate = moved / last
+            if ((rate >= 1 and moved <= 2.0 ** -40)
+                    or (rate < 1 and moved <= tol and moved * rate <= tol * (1 - rate))):
+                return theta, True
+        last = moved
+    return theta, False
+
+
+@pytest.mark.parametrize("fold_in_tol, smoothing", [(1e-3, 0.0), (1e-4, 0.01), (1e-5, 0.5)])
+def test_fold_in_stops_where_its_documented_rule_says(fold_in_tol, smoothing):
+    # The tests above compare with a settled fold-in to 1e-6, which a step
+    # more or less does not break at the default tolerance. At a loose one, a
+    # step is about the tolerance, far above the rounding of two summation
+    # orders: stopping on the sum of the moves instead of the largest, or
+    # without the rate's factor, is a difference here.
+    rng = np.random.default_rng(3)
+    X = rng.poisson(rng.uniform(0.2, 3, size=30), size=(40, 30)).astype(float)
+    model = PLSA(3, random_state=0, doc_topic_smoothing=smoothing, fold_in_tol=fold_in_tol,
+                 fold_in_max_iter=10000).fit(X)
+    theta = model.transform(X)
+    phi = model.components_.T
+    for d in range(X.shape[0]):
+        expected, settled = _fold_in_reference(X[d], phi, smoothing, 10000, fold_in_tol)
+        assert settled
+        np.testing.assert_allclose(theta[d], expected, rtol=0, atol=1e-12)
+
+
+def test_fold_in_with_zero_tolerance_stops_where_rounding_alone_moves_it():
+    # With fold_in_tol=0 the rule for a move as small as rounding (at most
+    # 2**-40, not shrinking) was out of reach, inside "moved <= tol": 13 of
+    # these 40 documents cycled by an ulp for all fold_in_max_iter steps
+    # (10**5 and 10**6 alike), then warned to raise it (a review).
+    rng = np.random.default_rng(3)
+    X = rng.poisson(rng.uniform(0.2, 3, size=30), size=(40, 30)).astype(float)
+    model = PLSA(3, random_state=0).fit(X)
+    settled = model.set_params(fold_in_tol=1e-14, fold_in_max_iter=10**5).transform(X)
+    model.set_params(fold_in_tol=0.0, fold_in_max_iter=10**5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kgeo.ConvergenceWarning)
+        theta = model.transform(X)
+    np.testing.assert_allclose(theta, settled, rtol=0, atol=1e-12)
+
+
+def test_fisher_scores_store_no_zeros():
+    # The scores of a word the model gives probability 0 (no word smoothing,
+    # absent from the fit) are 0, and are not stored: the class docstring
+    # counts nonzero scores.
+    embedding = PLSAFisherEmbedding(2, topic_word_smoothing=0.0, doc_topic_smoothing=0.3,
+                                    random_state=0).fit(SEPARATE[:2])  # words 2, 3 unseen
+    scores = embedding.transform(np.array([[1.0, 0, 0, 3]]))
+    assert np.all(scores.data != 0)
+    assert scores.nnz == 2 + 2  # the topic scores, and word 0's
+    assert scores.has_canonical_format
+
+
+def test_embedding_passes_verbose_to_its_models(capsys):
+    embedding = PLSAFisherEmbedding((2, 3), verbose=2, max_iter=4, tol=0, random_state=0)
+    quiet(embedding.fit, SEPARATE)
+    assert [model.verbose for model in embedding.models_] == [2, 2]
+    assert capsys.readouterr().out.splitlines() == [
+        f"PLSA step {s}: objective {model.objective_curve_[s]:.10g}"
+        for model in embedding.models_ for s in range(0, model.n_iter_ + 1, 2)]
+
+
+def test_weights_below_one_are_not_taken_for_unseen_words():
+    # X may hold any non-negative weights (TF shares, TF-IDF): a rare word of
+    # total weight 0.05 was seen; only a total of 0 is unseen.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.01, 0.3, size=(20, 6))
+    X[:, 4:] = 0.0
+    X[3, 5] = 0.05
+    with pytest.warns(UserWarning, match=r"1 of the 6 words .* \(columns 4\)"):
+        PLSAFisherEmbedding(2, random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        PLSAFisherEmbedding(2, random_state=0).fit(np.delete(X, 4, axis=1))
+
+
+def test_transform_refuses_parameters_set_wrong_after_fit():
+    # transform reads topic_scores and the fold-in settings again, so it
+    # checks them again: "Exact" gave the approximate scores silently.
+    embedding = PLSAFisherEmbedding(2, random_state=0).fit(SEPARATE)
+    embedding.set_params(topic_scores="Exact")
+    with pytest.raises(ValueError, match="topic_scores must be 'approximate' or 'exact'"):
+        embedding.transform(SEPARATE)
+    embedding.set_params(topic_scores="exact", fold_in_tol=-1.0)
+    with pytest.raises(ValueError, match="fold_in_tol must be finite and >= 0"):
+        embedding.transform(SEPARATE)
