@@ -2,6 +2,9 @@
 log-odds written in the paper's parameters, its kernel against the paper's
 factorised form, its Gaussians against their definition."""
 
+import math
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -405,3 +408,130 @@ def test_a_complex_indicator_matrix_is_refused(categories):
     indicator = (y[:, None] == np.arange(4)).astype(complex)
     with pytest.raises(ValueError, match="must hold only 0 and 1"):
         HPTOPEmbedding().fit(X, indicator)
+
+
+# Found by mutation testing (a review of _hptop.py): the term scale behind the
+# guard against Gaussians of rounding, that guard's margin, and the scores'
+# overflow and underflow.
+
+
+EPS = np.finfo(np.float64).eps
+
+
+def _reference_term_scale(hyperplane, X):
+    """|b| + max over rows of sum_i |alpha_i| sum_j |sv_ij x_j|, by loops."""
+    alpha = np.asarray(hyperplane.dual_coef_, dtype=float).ravel()
+    svs = hyperplane.support_vectors_
+    svs = svs.toarray() if sp.issparse(svs) else np.asarray(svs)
+    X = X.toarray() if sp.issparse(X) else np.asarray(X)
+    best = 0.0
+    for x in X:
+        best = max(best, sum(abs(a) * sum(abs(s * v) for s, v in zip(sv, x))
+                             for a, sv in zip(alpha, svs)))
+    return float(np.abs(hyperplane.intercept_).max() + best)
+
+
+def test_term_scale_sums_the_absolute_terms():
+    # Left out |b|, took |w| for |alpha| |sv|, kept X's signs or took the mean
+    # over rows for the max, and the guard below misjudged rounding: the bound on a decision value's
+    # rounding is |b| + the largest sum of its terms' absolute values.
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 6))
+    y = np.arange(40) % 3
+    model = HPTOPEmbedding().fit(X, y)
+    for x, hyperplane in enumerate(model.hyperplanes_):
+        own = X[y == x]
+        np.testing.assert_allclose(HPTOPEmbedding._term_scale(hyperplane, own),
+                                   _reference_term_scale(hyperplane, own), rtol=1e-12)
+
+
+def _corpus():
+    X, y = make_topic_corpus(240, 300, 4, words_per_document=40, topic_weight=0.3,
+                             random_state=2)
+    return kgeo.MultinomialEmbedding("tf", "l2").fit_transform(X), y
+
+
+def test_near_copies_whose_values_are_ulps_of_the_intercept_make_no_gaussian():
+    # documents scaled down 1000 times: decision values are the intercept
+    # (-1.0000002) plus 2.5e-6, and near-copies of one document whose values
+    # differ by ~3 ulps of |t| are rounding, not a Gaussian (the mutant fitted a
+    # variance of 1e-31 and gave scores of 1.8e15).
+    X, y = _corpus()
+    X = X * 1e-3
+    copies = sp.vstack([X, sp.vstack([X[1]] * 7)]).tocsr()
+    labels = np.append(y, [9] * 7)
+    hyperplane = kgeo.SVM(kernel="linear").fit(copies, labels == 9)
+    u = (copies[-1] @ hyperplane.coef_.T).toarray().item()
+    step = 0.5 * np.spacing(abs(hyperplane.intercept_[0])) / abs(u)
+    near = sp.vstack([X, sp.vstack([X[1] * (1 + step * k) for k in range(7)])]).tocsr()
+    values = kgeo.SVM(kernel="linear").fit(near, labels == 9).decision_function(near)[-7:]
+    assert 0 < np.ptp(values) <= 8 * np.spacing(np.abs(values).max())
+    with pytest.raises(ValueError, match="category 9 are equal on all its 7 documents"):
+        HPTOPEmbedding().fit(near, labels)
+
+
+def test_a_large_document_of_another_category_does_not_refuse_a_gaussian():
+    # the rounding margin is that of the category's own documents; a
+    # document of category 0 a million times larger, in a word the others
+    # lack, must not turn category 9's genuine spread (variance 2e-19, as in
+    # test_near_duplicate_documents_still_make_a_gaussian) into "equal values".
+    X, y = _corpus()
+    totals = np.asarray(X.sum(axis=0)).ravel()
+    totals[X[1].indices] = -1
+    big = sp.csr_matrix(([1e6], ([0], [int(totals.argmax())])), shape=(1, X.shape[1]))
+    near = sp.vstack([X[1] * (1 + 1e-10 * k) for k in range(7)])
+    X_all = sp.vstack([X, big, near]).tocsr()
+    labels = np.append(y, [0] + [9] * 7)
+    model = HPTOPEmbedding().fit(X_all, labels)
+    values = model.hyperplanes_[-1].decision_function(X_all)[labels == 9]
+    np.testing.assert_allclose(model.variance_[-1], values.var(), rtol=1e-6)
+
+
+def test_a_spread_a_few_times_the_rounding_margin_is_a_gaussian():
+    # the guard refuses a variance up to rounding**2 (rounding = 8 eps x
+    # the term scale), no more: three times that is accepted.
+    X, y = _corpus()
+    labels = np.append(y, [9] * 7)
+
+    def with_near(step):
+        return sp.vstack([X] + [X[1] * (1 + step * k) for k in range(7)]).tocsr()
+
+    hyperplane = kgeo.SVM(kernel="linear").fit(with_near(1e-10), labels == 9)
+    scale = HPTOPEmbedding._term_scale(hyperplane, with_near(1e-10)[labels == 9])
+    u = hyperplane.decision_function(X[1])[0] - hyperplane.intercept_[0]
+    # values (1 + step k) u + b, k = 0..6: variance 4 (step u)^2 = 3 rounding^2
+    step = math.sqrt(3) * 8 * EPS * scale / (2 * abs(u))
+    model = HPTOPEmbedding().fit(with_near(step), labels)
+    rounding = 8 * EPS * HPTOPEmbedding._term_scale(model.hyperplanes_[-1],
+                                                    with_near(step)[labels == 9])
+    assert rounding ** 2 < model.variance_[-1] < 8 * rounding ** 2
+
+
+def test_overflowing_scores_are_refused_without_runtime_warnings():
+    # the overflow is reported once, as the ValueError, not also as
+    # NumPy's "overflow encountered in square" warnings.
+    documents = sp.csr_matrix(np.ones((3, 4)))
+    decision = np.array([[2e160, 0.5, -0.5], [0.1, 0.2, 0.3], [0.1, 0.2, 0.3]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="make HP-TOP's scores overflow float64"):
+            hp_top_scores(documents, decision, np.zeros(3), np.ones(3), 0)
+
+
+def test_underflowed_shares_store_no_zeros():
+    # far from category 2's mean its share pi_e underflows to 0; its
+    # scores are then absent from the CSR, not stored zeros.
+    rng = np.random.default_rng(0)
+    documents = sp.csr_matrix(rng.random((6, 5)) * (rng.random((6, 5)) < 0.7))
+    decision = np.array([[0.0, 60.0, -70.0]] * 6)
+    scores = hp_top_scores(documents, decision, np.zeros(3), np.full(3, 0.01), 0)
+    assert not np.any(scores.data == 0)
+
+
+def test_nan_scores_are_refused_as_overflow():
+    # far beyond a non-target category e its share underflows to 0 and
+    # 0 * t_e**2 (inf) is NaN, with no inf anywhere: the check must catch NaN.
+    documents = sp.csr_matrix(np.ones((2, 4)))
+    decision = np.array([[0.1, 0.2, 2e160], [0.1, 0.2, 0.3]])
+    with pytest.raises(ValueError, match="make HP-TOP's scores overflow float64"):
+        hp_top_scores(documents, decision, np.zeros(3), np.ones(3), 0)

@@ -609,3 +609,60 @@ def test_complex_labels_are_never_taken_for_scores(test):
     wrong = np.full(20, 0.5 + 0.5j)
     assert discordant_counts(y, y, wrong) == (20, 0)
     assert test(y, wrong, y) == test(y, np.full(20, 3j), y)
+
+
+# Found by mutation testing (a review of significance.py): P-values below
+# 1e-16 as tails, scores among whole numbers, shapes, and labels of other kinds.
+
+def test_tiny_p_values_are_tails_not_one_minus_cdf():
+    # 1 - cdf loses every P-value below ~1e-16 (to 0.0); the tails
+    # against closed forms: Binomial(500, 1/2) >= 500 is 2**-500, the normal tail
+    # erfc(z / sqrt 2) / 2, the chi-square(1) tail erfc(sqrt(x / 2)).
+    y = np.zeros(500, dtype=int)
+    a, b = y.copy(), np.ones(500, dtype=int)  # b = 500, c = 0
+    exact = micro_sign_test(y, a, b, exact=True).pvalue
+    assert exact == pytest.approx(0.5 ** 500, rel=1e-12, abs=0)
+    z = math.sqrt(500)
+    assert micro_sign_test(y, a, b).pvalue == pytest.approx(0.5 * math.erfc(z / math.sqrt(2)),
+                                                            rel=1e-9, abs=0)
+    chi2 = 499 ** 2 / 500
+    assert mcnemar_test(y, a, b).pvalue == pytest.approx(math.erfc(math.sqrt(chi2 / 2)),
+                                                         rel=1e-9, abs=0)
+
+
+@pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
+def test_scores_partly_whole_numbers_are_refused(test):
+    # decision values clipped at -1 (a whole number y_true lacks) among
+    # fractional ones are still decision values: 60 of 60 outside {0, 1}.
+    y = np.array([0, 1] * 30)
+    scores = np.r_[np.full(30, -1.0), np.linspace(0.1, 0.9, 30)]
+    with pytest.raises(ValueError, match=r"pred_a holds 60 values of 60 that are not labels"):
+        test(y, scores, y)
+
+
+@pytest.mark.parametrize("test", [discordant_counts, micro_sign_test, mcnemar_test])
+def test_one_dimensional_truth_against_matrix_predictions_is_refused(test):
+    # a 1-D y_true with 2-D predictions of as many rows broadcast into
+    # n x n comparisons (b = c = 0 here) instead of being refused.
+    with pytest.raises(ValueError, match=r"must have the same shape"):
+        test([0, 1, 2], [[0, 1, 2]] * 3, [[0, 1, 2]] * 3)
+
+
+@pytest.mark.parametrize("test", [discordant_counts, micro_sign_test, mcnemar_test])
+def test_infinite_complex_and_nat_timedelta_true_labels_are_refused(test):
+    # complex infinities are infinite labels as float ones are;
+    # NaT of timedelta64 is a missing label as datetime64's is.
+    c = np.array([0, np.inf, 1], dtype=complex)
+    with pytest.raises(ValueError, match=r"y_true contains 1 infinite label"):
+        test(c, np.array([0, 1, 1], dtype=complex), np.array([0, 0, 1], dtype=complex))
+    td = np.array([1, 2, "NaT"], dtype="timedelta64[D]")
+    with pytest.raises(ValueError, match=r"y_true contains 1 NaT label"):
+        test(td, td, np.array([1, 2, 3], dtype="timedelta64[D]"))
+
+
+@pytest.mark.parametrize("test", [discordant_counts, micro_sign_test, mcnemar_test])
+def test_complex_labels_against_real_labels_are_refused(test):
+    # A design choice, not theory: complex and real labels are
+    # different kinds, as the module refuses them today.
+    with pytest.raises(TypeError, match=r"labels of one kind"):
+        test(np.array([1, 2, 1, 2]) + 0j, [1, 2, 2, 2], [1, 1, 1, 1])
