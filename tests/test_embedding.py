@@ -7,6 +7,7 @@ or left alone. All-zero rows stay zero.
 """
 
 import decimal
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -522,3 +523,16 @@ def test_ordinary_rows_keep_the_plain_quotients_bits(norm, random_count_csr):
     lengths = np.abs(Z.toarray()).sum(axis=1) if norm == "l1" else np.linalg.norm(
         Z.toarray(), axis=1)
     np.testing.assert_allclose(lengths, 1.0, rtol=0, atol=8 * EPS)
+
+
+def test_l1_rows_with_a_subnormal_sum_are_correctly_rounded():
+    """An l1 sum of subnormal counts is exact, and each share is then one
+    correctly rounded division (_out_of_range): such rows are not taken as
+    out of range (dividing by the largest entry first was 1 ulp off in 1,446
+    of 2,000 random rows: a mutation review)."""
+    rng = np.random.default_rng(0)
+    rows = rng.integers(1, 10**6, size=(200, 4)) * np.finfo(np.float64).smallest_subnormal
+    Z = kgeo.MultinomialEmbedding(norm="l1").fit_transform(rows).toarray()
+    for row, got in zip(rows, Z):
+        total = sum(Fraction(float(v)) for v in row)
+        assert got.tolist() == [float(Fraction(float(v)) / total) for v in row]

@@ -180,6 +180,31 @@ def test_high_dimensions_match_high_precision_values(where, value):
     assert abs(H._log_q(np.array([r]), tau, m)[0] - value) < 1e-13
 
 
+# log q_m(r) in 80-digit arithmetic (mpmath 1.4.1, Cauchy's integral for the
+# m-th derivative in u = cosh r on a circle of radius (cosh r + 1) / 2, which
+# reproduces MPMATH_LOG_Q above to all 25 digits): the contour route (m > 10)
+# and the recursion between r = 1 and 2 pinned directly (a mutation review
+# found three faults there, 3e-11 to 6e-11 off, that other tests caught only
+# through agreements between routes).
+MORE_MPMATH_LOG_Q = [
+    ((11, 0.3, 0.7), 12.19631087997378393693462),
+    ((25, 0.3, 2.0), 24.84439199732233111884931),
+    ((25, 1.0, 5.0), -47.10061729386191969043009),
+    ((50, 0.3, 2.0), 76.3078394856947327703454),
+    ((50, 1.0, 5.0), -64.74357426135745519295516),
+    ((10, 1.0, 1.05), 4.365087539919868259921984),
+    ((10, 100.0, 1.05), -2.482318862578359993403877),
+    ((9, 1000.0, 1.2), -6.64698765044908155712725),
+    ((8, 100.0, 1.5), -6.635582779414026198196254),
+]
+
+
+@pytest.mark.parametrize("where, value", MORE_MPMATH_LOG_Q)
+def test_log_q_matches_more_high_precision_values(where, value):
+    m, tau, r = where
+    assert abs(H._log_q(np.array([r]), tau, m)[0] - value) < 1e-13
+
+
 # log K on H^4 in 40-digit arithmetic (mpmath 1.4.1), by descent from H^5's
 # closed form, K_4(r) = sqrt(2) e^(7 tau / 4) integral_r^inf K_5(s) sinh s /
 # sqrt(cosh s - cosh r) ds, taken in s = r + v^2 (kgeo takes cosh s = cosh r
@@ -473,6 +498,62 @@ def test_spherical_normal_mle_of_a_spread_of_a_few_ulps_of_the_mean():
         sigma = kgeo.spherical_normal_mle([points])[0, -1]
         exact = float(_decimal_mle(points)[1])
         np.testing.assert_array_max_ulp(sigma, exact, maxulp=2)
+
+
+@pytest.mark.parametrize("exponent", [-449, -455, -470, -480, -495, -600, 455, 600])
+def test_spherical_normal_mle_of_a_few_ulps_at_the_ends_of_the_plain_range(exponent):
+    """A spread of a few ulps of coordinates just below 2**-450 has squared
+    deviations below float64's normal numbers: they are scaled first there
+    (computed plainly up to 2**-500, sigma was 2.6e-5 off at 2**-480, and a
+    set at 2**-495 was refused as "sigma below float64's smallest number":
+    a mutation review). The test above has such spreads at 1 and 1e300."""
+    a = 1.3 * 2.0 ** exponent
+    ulp = np.spacing(a)
+    points = np.array([[a, a], [a + 3 * ulp, a], [a + 7 * ulp, a]])
+    sigma = kgeo.spherical_normal_mle([points])[0, -1]
+    exact = _decimal_mle(points)[1]
+    assert abs(Decimal(float(sigma)) - exact) <= Decimal(3e-16) * exact
+
+
+@pytest.mark.filterwarnings("error")
+def test_spherical_normal_mle_scales_columns_by_their_largest_magnitude():
+    """A column whose largest value is small and whose most negative one is
+    huge has a finite MLE; an infinite coordinate is refused as such, of
+    either sign (scaled by the largest value instead, such columns
+    overflowed with warnings and were refused for the wrong reason)."""
+    row = kgeo.spherical_normal_mle([np.array([[-1e300], [1e-300]])])[0]
+    # mu = (-1e300 + 1e-300) / 2, sigma = |x1 - x2| / 2: -+5e299 to rounding
+    np.testing.assert_allclose(row, [-5e299, 5e299], rtol=1e-15)
+    row = kgeo.spherical_normal_mle([np.array([[-3e-170, 1.0], [-1e-170, 1.0]])])[0]
+    np.testing.assert_allclose(row, [-2e-170, 1.0, 1e-170 / np.sqrt(2.0)], rtol=1e-15)
+    with pytest.raises(ValueError, match="set 0 has NaN or infinite coordinates"):
+        kgeo.spherical_normal_mle([np.array([[-np.inf], [1.0]])])
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("n, t", [(2, 1e-300), (4, 1e-150), (20, 1e-29)])
+def test_even_normalized_kernel_reaches_its_extent_at_the_smallest_times(n, t):
+    """For an even n the descent integral reads the odd table, which must
+    reach as far as normalize's log K(0) = L lets the kernel stay above
+    float64's range (without L in its extent, values of 1e-264 came out 0
+    and of 1e-157 3.5e-5 off: a mutation review). At these times K(r) /
+    K(0) = exp(-r^2 / 4 tau) far below rounding (see
+    test_small_times_give_the_gaussian_of_the_distance), so the reference
+    is exp(L - r^2 / 4 tau); the normalize test above is for an odd n."""
+    c = 2.0 * (n - 1)
+    tau = t / c
+    L = H.log_heat_kernel_at_zero(tau, n) - 0.5 * n * math.log(c)
+    assert L > 500
+    end = math.sqrt(4.0 * tau * (746.0 + L))  # where L - r^2 / 4 tau reaches -746
+    r = end * np.array([0.5, 0.85, 0.9, 0.95, 0.98])
+    X = np.zeros((r.size + 1, n))
+    X[:, -1] = 1.0
+    X[1:, 0] = 2.0 * math.sqrt(c) * np.sinh(0.5 * r)  # Fisher-Rao distance r from row 0
+    K = kgeo.pairwise_kernels(X, kernel="hyperbolic", t=t, normalize=True)[0, 1:]
+    exponent = r * r / (4.0 * tau)
+    want = np.exp(L - exponent)
+    assert np.all(want > np.finfo(np.float64).tiny)
+    assert np.all(np.abs(K / want - 1) <= 2e-13 * (1 + exponent))
 
 
 @pytest.mark.parametrize("sets, match", [
