@@ -11,6 +11,7 @@ about the document's topics and is skipped.
 """
 
 from cython.parallel cimport parallel, prange, threadid
+from libc.float cimport DBL_EPSILON
 from libc.math cimport INFINITY, fabs, frexp, ldexp, log
 from libc.stdint cimport uint8_t
 from libc.stdlib cimport free, malloc
@@ -175,7 +176,7 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
     cdef intp_t p, k
     cdef int it
     cdef int every = INTERRUPT_EVERY_STEPS
-    cdef float64_t s, r, total, moved, value, rate
+    cdef float64_t s, r, total, moved, value, rate, largest, rounding
     cdef float64_t last_moved = INFINITY
     cdef float64_t* acc = scratch
     cdef float64_t* theta = scratch + n_topics
@@ -207,9 +208,11 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
             settled[d] = 1
             break
         moved = 0.0
+        largest = 0.0
         for k in range(n_topics):
             value = (theta[k] * acc[k] + prior) / (total + n_topics * prior)
             moved = max(moved, fabs(value - theta[k]))
+            largest = max(largest, value)
             theta[k] = value
         if moved == 0.0:  # a fixed point of EM's steps (to the bit)
             settled[d] = 1
@@ -221,15 +224,19 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
             # step (a review: 2.6e-6 from the maximum at tol=1e-8, rate
             # 0.996). The first step has no rate yet. A step that did not
             # shrink is rounding's where it is as small as rounding:
-            # settled, whatever tol (with tol below ROUNDING_STEP, 0 say,
-            # 13 of 40 documents cycled by an ulp for all max_iter steps,
-            # then warned: a review). (Both rules once settled a document at
-            # its first or second step from the uniform start, 0.5 from the
-            # maximum, where topics 1e-8 apart move it by 5e-9 a step,
-            # growing: a review. It now runs on, and warns where it cannot
-            # settle.)
+            # settled. As small as rounding is ROUNDING_STEP where tol allows
+            # that much, and otherwise a few ulps of the largest weight: with
+            # tol=0, 13 of 40 documents cycled by an ulp for all max_iter
+            # steps, then warned; but ROUNDING_STEP there settled a document
+            # whose steps of 9e-13, shrinking at a rate of 1 - 4e-6, read as
+            # growing through their rounding, 2.4e-7 from its maximum (two
+            # reviews). (Both rules once settled a document at its first or
+            # second step from the uniform start, 0.5 from the maximum,
+            # where topics 1e-8 apart move it by 5e-9 a step, growing: a
+            # review. It now runs on, and warns where it cannot settle.)
             rate = moved / last_moved
-            if ((rate >= 1.0 and moved <= ROUNDING_STEP)
+            rounding = min(ROUNDING_STEP, max(tol, 4.0 * DBL_EPSILON * largest))
+            if ((rate >= 1.0 and moved <= rounding)
                     or (rate < 1.0 and moved <= tol and moved * rate <= tol * (1.0 - rate))):
                 settled[d] = 1
                 break
@@ -251,9 +258,9 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     phi_k(w) + smoothing) / (sum_w n(d, w) + K smoothing)`` over the words with
     ``s > 0``, until no weight moves by more than ``tol`` and, at the rate
     ``q`` of the last two steps, the distance left, ``step q / (1 - q)``, is
-    within ``tol`` too (or, whatever ``tol``, a step below ``ROUNDING_STEP``
-    did not shrink: rounding's; the first step, without a rate, never
-    stops), or
+    within ``tol`` too (or a step did not shrink and is as small as rounding:
+    ``ROUNDING_STEP``, or below a ``tol`` smaller than that, 4 ulps of the
+    largest weight; the first step, without a rate, never stops), or
     ``max_iter`` steps. (The objective is concave in ``theta``, so EM approaches its
     maximum.) Each document runs alone from the same start: the same steps,
     and the same bits, whatever the batch and thread count. A document with

@@ -992,7 +992,8 @@ def _fold_in_reference(n, phi, smoothing, max_iter, tol):
     smoothing divided by the power of 2 below the largest count), stopping
     at a move of 0, at a move within tol whose distance left at the rate q
     of the last two moves, move q / (1 - q), is within tol too, or at a move
-    of at most 2**-40 that did not shrink; the first step has no rate.
+    that did not shrink and is as small as rounding (2**-40, or below a
+    smaller tol, 4 ulps of the largest weight); the first step has no rate.
     Returns (P(z|d), whether it stopped before max_iter)."""
     n_topics = phi.shape[1]
     largest = n.max()
@@ -1014,7 +1015,8 @@ def _fold_in_reference(n, phi, smoothing, max_iter, tol):
             return theta, True
         if last < np.inf:
             rate = moved / last
-            if ((rate >= 1 and moved <= 2.0 ** -40)
+            rounding = min(2.0 ** -40, max(tol, 4 * np.finfo(float).eps * theta.max()))
+            if ((rate >= 1 and moved <= rounding)
                     or (rate < 1 and moved <= tol and moved * rate <= tol * (1 - rate))):
                 return theta, True
         last = moved
@@ -1054,6 +1056,24 @@ def test_fold_in_with_zero_tolerance_stops_where_rounding_alone_moves_it():
         warnings.simplefilter("error", kgeo.ConvergenceWarning)
         theta = model.transform(X)
     np.testing.assert_allclose(theta, settled, rtol=0, atol=1e-12)
+
+
+def test_fold_in_with_zero_tolerance_runs_on_while_a_slow_step_is_above_rounding():
+    """Two topics 1e-3 apart: EM's rate is 1 - 3.8e-6, and the maximum,
+    inside, is theta_0 = 1/2 + (f - 1/2) / (2 e). Steps of 9e-13, real
+    progress, read as growing through their rounding: taken as rounding's
+    at fold_in_tol=0 (a step up to 2**-40), the document stopped 2.4e-7 from
+    its maximum, reported settled (a review). At 0 only steps of a few ulps
+    count as rounding's."""
+    e, f = 1e-3, 0.5 + 0.25e-3
+    model = PLSA(2, random_state=0, max_iter=5, doc_topic_smoothing=0.0)
+    quiet(model.fit, np.array([[3.0, 1.0], [1.0, 3.0]]))
+    model.components_ = np.array([[0.5 + e, 0.5 - e], [0.5 - e, 0.5 + e]])
+    model.set_params(fold_in_tol=0.0, fold_in_max_iter=10**7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kgeo.ConvergenceWarning)
+        theta = model.transform(np.array([[f * 1000, (1 - f) * 1000]]))
+    assert abs(theta[0, 0] - (0.5 + (f - 0.5) / (2 * e))) < 1e-9
 
 
 def test_fisher_scores_store_no_zeros():
