@@ -1269,10 +1269,13 @@ def test_signals_are_seen_during_a_long_sweep_of_cross_blocks(tmp_path):
     after a class of 10 whose four cheap pairs make sweeping pay: the first
     large sweep computes 12 M values. A SIGALRM handler, run whenever the
     fit looks at the signals, notes the thread's CPU time every 10 ms (CPU
-    time, so that a loaded machine's waits do not count) and raises
-    KeyboardInterrupt after 2 s of it. Unchecked, the sweep took 0.92-0.98 s
-    of CPU between two looks (the development machine, loaded); checked,
-    0.10-0.11.
+    time, so that a loaded machine's waits do not count). It raises
+    KeyboardInterrupt at the first look 0.08 s of CPU after the one before,
+    which outside the sweep come every few milliseconds: inside the sweep,
+    whose blocks are then dropped (or after 2 s, wherever the fit is). A
+    fit in the same process afterwards is the fit made before. Unchecked,
+    the sweep took 0.88-0.98 s of CPU between two looks on the development
+    machine; checked, 0.10-0.11 loaded and 0.20 quiet (0.2 s of wall clock).
     """
     child = """
         import signal, time
@@ -1282,11 +1285,12 @@ def test_signals_are_seen_during_a_long_sweep_of_cross_blocks(tmp_path):
         rows = small + 4 * n
         X = np.column_stack([0.3 * rng.normal(size=(rows, 9)), rng.uniform(0.5, 1.5, rows)])
         y = np.repeat(np.arange(5), [small, n, n, n, n])
+        before = kgeo.SVM(kernel="hyperbolic", t=1.0).fit(X[:300], y[:300] % 3)
         looks = []
 
         def look(signum, frame):
             looks.append(time.thread_time())
-            if looks[-1] - looks[0] > 2.0:
+            if looks[-1] - looks[0] > 2.0 or looks[-1] - looks[-2:][0] > 0.08:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 raise KeyboardInterrupt
 
@@ -1302,6 +1306,8 @@ def test_signals_are_seen_during_a_long_sweep_of_cross_blocks(tmp_path):
             print("interrupted")
         signal.setitimer(signal.ITIMER_REAL, 0)
         print("gap", max(np.diff(looks)))
+        after = kgeo.SVM(kernel="hyperbolic", t=1.0).fit(X[:300], y[:300] % 3)
+        print("same-refit", np.array_equal(after.dual_coef_, before.dual_coef_))
     """
     done = run_child(child, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -1310,6 +1316,7 @@ def test_signals_are_seen_during_a_long_sweep_of_cross_blocks(tmp_path):
     # At most 0.2 s of wall clock (so of CPU) between looks, plus the rows
     # of one look's turn (8 rows of 3,500 values: a few milliseconds).
     assert float(lines["gap"]) < 0.35
+    assert lines["same-refit"] == "True"
 
 
 class _Alarm(Exception):
