@@ -42,8 +42,8 @@ def worker(route, n_classes, per_class, n_features, seed):
                              words_per_document=100, random_state=seed)
     if route != "kgeo":
         # Before the clock and the memory baseline, as kgeo is imported: the
-        # import alone took 2.3 s and 92 MB here, which the sklearn route's
-        # figures included until a review found it.
+        # import alone takes 0.7-1.2 s and 102 MB here, which the sklearn
+        # route's figures included until a review found it.
         from sklearn.svm import SVC
     before_mb = resident_before_mb()
     reset_peak()

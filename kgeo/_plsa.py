@@ -192,9 +192,10 @@ class PLSA(TransformerMixin, EstimatorMixin):
         is within about 1e-4 of 1, rounding can make a real step of that
         size look so, and the document then stops up to 2**-40 / (1 - rate)
         from its maximum (4.3e-7 at the default, 2.4e-7 at 1e-12, for a
-        rate of 1 - 3.8e-6). Below 2**-40, the limit is this tolerance, or
-        4 ulps of the largest weight: at 0 a document stops at a fixed point
-        of EM's steps or where they cycle by a few ulps.
+        rate of 1 - 3.8e-6). With a tolerance below 2**-40 that limit is
+        the tolerance, or 4 ulps of the largest weight where larger: at 0 a
+        document stops at a fixed point of EM's steps or where they cycle
+        by a few ulps.
     random_state : None, int or numpy.random.Generator, default=None
         Seeds the random start of ``P(w | z)``.
     n_jobs : int, default=None
