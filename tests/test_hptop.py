@@ -414,7 +414,6 @@ def test_a_complex_indicator_matrix_is_refused(categories):
 # guard against Gaussians of rounding, that guard's margin, and the scores'
 # overflow and underflow.
 
-
 EPS = np.finfo(np.float64).eps
 
 
@@ -432,9 +431,10 @@ def _reference_term_scale(hyperplane, X):
 
 
 def test_term_scale_sums_the_absolute_terms():
-    # Left out |b|, took |w| for |alpha| |sv|, kept X's signs or took the mean
-    # over rows for the max, and the guard below misjudged rounding: the bound on a decision value's
-    # rounding is |b| + the largest sum of its terms' absolute values.
+    # The guard against Gaussians of rounding bounds a decision value's
+    # rounding by |b| plus the largest sum of its terms' absolute values;
+    # leaving out |b|, taking |w| for |alpha| |sv|, keeping X's signs or
+    # taking the mean over the rows for the largest, it misjudged rounding.
     rng = np.random.default_rng(3)
     X = rng.normal(size=(40, 6))
     y = np.arange(40) % 3
@@ -452,10 +452,10 @@ def _corpus():
 
 
 def test_near_copies_whose_values_are_ulps_of_the_intercept_make_no_gaussian():
-    # documents scaled down 1000 times: decision values are the intercept
+    # Documents scaled down 1000 times: decision values are the intercept
     # (-1.0000002) plus 2.5e-6, and near-copies of one document whose values
-    # differ by ~3 ulps of |t| are rounding, not a Gaussian (the mutant fitted a
-    # variance of 1e-31 and gave scores of 1.8e15).
+    # differ by ~3 ulps of |t| are rounding, not a Gaussian (without |b| in the
+    # term scale, a variance of 1e-31 was fitted and scores of 1.8e15 given).
     X, y = _corpus()
     X = X * 1e-3
     copies = sp.vstack([X, sp.vstack([X[1]] * 7)]).tocsr()
@@ -471,7 +471,7 @@ def test_near_copies_whose_values_are_ulps_of_the_intercept_make_no_gaussian():
 
 
 def test_a_large_document_of_another_category_does_not_refuse_a_gaussian():
-    # the rounding margin is that of the category's own documents; a
+    # The rounding margin is that of the category's own documents; a
     # document of category 0 a million times larger, in a word the others
     # lack, must not turn category 9's genuine spread (variance 2e-19, as in
     # test_near_duplicate_documents_still_make_a_gaussian) into "equal values".
@@ -488,7 +488,7 @@ def test_a_large_document_of_another_category_does_not_refuse_a_gaussian():
 
 
 def test_a_spread_a_few_times_the_rounding_margin_is_a_gaussian():
-    # the guard refuses a variance up to rounding**2 (rounding = 8 eps x
+    # The guard refuses a variance up to rounding**2 (rounding = 8 eps x
     # the term scale), no more: three times that is accepted.
     X, y = _corpus()
     labels = np.append(y, [9] * 7)
@@ -499,7 +499,7 @@ def test_a_spread_a_few_times_the_rounding_margin_is_a_gaussian():
     hyperplane = kgeo.SVM(kernel="linear").fit(with_near(1e-10), labels == 9)
     scale = HPTOPEmbedding._term_scale(hyperplane, with_near(1e-10)[labels == 9])
     u = hyperplane.decision_function(X[1])[0] - hyperplane.intercept_[0]
-    # values (1 + step k) u + b, k = 0..6: variance 4 (step u)^2 = 3 rounding^2
+    # Values (1 + step k) u + b, k = 0..6: variance 4 (step u)^2 = 3 rounding^2
     step = math.sqrt(3) * 8 * EPS * scale / (2 * abs(u))
     model = HPTOPEmbedding().fit(with_near(step), labels)
     rounding = 8 * EPS * HPTOPEmbedding._term_scale(model.hyperplanes_[-1],
@@ -508,7 +508,7 @@ def test_a_spread_a_few_times_the_rounding_margin_is_a_gaussian():
 
 
 def test_overflowing_scores_are_refused_without_runtime_warnings():
-    # the overflow is reported once, as the ValueError, not also as
+    # The overflow is reported once, as the ValueError, not also as
     # NumPy's "overflow encountered in square" warnings.
     documents = sp.csr_matrix(np.ones((3, 4)))
     decision = np.array([[2e160, 0.5, -0.5], [0.1, 0.2, 0.3], [0.1, 0.2, 0.3]])
@@ -519,7 +519,7 @@ def test_overflowing_scores_are_refused_without_runtime_warnings():
 
 
 def test_underflowed_shares_store_no_zeros():
-    # far from category 2's mean its share pi_e underflows to 0; its
+    # Far from category 2's mean its share pi_e underflows to 0; its
     # scores are then absent from the CSR, not stored zeros.
     rng = np.random.default_rng(0)
     documents = sp.csr_matrix(rng.random((6, 5)) * (rng.random((6, 5)) < 0.7))
@@ -529,7 +529,7 @@ def test_underflowed_shares_store_no_zeros():
 
 
 def test_nan_scores_are_refused_as_overflow():
-    # far beyond a non-target category e its share underflows to 0 and
+    # Far beyond a non-target category e its share underflows to 0 and
     # 0 * t_e**2 (inf) is NaN, with no inf anywhere: the check must catch NaN.
     documents = sp.csr_matrix(np.ones((2, 4)))
     decision = np.array([[0.1, 0.2, 2e160], [0.1, 0.2, 0.3]])

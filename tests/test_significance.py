@@ -632,7 +632,7 @@ def test_tiny_p_values_are_tails_not_one_minus_cdf():
 
 @pytest.mark.parametrize("test", [micro_sign_test, mcnemar_test])
 def test_scores_partly_whole_numbers_are_refused(test):
-    # decision values clipped at -1 (a whole number y_true lacks) among
+    # Decision values clipped at -1 (a whole number y_true lacks) among
     # fractional ones are still decision values: 60 of 60 outside {0, 1}.
     y = np.array([0, 1] * 30)
     scores = np.r_[np.full(30, -1.0), np.linspace(0.1, 0.9, 30)]
@@ -642,7 +642,7 @@ def test_scores_partly_whole_numbers_are_refused(test):
 
 @pytest.mark.parametrize("test", [discordant_counts, micro_sign_test, mcnemar_test])
 def test_one_dimensional_truth_against_matrix_predictions_is_refused(test):
-    # a 1-D y_true with 2-D predictions of as many rows broadcast into
+    # A 1-D y_true with 2-D predictions of as many rows broadcast into
     # n x n comparisons (b = c = 0 here) instead of being refused.
     with pytest.raises(ValueError, match=r"must have the same shape"):
         test([0, 1, 2], [[0, 1, 2]] * 3, [[0, 1, 2]] * 3)
@@ -650,7 +650,7 @@ def test_one_dimensional_truth_against_matrix_predictions_is_refused(test):
 
 @pytest.mark.parametrize("test", [discordant_counts, micro_sign_test, mcnemar_test])
 def test_infinite_complex_and_nat_timedelta_true_labels_are_refused(test):
-    # complex infinities are infinite labels as float ones are;
+    # Complex infinities are infinite labels as float ones are;
     # NaT of timedelta64 is a missing label as datetime64's is.
     c = np.array([0, np.inf, 1], dtype=complex)
     with pytest.raises(ValueError, match=r"y_true contains 1 infinite label"):
