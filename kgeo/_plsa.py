@@ -187,15 +187,14 @@ class PLSA(TransformerMixin, EstimatorMixin):
         with an objective 8e-13 below it). Where EM converges more slowly
         than geometrically (a weight tending to 0 without smoothing), a
         document may use all ``fold_in_max_iter`` steps and is reported as
-        not settled. A step that did not shrink and is at most 2**-40 is
-        taken as rounding's, and the document stops there; where EM's rate
-        is within about 1e-4 of 1, rounding can make a real step of that
-        size look so, and the document then stops up to 2**-40 / (1 - rate)
-        from its maximum (4.3e-7 at the default, 2.4e-7 at 1e-12, for a
-        rate of 1 - 3.8e-6). With a tolerance below 2**-40 that limit is
-        the tolerance, or 4 ulps of the largest weight where larger: at 0 a
-        document stops at a fixed point of EM's steps or where they cycle
-        by a few ulps.
+        not settled. The rate is read over as many steps as it takes the
+        step to change by more than its rounding, so that rounding does not
+        end a slow document early (read from two steps of 1e-12, a rate of
+        1 - 3.8e-6 once stopped one 4.3e-7 from its maximum at the default;
+        now 9.6e-9). A document also stops where its rounded steps reach a
+        fixed point or go round a cycle, from which no step leads further:
+        at 0, that is where each stops (2.1e-11 from the maximum for that
+        rate).
     random_state : None, int or numpy.random.Generator, default=None
         Seeds the random start of ``P(w | z)``.
     n_jobs : int, default=None

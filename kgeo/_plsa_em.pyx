@@ -12,9 +12,10 @@ about the document's topics and is skipped.
 
 from cython.parallel cimport parallel, prange, threadid
 from libc.float cimport DBL_EPSILON
-from libc.math cimport INFINITY, fabs, frexp, ldexp, log
+from libc.math cimport INFINITY, fabs, frexp, ldexp, log, pow
 from libc.stdint cimport uint8_t
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 from posix.time cimport nanosleep, timespec
 
 from ._kernels cimport threads_for
@@ -150,10 +151,17 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
 # words times the topics, a check a read of the clock), for documents of
 # fewer than 2**16 words times topics; larger ones check at every step.
 cdef int INTERRUPT_EVERY_STEPS = 16
-# A fold-in step no larger than this (4,096 ulps of 1, beyond the rounding
-# of a step's sums over a long document's words) that did not shrink is
-# taken as rounding's: the document has settled.
-cdef float64_t ROUNDING_STEP = 2.0 ** -40
+# The rounding of a fold-in step, in units of DBL_EPSILON times the largest
+# weight: ROUNDING_PER_WORD per word of the document plus ROUNDING_FIXED plus
+# the topics. A weight's new value rounds the ratios n / s (s a sum over the
+# topics), their sum over the words times P(w|z), the sum of the counts it
+# is divided by and four operations more: a sum of positive terms is within
+# its length in ulps of the exact one.
+cdef float64_t ROUNDING_PER_WORD = 2.0
+cdef float64_t ROUNDING_FIXED = 6.0
+# The longest cycle of a folded-in document's steps that is sure to be seen
+# within its length of steps after the next checkpoint.
+cdef int CYCLE_WINDOW_MOST = 1024
 
 # How long the caller's thread sleeps between its interrupt checks once it
 # has no document left and waits for the other threads to finish theirs.
@@ -165,21 +173,24 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
                           float64_t smoothing, int max_iter, float64_t tol,
                           float64_t[:, ::1] doc_topic, uint8_t[::1] settled, intp_t d,
                           float64_t* scratch, Interruptible* signals) except -1 nogil:
-    """`fold_in`'s EM steps for document ``d``, with ``scratch`` (2 K
-    values) for the sums and the weights, which are written to
-    ``doc_topic[d]`` once at the end: written there at every step, a row
-    shared a cache line with its neighbour, folded in by the other thread
-    (two threads took 3.8-7.9 s, by the array's alignment, where one took
-    4.5; now 3.9-4.2). Stops early, leaving
+    """`fold_in`'s EM steps for document ``d``, with ``scratch`` (3 K
+    values) for the sums, the weights and a checkpoint's weights. The
+    weights are written to ``doc_topic[d]`` once at the end: written there
+    at every step, a row shared a cache line with its neighbour, folded in
+    by the other thread (two threads took 3.8-7.9 s, by the array's
+    alignment, where one took 4.5; now 3.9-4.2). Stops early, leaving
     ``settled[d]`` 0, when interrupted."""
     cdef intp_t n_topics = word_topic.shape[1]
     cdef intp_t p, k
     cdef int it
     cdef int every = INTERRUPT_EVERY_STEPS
-    cdef float64_t s, r, total, moved, value, rate, largest, rounding
-    cdef float64_t last_moved = INFINITY
+    cdef float64_t s, r, total, moved, value, rate, largest, noise
+    cdef float64_t anchor_moved = INFINITY
+    cdef int anchor_it = 0, checkpoint_it = 0, window = 1
+    cdef intp_t n_words = indptr[d + 1] - indptr[d]
     cdef float64_t* acc = scratch
     cdef float64_t* theta = scratch + n_topics
+    cdef float64_t* checkpoint = scratch + 2 * n_topics
     cdef const float64_t* phi
     cdef float64_t scale = row_scale(counts, indptr, d)
     cdef float64_t prior = smoothing / scale
@@ -217,30 +228,55 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
         if moved == 0.0:  # a fixed point of EM's steps (to the bit)
             settled[d] = 1
             break
-        if last_moved < INFINITY:
-            # EM converges linearly: at the rate of the last two steps, the
-            # weights are still about moved rate / (1 - rate) from their
-            # limit, which nearly equal topics make hundreds of times the
-            # step (a review: 2.6e-6 from the maximum at tol=1e-8, rate
-            # 0.996). The first step has no rate yet. A step that did not
-            # shrink is rounding's where it is as small as rounding:
-            # settled. As small as rounding is ROUNDING_STEP where tol allows
-            # that much, and otherwise a few ulps of the largest weight: with
-            # tol=0, 13 of 40 documents cycled by an ulp for all max_iter
-            # steps, then warned; but ROUNDING_STEP there settled a document
-            # whose steps of 9e-13, shrinking at a rate of 1 - 4e-6, read as
-            # growing through their rounding, 2.4e-7 from its maximum (two
-            # reviews). (Both rules once settled a document at its first or
-            # second step from the uniform start, 0.5 from the maximum,
-            # where topics 1e-8 apart move it by 5e-9 a step, growing: a
-            # review. It now runs on, and warns where it cannot settle.)
-            rate = moved / last_moved
-            rounding = min(ROUNDING_STEP, max(tol, 4.0 * DBL_EPSILON * largest))
-            if ((rate >= 1.0 and moved <= rounding)
-                    or (rate < 1.0 and moved <= tol and moved * rate <= tol * (1.0 - rate))):
+        # Rounded, EM's steps end at a fixed point or in a cycle of points
+        # that the steps move by an ulp or so and back (40 short documents
+        # of 3 topics: 27 fixed points, 11 cycles of 2 steps, 2 of 3; with
+        # 16 topics, cycles of 6 and 12; a document of 1,981 words, a cycle
+        # of 2 by 27 ulps). Once in one, no step leads further. It is seen
+        # as the weights of a checkpoint coming back: a checkpoint taken
+        # anew after `window` steps, which doubles up to CYCLE_WINDOW_MOST
+        # (Brent's cycle finding), finds a cycle of up to that many steps
+        # within that many steps plus one round of it.
+        if it > 0:
+            for k in range(n_topics):
+                if theta[k] != checkpoint[k]:
+                    break
+            else:
                 settled[d] = 1
                 break
-        last_moved = moved
+        if it == 0 or it - checkpoint_it == window:
+            memcpy(checkpoint, theta, n_topics * sizeof(float64_t))
+            if it > 0:
+                window = min(2 * window, CYCLE_WINDOW_MOST)
+            checkpoint_it = it
+        # EM converges linearly: at its rate q, the weights are still about
+        # step q / (1 - q) from their limit, which nearly equal topics make
+        # hundreds of times the step (a review: 2.6e-6 from the maximum at
+        # tol=1e-8, rate 0.996). q is read over the steps since the anchor,
+        # the last step at which it was read, once the step has changed by
+        # more than two steps' rounding. Read from the last two steps
+        # always, it was noise where they differ by about their rounding:
+        # steps of 9e-13, rounded by 1e-16 or so, shrinking at 1 - 3.8e-6,
+        # seemed to shrink fast or to grow, and a step that grew and was at
+        # most 2**-40 was taken as rounding's: the document stopped 4.3e-7
+        # from its maximum at tol=1e-8, 2.4e-7 at 1e-12 (two reviews).
+        if anchor_moved < INFINITY:
+            noise = (ROUNDING_PER_WORD * n_words + ROUNDING_FIXED + n_topics) * DBL_EPSILON * largest
+            if fabs(anchor_moved - moved) <= 2.0 * noise:
+                continue
+            rate = moved / anchor_moved
+            if it - anchor_it > 1:
+                rate = pow(rate, 1.0 / (it - anchor_it))
+            if rate < 1.0 and moved <= tol and moved * rate <= tol * (1.0 - rate):
+                settled[d] = 1
+                break
+        # The first step has no rate, and is the first anchor. (Rules once
+        # settled a document at its first or second step from the uniform
+        # start, 0.5 from the maximum, where topics 1e-8 apart move it by
+        # 5e-9 a step, growing: a review. It now runs on, and warns where it
+        # cannot settle.)
+        anchor_moved = moved
+        anchor_it = it
     for k in range(n_topics):
         doc_topic[d, k] = theta[k]
     return 0
@@ -257,14 +293,19 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     M-steps of its own mixing weights, ``theta_k <- (theta_k sum_w r(d, w)
     phi_k(w) + smoothing) / (sum_w n(d, w) + K smoothing)`` over the words with
     ``s > 0``, until no weight moves by more than ``tol`` and, at the rate
-    ``q`` of the last two steps, the distance left, ``step q / (1 - q)``, is
-    within ``tol`` too (or a step did not shrink and is as small as rounding:
-    ``ROUNDING_STEP``, or below a ``tol`` smaller than that, 4 ulps of the
-    largest weight; the first step, without a rate, never stops), or
-    ``max_iter`` steps. (The objective is concave in ``theta``, so EM approaches its
-    maximum.) Each document runs alone from the same start: the same steps,
-    and the same bits, whatever the batch and thread count. A document with
-    no such word (and ``smoothing = 0``) keeps the uniform start.
+    ``q`` at which the steps shrink, the distance left, ``step q / (1 -
+    q)``, is within ``tol`` too; or the steps reach a fixed point or go
+    round a cycle (the weights equal those at a checkpoint, taken at the
+    first step and again after 1, 2, 4, ... steps, then every
+    ``CYCLE_WINDOW_MOST``); or ``max_iter`` steps. ``q`` is read over the
+    steps since it was last read, once the step has changed by more than
+    twice the bound on its rounding (``ROUNDING_PER_WORD`` ulps of the
+    largest weight per word, plus ``ROUNDING_FIXED`` plus the topics): the
+    first step has no rate, and no step stops on a rate read from rounding.
+    (The objective is concave in ``theta``, so EM approaches its maximum.)
+    Each document runs alone from the same start: the same steps, and the
+    same bits, whatever the batch and thread count. A document with no such
+    word (and ``smoothing = 0``) keeps the uniform start.
 
     A document whose largest count exceeds 1 is folded in with its counts
     and the smoothing divided by a power of 2 near it, which changes no
@@ -290,7 +331,7 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     n_threads = threads_for(n_threads, indptr[n_docs] * n_topics)
     # The threads' scratches at least a 64-byte line apart, so that they
     # share none.
-    cdef intp_t stride = (2 * n_topics + 7) // 8 * 8 + 8
+    cdef intp_t stride = (3 * n_topics + 7) // 8 * 8 + 8
     buffers = <float64_t*> malloc(n_threads * stride * sizeof(float64_t))
     if buffers == NULL:
         raise MemoryError()
