@@ -889,6 +889,11 @@ def load_webkb(path, classes=("student", "faculty", "course", "project")):
     ValueError
         If ``classes`` is empty, repeats a class or names an unknown one, the
         archive is corrupt, or no page of the classes is found.
+
+    Warns
+    -----
+    IncompleteCorpusWarning
+        If some of the classes have no page (the others are loaded).
     """
     classes = _check_webkb_classes(classes)
     path = _as_path(path)
@@ -932,6 +937,15 @@ def load_webkb(path, classes=("student", "faculty", "course", "project")):
         raise ValueError(
             f"no WebKB page of classes {classes} found in {str(source)!r}; expected "
             f"files laid out as <class>/<university>/<page>")
+    empty = [c for c in classes if not any(k[0] == c for k in raw)]
+    if empty:
+        # Every class of the distribution has pages: a class asked for and
+        # found empty is a partial copy, which would otherwise only show as
+        # a target name that no page has.
+        _warn_incomplete(
+            f"{str(source)!r} holds no page of the WebKB classes {empty}, which every "
+            f"copy of the distribution has; they stay in target_names with no page. "
+            f"An interrupted extraction? Extract the archive again, or load it itself")
     keys = sorted(raw, key=lambda k: (index[k[0]], k[1], k[2]))
     universities = np.array([k[1] for k in keys], dtype="<U10")
     splits = [(np.flatnonzero(universities != u), np.flatnonzero(universities == u))

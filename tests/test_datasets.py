@@ -518,6 +518,24 @@ def test_webkb_class_selection(webkb_tar):
     np.testing.assert_array_equal(corpus.target, [0, 1])
 
 
+@pytest.mark.parametrize("source", ["archive", "folder"])
+def test_webkb_class_without_pages_is_reported(tmp_path, webkb_tar, source):
+    # A class asked for that the copy does not hold kept its place in
+    # target_names with no page, without a word (a review).
+    path = webkb_tar
+    if source == "folder":
+        _write_tree(tmp_path / "tree", WEBKB_FILES)
+        path = tmp_path / "tree"
+    with pytest.warns(IncompleteCorpusWarning,
+                      match=r"holds no page of the WebKB classes \['department'\]"):
+        corpus = load_webkb(path, classes=["staff", "department", "other"])
+    assert corpus.target_names == ["staff", "department", "other"]
+    np.testing.assert_array_equal(corpus.target, [0, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IncompleteCorpusWarning)
+        load_webkb(path, classes=["staff", "other"])
+
+
 def test_webkb_folders_of_unknown_universities_are_reported(tmp_path):
     _write_tree(tmp_path / "tree", dict(WEBKB_FILES, **{
         "webkb/student/mit/http:^^www.mit.edu^~zed^": _page(b"Zed")}))
