@@ -2274,3 +2274,24 @@ def test_rankings_tell_apart_accuracies_a_thousandth_of_a_point_apart():
     row = _sweep_summary("webkb", cells, 1.0)[0]
     assert row["rankings"][1.0] == "ngd-l1 > lin-l2 > ned-l2"
     assert row["ngd_best_everywhere"]
+
+
+# A mutation review of __main__.py (helper 146): the demo's test messages
+# counted over a vocabulary of their own went through.
+
+def test_cli_demo_counts_test_messages_in_the_training_vocabulary(tmp_path, capsys):
+    # The other tests' test messages use exactly the training words, so test
+    # messages counted over a vocabulary of their own went unseen. Here
+    # the test messages of a.x add "kiwi" (3 messages: not pruned if the test
+    # set had its own vocabulary); the demo must ignore it.
+    for split in ("train", "test"):
+        for group, words in (("a.x", "apple banana cherry"), ("b.y", "delta eagle falcon")):
+            folder = tmp_path / f"20news-bydate-{split}" / group
+            folder.mkdir(parents=True)
+            for i in range(3):
+                extra = " kiwi" if split == "test" and group == "a.x" else ""
+                (folder / str(i + 1)).write_text(words + extra + "\n")
+    assert main(["demo", "--data", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "20 Newsgroups bydate: 6 train / 6 test documents, 6 words"
+    assert all("100.00%" in line for line in lines[2:4]), lines

@@ -3,6 +3,8 @@
 import hashlib
 import os
 import pickle
+import re
+import types
 from collections import Counter
 from pathlib import Path
 
@@ -689,3 +691,159 @@ def test_scikit_learn_reads_the_tags_of_a_text_transformer():
     assert tags.input_tags == reference.input_tags
     assert tags.target_tags == reference.target_tags
     assert tags.estimator_type is None and tags.transformer_tags is not None
+
+
+# ---------------------------------------------------------------------------
+# From a mutation review of text.py (helper 146): the lexer's entity rules
+# against a reading of them character by character, and parameters and
+# vocabulary edits that went unchecked.
+# ---------------------------------------------------------------------------
+
+# An independent, character-by-character reading of the -H lexer's rules as
+# RainbowVectorizer's docstring and kgeo/text.py's comments state them:
+#  - the document ends at its first NUL (before any HTML handling);
+#  - "&" starts an entity only when the first ";" after it is at most six
+#    characters on; "&lt;" / "&gt;" act as "<" / ">", other known names
+#    (case-sensitive) are separators; "&#" + digits is a separator, and the
+#    character after the digits is consumed only when it is ";" or "&";
+#  - "<" opens a tag, ">" closes one, text inside a tag is dropped; entities
+#    are decoded inside tags too.
+# ---------------------------------------------------------------------------
+
+def _reference_without_html(doc):
+    doc = doc.partition("\x00")[0]
+    out, in_tag, i, n = [], False, 0, len(doc)
+    names = set(kgeo.text._HTML_NAMED_ENTITIES)
+    while i < n:
+        c = doc[i]
+        if c == "&":
+            semi = doc.find(";", i + 1)
+            body = doc[i + 1:semi] if semi != -1 and semi - i - 1 <= 6 else None
+            if body is not None and body.startswith("#"):
+                j = i + 2
+                while j < n and doc[j].isdigit() and doc[j].isascii():
+                    j += 1
+                if j < n and doc[j] in ";&":
+                    j += 1
+                out.append(" ")
+                i = j
+                continue
+            if body == "lt":
+                in_tag = True
+                out.append(" ")
+                i = semi + 1
+                continue
+            if body == "gt":
+                in_tag = False
+                out.append(" ")
+                i = semi + 1
+                continue
+            if body in names:
+                out.append(" ")
+                i = semi + 1
+                continue
+            # not an entity: a plain "&"
+        if c == "<":
+            in_tag = True
+            out.append(" ")
+        elif c == ">":
+            in_tag = False
+            out.append(" ")
+        elif not in_tag:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _reference_tokens(doc):
+    text = _reference_without_html(doc)
+    return [w.lower() for w in re.findall(r"[A-Za-z]+", text) if len(w) >= 2]
+
+
+@pytest.mark.parametrize("page, expected", [
+    # The ";" of "&#123&lt;" is the 7th character after "&": no reference;
+    # "&lt;" then opens a tag that hides the rest.
+    ("one &#123&lt; two three", ["one"]),
+    ("one &#12&lt; two three", ["one", "lt", "two", "three"]),
+    # Named entities are case-sensitive on the fast route too.
+    ("caf&EACUTE; ok &AMP; go &eacute;x", ["caf", "eacute", "ok", "amp", "go"]),
+    # "&" after "&#" is taken as it is, not decoded: "&#&amp;" gives "amp",
+    # and a page holding "&#" must not take the fast route.
+    ("one &#&amp; two", ["one", "amp", "two"]),
+    # The document ends at its first NUL, also inside an unclosed tag.
+    ("<p \x00> words after", []),
+    ("words <b>bold\x00</b> after", ["words", "bold"]),
+])
+def test_html_lexer_edge_cases_follow_the_documented_rules(page, expected):
+    vec = RainbowVectorizer(stoplist=None, skip_html=True)
+    assert _reference_tokens(page) == expected  # the reference agrees with the doc
+    assert vec.tokenize(page) == expected
+
+
+_PIECES = ["&", "#", ";", "lt", "gt", "amp", "AMP", "nbsp", "eacute", "1", "23", "456",
+           "<", ">", "ab", "Cd", " ", "\x00", "\xe9"]
+
+
+@settings(max_examples=400, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_PIECES), max_size=16).map("".join))
+def test_html_lexer_matches_a_character_by_character_reference(page):
+    vec = RainbowVectorizer(stoplist=None, skip_html=True)
+    assert vec.tokenize(page) == _reference_tokens(page), repr(page)
+
+
+# ---------------------------------------------------------------------------
+# Parameters and the fitted vocabulary
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["skip_header", "skip_html", "tag_digits"])
+def test_every_flag_must_be_a_bool(name):
+    # tag_digits="no" (truthy) went unchecked and tagged digits.
+    with pytest.raises(TypeError, match=rf"^{name} must be a bool, got 'no'$"):
+        RainbowVectorizer(**{name: "no"}).fit(["words in 1998"])
+
+
+def test_a_word_deleted_from_the_fitted_vocabulary_is_an_edit():
+    # `del vocabulary_[word]` leaves a column beyond the n - 1 words left.
+    vec = RainbowVectorizer(stoplist=None).fit(["apple banana cherry"])
+    del vec.vocabulary_["apple"]
+    with pytest.raises(ValueError, match="each number once"):
+        vec.transform(["banana"])
+
+
+def test_a_column_beyond_the_vocabulary_is_refused_even_when_the_edit_went_unnoticed():
+    # dict's own methods bypass the edit flag (documented); the check of
+    # the largest column found still refuses the out-of-range column rather
+    # than return a CSR matrix whose index 7 lies outside its 3 columns.
+    vec = RainbowVectorizer(stoplist=None).fit(["apple banana"])
+    dict.__setitem__(vec.vocabulary_, "kiwi", 7)
+    with pytest.raises(ValueError, match=r"got 7 for 'kiwi'"):
+        vec.transform(["kiwi apple"])
+
+
+def test_any_mapping_of_documents_is_refused_not_only_a_dict():
+    # A mappingproxy (or any Mapping that is not a dict) iterated gives its keys.
+    docs = types.MappingProxyType({"title one": "the cat sat", "title two": "dog barks"})
+    with pytest.raises(TypeError, match=r"got a mapping \(mappingproxy\)"):
+        RainbowVectorizer().fit(docs)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.uint16])
+def test_transform_returns_the_dtype_asked_for_as_fit_transform_does(dtype):
+    # transform's docstring promises "Word counts in ``dtype``" as
+    # fit_transform gives them; test_dtype_option checks fit_transform only.
+    vec = RainbowVectorizer(stoplist=None, dtype=dtype).fit(["apple banana apple"])
+    X = vec.transform(["apple apple banana"])
+    assert X.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(X.toarray(), [[2, 1]])
+
+
+def test_unpickling_an_old_vectorizer_keeps_a_vocabulary_assigned_by_hand():
+    # __setstate__ upgrades the fit's plain-dict vocabulary only when
+    # vocabulary_ *is* that dict; one assigned by hand must survive as it is.
+    vec = RainbowVectorizer(stoplist=None).fit(["apple banana cherry"])
+    vec._fitted_vocabulary = dict(vec.vocabulary_)   # as an older kgeo stored it
+    vec.vocabulary_ = {"cherry": 0, "apple": 1}
+    loaded = pickle.loads(pickle.dumps(vec))
+    assert dict(loaded.vocabulary_) == {"cherry": 0, "apple": 1}
+    np.testing.assert_array_equal(loaded.transform(["apple cherry cherry"]).toarray(), [[2, 1]])
