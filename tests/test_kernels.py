@@ -833,6 +833,31 @@ def _csr_with_column(column):
     return sp.csr_matrix((np.ones(2), np.array([0, column]), np.array([0, 1, 2])), shape=(2, 3))
 
 
+def test_cgroup_quota_reads_the_cpu_hierarchy_only_for_the_cpu_controller(tmp_path):
+    # A cgroup v1 line names its controllers as a comma-separated list; only
+    # the "cpu" controller's cgroup path applies to the cpu hierarchy. The
+    # cpuset controller (whose own hierarchy is not mounted here) sits at
+    # /other, where the cpu hierarchy happens to hold a quota of one CPU; the
+    # process's cpu cgroup is "/", without a quota.
+    from kgeo._pairwise import cgroup_cpu_quota
+
+    root, proc = _cgroup_tree(tmp_path, ["5:cpuset:/other", "3:cpuacct:/other", "1:cpu:/"], {
+        "cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n",
+        "cpu/other/cpu.cfs_quota_us": "100000\n", "cpu/other/cpu.cfs_period_us": "100000\n"})
+    assert cgroup_cpu_quota(root, proc) is None
+
+
+@pytest.mark.parametrize("files", [{"cpu.max": "100000 0\n"},
+                                   {"cpu.max": "100000 -5\n"}])
+def test_cgroup_quota_of_a_period_that_is_not_positive_is_no_quota(tmp_path, files):
+    # A malformed cpu.max (a period of 0 or below) grants no quota that can be
+    # read; it must not stop kgeo from choosing its threads.
+    from kgeo._pairwise import cgroup_cpu_quota
+
+    root, proc = _cgroup_tree(tmp_path, ["0::/"], files)
+    assert cgroup_cpu_quota(root, proc) is None
+
+
 def _csr_with_decreasing_indptr():
     X = _csr_with_column(1)
     X.indptr = np.array([0, 3, 2], dtype=X.indptr.dtype)
@@ -2122,6 +2147,33 @@ def test_rows_of_y_not_moved_meet_x_as_given(kernel):
     d2 = ((X[:, None, :] - Y[None, :, :]) ** 2).sum(axis=-1)
     expected = np.exp(-0.1 * d2) if kernel == "rbf" else -np.sqrt(d2)
     np.testing.assert_allclose(K, expected, rtol=1e-12)
+
+
+def test_a_dense_row_of_y_that_moving_would_push_out_of_range_meets_x_as_given():
+    # X near a = 2**508, spread in its low bits, is centred exactly by its
+    # column means (moved to about 1e-3 a). A row of Y at -a in every column
+    # fits as given (20 a**2, below max / 4), and subtracts the centre
+    # exactly, but moved it would be about -2a a column, a squared norm of
+    # 80 a**2 (1.25 * 2**1022), beyond what the kernels carry. It must be
+    # compared as given, with X as given: the distances are those of NumPy.
+    a = 2.0 ** 508
+    rng = np.random.default_rng(0)
+    X = a * (1.0 + rng.integers(0, 2 ** 10, (4, 20)) / 2.0 ** 20)
+    Y = np.full((1, 20), -a)
+    expected = -np.sqrt(((X - Y) ** 2).sum(axis=1))[:, None]
+    np.testing.assert_allclose(kgeo.pairwise_kernels(X, Y, kernel="ned"), expected, rtol=1e-12)
+
+
+def test_rows_of_y_exactly_half_nonzero_are_moved_with_x():
+    # X is centred from a density of one half, and so is each row of Y from
+    # one half of its columns: rows of X repeated in another array as Y are
+    # then all moved as X's own rows are, and K(X, Y) is K(X) bit for bit
+    # (the Notes allow a difference only for rows of Y not moved with X).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 8)) + 300.0
+    X[:10, :4] = 0.0  # 4 of 8 columns: exactly half nonzero
+    K = kgeo.pairwise_kernels(X, kernel="ned")
+    assert kgeo.pairwise_kernels(X, X.copy(), kernel="ned").tobytes() == K.tobytes()
 
 
 def test_a_dense_row_of_y_that_would_move_inexactly_is_compared_as_given():

@@ -367,6 +367,15 @@ def test_constant_matrices():
     assert kgeo.is_positive_definite(np.ones((5, 5))) is True
 
 
+@pytest.mark.parametrize("n", [1, 3])
+@pytest.mark.parametrize("tol", [0.0, 1e-8])
+def test_the_zero_matrix_is_pd_and_cpd(n, tol):
+    # Every eigenvalue of 0 is 0: semi-definite, and so is P 0 P, at any
+    # tolerance (the allowance is then 0 itself, and 0 >= -0 holds).
+    for check in (kgeo.is_positive_definite, kgeo.is_conditionally_positive_definite):
+        assert check(np.zeros((n, n)), tol=tol) is True
+
+
 def test_tol_zero_allows_the_eigensolvers_rounding_in_both_checks():
     # outer(v, v) is exactly semi-definite, but eigvalsh gives -6.4e-16 as its
     # smallest eigenvalue: tol=0 refused it as not pd, while the cpd check

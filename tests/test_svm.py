@@ -3117,6 +3117,17 @@ def test_set_params_names_the_valid_parameters():
         kgeo.MultinomialEmbedding().set_params(smooth_idf=True)
 
 
+@pytest.mark.parametrize("name", ["_centre", "_private", "C_", "dual_coef_"])
+def test_set_params_refuses_any_name_that_init_does_not_take(name):
+    # scikit-learn's set_params takes exactly the __init__ parameters: a
+    # private or fitted attribute's name is a typo, refused with the valid
+    # names, and sets nothing.
+    for estimator in (kgeo.SVM(), kgeo.PLSA(), kgeo.MultinomialEmbedding()):
+        with pytest.raises(ValueError, match="Invalid parameter"):
+            estimator.set_params(**{name: 1})
+        assert name not in vars(estimator)
+
+
 def test_fitted_means_the_attribute_asked_for():
     """check_is_fitted looks for the attribute each method needs (dual_coef_
     for an SVM, idf_ for an embedding), not for n_features_in_ alone, which a
