@@ -188,13 +188,17 @@ class PLSA(TransformerMixin, EstimatorMixin):
         than geometrically (a weight tending to 0 without smoothing), a
         document may use all ``fold_in_max_iter`` steps and is reported as
         not settled. The rate is read over as many steps as it takes the
-        step to change by more than its rounding, so that rounding does not
-        end a slow document early (read from two steps of 1e-12, a rate of
-        1 - 3.8e-6 once stopped one 4.3e-7 from its maximum at the default;
-        now 9.6e-9). A document also stops where its rounded steps reach a
-        fixed point or go round a cycle, from which no step leads further:
-        at 0, that is where each stops (2.1e-11 from the maximum for that
-        rate).
+        step to change by more than a bound on its rounding, so that
+        rounding does not end a slow document early (read from two steps of
+        1e-12, a rate of 1 - 3.8e-6 once stopped one 4.3e-7 from its
+        maximum at the default; now 9.6e-9). The bound grows with the
+        document's words, so a very long document whose steps shrink slowly
+        can need more steps than a shorter one. A document also stops where
+        its rounded
+        steps reach a fixed point or go round a cycle, from which no step
+        leads further: at 0, that is where each stops (2.1e-11 from the
+        maximum for that rate), unless its steps shrink more slowly than
+        geometrically or cycle over more than 1,024 steps.
     random_state : None, int or numpy.random.Generator, default=None
         Seeds the random start of ``P(w | z)``.
     n_jobs : int, default=None

@@ -151,12 +151,22 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
 # words times the topics, a check a read of the clock), for documents of
 # fewer than 2**16 words times topics; larger ones check at every step.
 cdef int INTERRUPT_EVERY_STEPS = 16
-# The rounding of a fold-in step, in units of DBL_EPSILON times the largest
-# weight: ROUNDING_PER_WORD per word of the document plus ROUNDING_FIXED plus
-# the topics. A weight's new value rounds the ratios n / s (s a sum over the
-# topics), their sum over the words times P(w|z), the sum of the counts it
-# is divided by and four operations more: a sum of positive terms is within
-# its length in ulps of the exact one.
+# A bound on the rounding of a fold-in step, in units of DBL_EPSILON times
+# the weight that moved most (before or after, the larger): ROUNDING_PER_WORD
+# per word of the document, plus ROUNDING_FIXED, plus the topics. A weight's
+# new value rounds the ratios n / s (s a sum over the topics), their sum
+# over the words times P(w|z), the sum of the counts it is divided by and
+# four operations more, each relative to that value; a sum of positive
+# terms is within its length in ulps of the exact one. Sums' errors usually
+# add up like a random walk (steps of 38,000 words were off by 54 ulps,
+# against this bound's 76,000), but not where terms repeat: two words split
+# into 1,000 of the same P(w|z) stopped a slow document 6e-6 from its
+# maximum, at tol=1e-8, on a bound of 2 sqrt(words) ulps. So a very long
+# document whose steps shrink slowly can take more steps than under the
+# rule before (in ulps of the largest weight, one of 38,000 words took all
+# 10,000 of the default). Ulps of the largest weight also hid the steps of
+# a weight tending to 0, exact to its own ulps: a document whose weight of
+# 1e-21 shrank by 4e-4 a step never read a rate again. (Three reviews.)
 cdef float64_t ROUNDING_PER_WORD = 2.0
 cdef float64_t ROUNDING_FIXED = 6.0
 # The longest cycle of a folded-in document's steps that is sure to be seen
@@ -184,10 +194,11 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
     cdef intp_t p, k
     cdef int it
     cdef int every = INTERRUPT_EVERY_STEPS
-    cdef float64_t s, r, total, moved, value, rate, largest, noise
-    cdef float64_t anchor_moved = INFINITY
+    cdef float64_t s, r, total, moved, value, change, rate, moved_weight, noise
+    cdef float64_t anchor_moved = INFINITY, anchor_noise = 0.0
     cdef int anchor_it = 0, checkpoint_it = 0, window = 1
-    cdef intp_t n_words = indptr[d + 1] - indptr[d]
+    cdef float64_t rounding_ulps = (ROUNDING_PER_WORD * (indptr[d + 1] - indptr[d])
+                                    + ROUNDING_FIXED + word_topic.shape[1])
     cdef float64_t* acc = scratch
     cdef float64_t* theta = scratch + n_topics
     cdef float64_t* checkpoint = scratch + 2 * n_topics
@@ -219,11 +230,13 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
             settled[d] = 1
             break
         moved = 0.0
-        largest = 0.0
+        moved_weight = 0.0
         for k in range(n_topics):
             value = (theta[k] * acc[k] + prior) / (total + n_topics * prior)
-            moved = max(moved, fabs(value - theta[k]))
-            largest = max(largest, value)
+            change = fabs(value - theta[k])
+            if change > moved:
+                moved = change
+                moved_weight = max(value, theta[k])
             theta[k] = value
         if moved == 0.0:  # a fixed point of EM's steps (to the bit)
             settled[d] = 1
@@ -260,9 +273,9 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
         # seemed to shrink fast or to grow, and a step that grew and was at
         # most 2**-40 was taken as rounding's: the document stopped 4.3e-7
         # from its maximum at tol=1e-8, 2.4e-7 at 1e-12 (two reviews).
+        noise = rounding_ulps * DBL_EPSILON * moved_weight
         if anchor_moved < INFINITY:
-            noise = (ROUNDING_PER_WORD * n_words + ROUNDING_FIXED + n_topics) * DBL_EPSILON * largest
-            if fabs(anchor_moved - moved) <= 2.0 * noise:
+            if fabs(anchor_moved - moved) <= anchor_noise + noise:
                 continue
             rate = moved / anchor_moved
             if it - anchor_it > 1:
@@ -276,6 +289,7 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
         # 5e-9 a step, growing: a review. It now runs on, and warns where it
         # cannot settle.)
         anchor_moved = moved
+        anchor_noise = noise
         anchor_it = it
     for k in range(n_topics):
         doc_topic[d, k] = theta[k]
@@ -299,9 +313,10 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     first step and again after 1, 2, 4, ... steps, then every
     ``CYCLE_WINDOW_MOST``); or ``max_iter`` steps. ``q`` is read over the
     steps since it was last read, once the step has changed by more than
-    twice the bound on its rounding (``ROUNDING_PER_WORD`` ulps of the
-    largest weight per word, plus ``ROUNDING_FIXED`` plus the topics): the
-    first step has no rate, and no step stops on a rate read from rounding.
+    the bounds on the two steps' rounding (``ROUNDING_PER_WORD`` ulps of the
+    weight that moved most per word, plus ``ROUNDING_FIXED`` plus the
+    topics), so that rounding alone cannot make it; the first step has no
+    rate.
     (The objective is concave in ``theta``, so EM approaches its maximum.)
     Each document runs alone from the same start: the same steps, and the
     same bits, whatever the batch and thread count. A document with no such

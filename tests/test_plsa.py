@@ -15,7 +15,6 @@ from kgeo._synthetic import make_topic_corpus
 from kgeo import PLSA, PLSAFisherEmbedding
 
 
-
 def quiet(fn, *args, **kw):
     """Call ``fn`` with ConvergenceWarnings ignored (runs cut short on purpose)."""
     with warnings.catch_warnings():
@@ -994,16 +993,18 @@ def _fold_in_reference(n, phi, smoothing, max_iter, tol):
     the first step, then anew 1, 2, 4, ... 1,024 steps later); or at a move
     within tol whose distance left at the rate q, move q / (1 - q), is
     within tol too, q read over the moves since the last one it was read
-    at, once the move has changed by more than twice the rounding bound
-    (2 words + 6 + topics) ulps of the largest weight. The first step has
-    no rate. Returns (P(z|d), whether it stopped before max_iter)."""
+    at, once the move has changed by more than the bounds on the two
+    moves' rounding, (2 words + 6 + topics) ulps of the weight that moved
+    most (before or after, the larger). The first step has no rate.
+    Returns (P(z|d), whether it stopped before max_iter)."""
     n_topics = phi.shape[1]
     largest = n.max()
     scale = 2.0 ** (np.frexp(largest)[1] - 1) if largest > 1 else 1.0
     prior = smoothing / scale
     theta = np.full(n_topics, 1.0 / n_topics)
     checkpoint, checkpoint_step, window = theta, 0, 1
-    anchor, anchor_step = np.inf, 0
+    anchor, anchor_rounding, anchor_step = np.inf, 0.0, 0
+    ulps = (2 * np.count_nonzero(n) + 6 + n_topics) * np.finfo(float).eps
     for step in range(max_iter):
         s = phi @ theta
         used = (n > 0) & (s > 0)
@@ -1012,7 +1013,9 @@ def _fold_in_reference(n, phi, smoothing, max_iter, tol):
         if total == 0 and prior == 0:
             return theta, True
         value = (theta * ((counts / s[used]) @ phi[used]) + prior) / (total + n_topics * prior)
-        moved = np.abs(value - theta).max()
+        most = np.argmax(np.abs(value - theta))
+        moved = abs(value[most] - theta[most])
+        rounding = ulps * max(value[most], theta[most])
         theta = value
         if moved == 0 or (step > 0 and np.array_equal(theta, checkpoint)):
             return theta, True
@@ -1020,13 +1023,12 @@ def _fold_in_reference(n, phi, smoothing, max_iter, tol):
             checkpoint, checkpoint_step = theta, step
             window = min(2 * window, 1024) if step > 0 else window
         if anchor < np.inf:
-            bound = (2 * np.count_nonzero(n) + 6 + n_topics) * np.finfo(float).eps * theta.max()
-            if abs(anchor - moved) <= 2 * bound:
+            if abs(anchor - moved) <= anchor_rounding + rounding:
                 continue
             rate = (moved / anchor) ** (1 / (step - anchor_step))
             if rate < 1 and moved <= tol and moved * rate <= tol * (1 - rate):
                 return theta, True
-        anchor, anchor_step = moved, step
+        anchor, anchor_rounding, anchor_step = moved, rounding, step
     return theta, False
 
 
@@ -1104,6 +1106,26 @@ def test_a_slow_fold_in_at_the_default_tolerance_stops_within_it_of_the_maximum(
     assert abs(theta[0, 0] - (0.5 + (f - 0.5) / (2 * e))) < 2e-8
 
 
+def test_a_weight_tending_to_zero_settles_on_its_own_steps_rate(corpus):
+    """Without smoothing, one of these documents has a weight tending to 0 at
+    a rate of 1 - 4e-4 a step, 1e-21 after 10**5 steps, its steps exact to
+    its own ulps. With the rounding judged in ulps of the largest weight,
+    its steps of 1e-25 were taken for rounding and no rate was read: all
+    fold_in_max_iter steps, then a warning (a review of an earlier form of
+    this rule). Judged in ulps of the weight that moves, the rate shows and
+    the document settles."""
+    model = PLSA(4, topic_word_smoothing=0.0, doc_topic_smoothing=0.0, random_state=0,
+                 fold_in_tol=1e-13, fold_in_max_iter=100000).fit(corpus)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kgeo.ConvergenceWarning)
+        theta = model.transform(corpus)
+    # Each stopped where one more EM step moves it by at most the tolerance.
+    N = corpus.toarray()
+    step = theta * ((N / (theta @ model.components_)) @ model.components_.T)
+    step /= N.sum(axis=1, keepdims=True)
+    assert np.abs(step - theta).max() <= 1e-13
+
+
 def test_fold_in_at_zero_tolerance_settles_where_its_rounded_steps_cycle(data_dir):
     """Rounded, EM's steps end at a fixed point or go round a cycle. Among
     these 3,000 real documents, folded into 16 topics, one of 1,981 words
@@ -1134,6 +1156,77 @@ def test_fold_in_at_zero_tolerance_settles_where_its_rounded_steps_cycle(data_di
         current = theta[d].astype(np.longdouble)
         step = (current * ((n / (used @ current)) @ used) + smoothing) / (n.sum() + 16 * smoothing)
         assert np.abs(step - current).max() <= 64 * np.finfo(float).eps
+
+
+# A review of the rule's first form (helper 147): a weight tending to 0 at
+# tol=0, a slow document over many words, and a thread's checkpoint left by
+# the document before.
+
+def _model_with_topics(components, smoothing, **params):
+    """A PLSA whose topics are ``components`` (K x V)."""
+    K, V = components.shape
+    model = PLSA(K, random_state=0, max_iter=1, doc_topic_smoothing=smoothing, **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(sp.csr_matrix(np.ones((2, V))))
+    model.components_ = np.ascontiguousarray(components, dtype=float)
+    return model
+
+
+def test_zero_tolerance_weight_tending_to_zero_runs_to_its_fixed_point():
+    # Without smoothing, topic 0's weight shrinks geometrically (rate 5/9)
+    # to 0. At fold_in_tol=0 the document stops only at a fixed point or a
+    # cycle of its rounded steps: the weight reaches the smallest subnormal
+    # (5e-324 * 5/9 rounds back to it). Topic 1's weight is 1.0 to the bit
+    # from a weight of 1e-16 on: a cycle check that compared only some
+    # weights took that for a fixed point, 1e-33 away.
+    model = _model_with_topics(np.array([[0.5, 0.5], [0.9, 0.1]]), 0.0, fold_in_tol=0.0,
+                               fold_in_max_iter=10**5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kgeo.ConvergenceWarning)
+        theta = model.transform(np.array([[10.0, 0.0]]))
+    assert theta[0, 0] < 1e-300 and theta[0, 1] == 1.0
+
+
+@pytest.mark.parametrize("n_words", [100, 1000])
+def test_slow_fold_in_spread_over_many_words_stops_within_tolerance(n_words):
+    # The slow document of test_a_slow_fold_in_at_the_default_tolerance_stops_...
+    # (two topics 1e-3 apart, rate 1 - 3.8e-6), its two words each split
+    # into n_words words of the same P(w|z): the same maximum, but its sums
+    # run over 2 n_words terms and round by more, which a rounding estimate
+    # without its term for the words reads as a rate (1.9e-6 and 6.1e-6
+    # from the maximum, as before this rule).
+    e, f = 1e-3, 0.5 + 0.25e-3
+    W = n_words
+    components = np.hstack([np.tile([[0.5 + e], [0.5 - e]], (1, W)),
+                            np.tile([[0.5 - e], [0.5 + e]], (1, W))]) / W
+    model = _model_with_topics(components, 0.0, fold_in_max_iter=10**7)
+    X = np.concatenate([np.full(W, f), np.full(W, 1 - f)])[None, :] * 1000 / W
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kgeo.ConvergenceWarning)
+        theta = model.transform(X)
+    assert abs(theta[0, 0] - (0.5 + (f - 0.5) / (2 * e))) < 2e-8
+
+
+def test_duplicate_documents_in_a_batch_get_the_bits_they_get_alone():
+    # A thread's scratch (and its checkpoint) is reused from one document
+    # to the next: a checkpoint left by the previous document must never be
+    # compared with the next one's weights. At loose tolerances, documents
+    # stopping at their third step leave a checkpoint equal to a duplicate's
+    # first-step weights.
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        K, V = int(rng.integers(2, 5)), int(rng.integers(2, 8))
+        components = rng.dirichlet(np.ones(V), size=K)
+        x = rng.integers(0, 5, size=V).astype(float)
+        if x.sum() == 0:
+            continue
+        tol = float(10 ** rng.uniform(-4, -1))
+        model = _model_with_topics(components, 0.01, fold_in_tol=tol, fold_in_max_iter=1000,
+                                   n_jobs=1)
+        alone = model.transform(x[None, :])
+        batch = model.transform(np.vstack([x, x, x]))
+        assert np.array_equal(batch, np.vstack([alone] * 3))
 
 
 def test_fisher_scores_store_no_zeros():
