@@ -194,11 +194,10 @@ class PLSA(TransformerMixin, EstimatorMixin):
         maximum at the default; now 9.6e-9). The bound grows with the
         document's words, so a very long document whose steps shrink slowly
         can need more steps than a shorter one. A document also stops where
-        its rounded
-        steps reach a fixed point or go round a cycle, from which no step
-        leads further: at 0, that is where each stops (2.1e-11 from the
-        maximum for that rate), unless its steps shrink more slowly than
-        geometrically or cycle over more than 1,024 steps.
+        its rounded steps reach a fixed point or go round a cycle, from
+        which no step leads further: at 0, that is where each stops (2.1e-11
+        from the maximum for that rate), unless its steps shrink more slowly
+        than geometrically or cycle over more than 1,024 steps.
     random_state : None, int or numpy.random.Generator, default=None
         Seeds the random start of ``P(w | z)``.
     n_jobs : int, default=None
