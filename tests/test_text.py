@@ -728,17 +728,9 @@ def _reference_without_html(doc):
                 out.append(" ")
                 i = j
                 continue
-            if body == "lt":
-                in_tag = True
-                out.append(" ")
-                i = semi + 1
-                continue
-            if body == "gt":
-                in_tag = False
-                out.append(" ")
-                i = semi + 1
-                continue
-            if body in names:
+            if body in ("lt", "gt") or body in names:
+                if body in ("lt", "gt"):
+                    in_tag = body == "lt"
                 out.append(" ")
                 i = semi + 1
                 continue
