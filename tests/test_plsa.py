@@ -1111,9 +1111,9 @@ def test_a_weight_tending_to_zero_settles_on_its_own_steps_rate(corpus):
     a rate of 1 - 4e-4 a step, 1e-21 after 10**5 steps, its steps exact to
     its own ulps. With the rounding judged in ulps of the largest weight,
     its steps of 1e-25 were taken for rounding and no rate was read: all
-    fold_in_max_iter steps, then a warning (a review of an earlier form of
-    this rule). Judged in ulps of the weight that moves, the rate shows and
-    the document settles."""
+    fold_in_max_iter steps, then a warning (an earlier form of this rule,
+    seen in the suite's warnings). Judged in ulps of the weight that moves,
+    the rate shows and the document settles."""
     model = PLSA(4, topic_word_smoothing=0.0, doc_topic_smoothing=0.0, random_state=0,
                  fold_in_tol=1e-13, fold_in_max_iter=100000).fit(corpus)
     with warnings.catch_warnings():
