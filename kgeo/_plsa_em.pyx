@@ -315,9 +315,9 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     steps since it was last read, once the step has changed by more than
     the bounds on the two steps' rounding (``ROUNDING_PER_WORD`` ulps of the
     weight that moved most per word, plus ``ROUNDING_FIXED`` plus the
-    topics), so that rounding alone cannot make it; the first step has no
-    rate.
-    (The objective is concave in ``theta``, so EM approaches its maximum.)
+    topics), so that the step has surely shrunk or grown, though the rate
+    read can still carry rounding; the first step has no rate. (The
+    objective is concave in ``theta``, so EM approaches its maximum.)
     Each document runs alone from the same start: the same steps, and the
     same bits, whatever the batch and thread count. A document with no such
     word (and ``smoothing = 0``) keeps the uniform start.
