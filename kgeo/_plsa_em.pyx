@@ -198,7 +198,7 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
     cdef float64_t anchor_moved = INFINITY, anchor_noise = 0.0
     cdef int anchor_it = 0, checkpoint_it = 0, window = 1
     cdef float64_t rounding_ulps = (ROUNDING_PER_WORD * (indptr[d + 1] - indptr[d])
-                                    + ROUNDING_FIXED + word_topic.shape[1])
+                                    + ROUNDING_FIXED + n_topics)
     cdef float64_t* acc = scratch
     cdef float64_t* theta = scratch + n_topics
     cdef float64_t* checkpoint = scratch + 2 * n_topics
