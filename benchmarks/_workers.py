@@ -1,5 +1,5 @@
-"""What the benchmarks' worker processes share: their own memory figures,
-and running one with its error shown when it fails."""
+"""What the benchmarks share: a worker process's own memory figures, running
+one with its error shown when it fails, and the accuracy check of the targets."""
 
 import ctypes
 import ctypes.util
@@ -64,3 +64,15 @@ def run_worker(command):
         sys.exit(f"worker {' '.join(command[2:])} failed (exit status {done.returncode}):\n"
                  f"{done.stderr.strip()[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def accuracy_gap(ours, theirs):
+    """kgeo's accuracy against the reference's, in points, with the verdict
+    against the +-0.1 points within which issue 4's targets compare times.
+
+    ``ours`` and ``theirs`` are fractions of the same test cases. The gap is
+    judged as printed (rounded to 0.01 points), so that a printed +0.10 is
+    within and +0.11 is not."""
+    points = 100 * (ours - theirs)
+    verdict = "within" if round(abs(points), 2) <= 0.1 else "OUTSIDE"
+    return f"{points:+.2f} points ({verdict} the +-0.1 points the targets allow)"

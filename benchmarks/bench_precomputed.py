@@ -33,7 +33,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from _workers import peak_resident_mb
+from _workers import accuracy_gap, peak_resident_mb
 from bench_20ng import ngd_gram, parse_args, prepare, sqrt_l1, worker_runs
 
 CONFIGS = ["kgeo-ngd", "sklearn-ngd", "kgeo-linear", "sklearn-linear", "kgeo-callable",
@@ -144,7 +144,7 @@ def main():
             print(f"{kernel}: on the same {same}, kgeo fits {theirs['fit_s'] / ours['fit_s']:.1f}x "
                   f"and predicts {theirs['predict_s'] / ours['predict_s']:.1f}x faster than "
                   f"libsvm, peak memory {ours['peak_mb'] / theirs['peak_mb']:.2f} of sklearn's, "
-                  f"accuracy {100 * (ours['accuracy'] - theirs['accuracy']):+.2f} points")
+                  f"accuracy {accuracy_gap(ours['accuracy'], theirs['accuracy'])}")
     return 0
 
 
