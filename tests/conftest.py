@@ -16,11 +16,17 @@ modules with fixtures of their own do not collide with them.
 A hypothesis profile ``kgeo`` is registered and loaded: derandomised (the
 same examples on every run), no deadline (the first call of a compiled kernel
 may be slow), few examples (the whole suite should stay fast).
+
+A test still running after ``$KGEO_TEST_TIMEOUT`` seconds (default 900; 0
+turns the watchdog off) ends the run with every thread's stack printed
+(``HangWatchdog``).
 """
 
 import collections
+import faulthandler
 import os
 import re
+import sys
 import tarfile
 from pathlib import Path
 
@@ -44,6 +50,55 @@ else:
     settings.load_profile("kgeo")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+TEST_TIMEOUT_DEFAULT = 900.0  # seconds; the slowest test takes about 1 min on a busy machine
+
+
+class HangWatchdog:
+    """Ends the run when a test outlives ``seconds``, printing every thread's stack.
+
+    A solver loop that never ends, or a thread waiting for a partner that is
+    never scheduled, would otherwise hold CI until its budget runs out with
+    nothing to show. ``faulthandler``'s watchdog is a C thread: it fires while
+    compiled code runs without the GIL or holds it. It writes to a copy of
+    the stderr of the run's start, since a test's own stderr is captured to
+    a file that would be lost when the process ends.
+    """
+
+    __test__ = False  # a plugin, not a test class
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self.stderr = None
+
+    def pytest_configure(self, config):
+        self.stderr = os.fdopen(os.dup(sys.__stderr__.fileno()), "w")
+
+    def pytest_unconfigure(self, config):
+        faulthandler.cancel_dump_traceback_later()
+        self.stderr.close()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        faulthandler.dump_traceback_later(self.seconds, exit=True, file=self.stderr)
+        try:
+            yield
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+
+
+def pytest_configure(config):
+    text = os.environ.get("KGEO_TEST_TIMEOUT", "").strip()
+    try:
+        seconds = float(text) if text else TEST_TIMEOUT_DEFAULT
+    except ValueError:
+        seconds = np.nan
+    if not 0 <= seconds < np.inf:
+        raise pytest.UsageError(f"KGEO_TEST_TIMEOUT must be a finite number of seconds, "
+                                f"at least 0 (0: no watchdog), got {text!r}")
+    if seconds > 0:
+        config.pluginmanager.register(HangWatchdog(seconds), "kgeo-test-watchdog")
+
 
 NEWSGROUPS_TAR = Path("20news-bydate") / "20news-bydate.tar.gz"
 NEWSGROUPS_PER_CLASS = 20  # 20 classes x 20 = 400 documents
