@@ -121,6 +121,16 @@ def fold_in(X, word_topic, params):
                      int(params.fold_in_max_iter), float(params.fold_in_tol), doc_topic,
                      settled, resolve_n_jobs(params.n_jobs),
                      threading.current_thread() is threading.main_thread())
+    overflowed = np.flatnonzero(settled == _plsa_em.OVERFLOWED)
+    if overflowed.size:
+        row = X[int(overflowed[0])]
+        smallest = word_topic[row.indices][word_topic[row.indices] > 0].min()
+        raise ValueError(
+            f"{overflowed.size} of {X.shape[0]} documents could not be folded in, first "
+            f"row {int(overflowed[0])}: its EM steps overflowed, as P(w|z) of its words "
+            f"(down to {smallest:.3g}) times its topic weights fell below float64's "
+            f"smallest normal number, 2.2e-308 (a model fitted with "
+            f"topic_word_smoothing > 0 keeps P(w|z) away from it)")
     unsettled = int(np.count_nonzero(settled == 0))
     if unsettled:
         warnings.warn(

@@ -11,7 +11,7 @@ about the document's topics and is skipped.
 """
 
 from cython.parallel cimport parallel, prange, threadid
-from libc.float cimport DBL_EPSILON
+from libc.float cimport DBL_EPSILON, DBL_MAX
 from libc.math cimport INFINITY, fabs, frexp, ldexp, log, pow
 from libc.stdint cimport uint8_t
 from libc.stdlib cimport free, malloc
@@ -173,6 +173,12 @@ cdef float64_t ROUNDING_FIXED = 6.0
 # within its length of steps after the next checkpoint.
 cdef int CYCLE_WINDOW_MOST = 1024
 
+# fold_in's mark, in ``settled``, of a document whose weights overflowed;
+# Python reads it as OVERFLOWED.
+cdef enum:
+    FOLD_IN_OVERFLOWED = 2
+OVERFLOWED = FOLD_IN_OVERFLOWED
+
 # How long the caller's thread sleeps between its interrupt checks once it
 # has no document left and waits for the other threads to finish theirs.
 cdef long WAIT_NS = 5000000
@@ -224,8 +230,18 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
                 continue
             total = total + counts[p] / scale
             r = (counts[p] / scale) / s
-            for k in range(n_topics):
-                acc[k] += r * phi[k]
+            if r <= DBL_MAX:
+                for k in range(n_topics):
+                    acc[k] += r * phi[k]
+            else:
+                # s is subnormal (P(w | z) of 1e-310 or so), and n / s
+                # overflowed: the weights became inf, then NaN (a review).
+                # phi_k / s <= 1 / theta_k instead stays finite where it
+                # counts, theta_k > 0 (the update multiplies acc_k by
+                # theta_k). Not the same bits: this path only.
+                for k in range(n_topics):
+                    if theta[k] > 0.0:
+                        acc[k] += (counts[p] / scale) * (phi[k] / s)
         if total == 0.0 and prior == 0.0:  # nothing to learn from
             settled[d] = 1
             break
@@ -291,7 +307,13 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
         anchor_moved = moved
         anchor_noise = noise
         anchor_it = it
+    # A NaN weight moves by NaN, which no comparison counts: a document
+    # whose weights had turned NaN was reported settled, at a "fixed point"
+    # (a review). What can still overflow (a subnormal s under a weight of
+    # 1e-300 or so, see above) is marked for Python to refuse.
     for k in range(n_topics):
+        if not theta[k] <= DBL_MAX:
+            settled[d] = FOLD_IN_OVERFLOWED
         doc_topic[d, k] = theta[k]
     return 0
 

@@ -1274,3 +1274,95 @@ def test_transform_refuses_parameters_set_wrong_after_fit():
     embedding.set_params(topic_scores="exact", fold_in_tol=-1.0)
     with pytest.raises(ValueError, match="fold_in_tol must be finite and >= 0"):
         embedding.transform(SEPARATE)
+
+
+def test_a_checkpoint_is_not_compared_at_a_documents_first_step():
+    # Document 0 reaches a fixed point at its second step, leaving its
+    # first-step weights (3/4, 1/4) as the thread's checkpoint; document 1's
+    # first step from the uniform start is (3/4, 1/4) too. Compared there,
+    # it stopped at (3/4, 1/4) reported settled (a review's mutant), where
+    # its maximum is (1, 0): its words give 2 log(theta_0 / 2) + 2 log(1/2).
+    components = np.array([[0.5, 0.0, 0.5], [0.0, 0.5, 0.5]])
+    model = _model_with_topics(components, 0.0, n_jobs=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kgeo.ConvergenceWarning)
+        theta = model.transform(np.array([[3.0, 1.0, 0.0], [2.0, 0.0, 2.0]]))
+    assert theta[0, 0] == 0.75  # the first document's fixed point
+    assert theta[1, 0] > 1 - 1e-7
+
+
+def _two_topic_maximum(counts, components, smoothing):
+    """The maximum over theta_0 of sum_w n_w log(theta_0 phi_0(w) + (1 -
+    theta_0) phi_1(w)) + smoothing log theta_0 (1 - theta_0), by bisection
+    on its derivative (decreasing: the objective is concave). Each word's
+    pair of probabilities is divided by its larger one, which leaves the
+    derivative unchanged and keeps subnormal probabilities out of it."""
+    used = counts > 0
+    n, phi = counts[used], components[:, used]
+    phi = phi / phi.max(axis=0)
+    low, high = 0.0, 1.0
+    for _ in range(200):
+        theta = (low + high) / 2
+        slope = np.sum(n * (phi[0] - phi[1]) / (theta * phi[0] + (1 - theta) * phi[1]))
+        slope += smoothing * (1 / theta - 1 / (1 - theta))
+        low, high = (theta, high) if slope > 0 else (low, theta)
+    return (low + high) / 2
+
+
+def test_subnormal_word_probabilities_fold_in_to_their_maximum():
+    # A model fitted on a column of counts 1e-309 gives that word P(w|z) of
+    # about 5e-311 in each topic. A document using it divided its count by a
+    # subnormal s: n / s overflowed, the weights went to inf and then NaN,
+    # and the NaN weights, moving by NaN, which no comparison counts, read as
+    # a fixed point: NaN returned, reported settled (a review).
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 5, size=(20, 6)).astype(float)
+    X[:, 5] = 1e-309 * (rng.random(20) < 0.5)
+    X[0, 5] = 1e-309
+    model = quiet(PLSA(2, random_state=0, topic_word_smoothing=0.0).fit, X)
+    assert 0 < model.components_[:, 5].max() < np.finfo(float).tiny
+    document = np.array([1.0, 0.0, 2.0, 0.0, 1.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kgeo.ConvergenceWarning)
+        theta = model.transform(document[None, :])[0]
+    expected = _two_topic_maximum(document, model.components_, model.doc_topic_smoothing)
+    assert abs(theta[0] - expected) < 2e-8
+
+
+def test_random_subnormal_word_probabilities_give_finite_weights():
+    # 500 small problems whose P(w|z) are often subnormal or 0, without
+    # smoothing: 80 of the 489 with words gave inf or NaN weights before n / s was kept
+    # from overflowing. Subnormal arithmetic rounds to an absolute 5e-324,
+    # so these weights need not be near their maximum: finite, and >= 0.
+    rng = np.random.default_rng(1)
+    for _ in range(500):
+        K, V = int(rng.integers(2, 5)), int(rng.integers(2, 6))
+        components = rng.random((K, V)) ** rng.integers(1, 4)
+        tiny = rng.random((K, V)) < 0.4
+        components[tiny] = 10.0 ** -rng.uniform(300, 323, size=int(tiny.sum()))
+        components[rng.random((K, V)) < 0.2] = 0.0
+        x = rng.integers(0, 4, size=V).astype(float)
+        if x.sum() == 0:
+            continue
+        model = _model_with_topics(components, 0.0, n_jobs=1)
+        theta = quiet(model.transform, x[None, :])
+        assert np.all(np.isfinite(theta)) and np.all(theta >= 0), (components, x)
+
+
+def test_a_document_whose_steps_overflow_is_refused_by_row(monkeypatch):
+    # The compiled fold-in marks a document whose weights became inf or NaN
+    # (no known input reaches it since n / s was kept finite): Python must
+    # refuse the result by row, not return NaN weights.
+    from kgeo import _plsa_em
+
+    compiled = _plsa_em.fold_in
+
+    def overflowing(*args):
+        compiled(*args)
+        args[8][1] = _plsa_em.OVERFLOWED  # `settled` of the second document
+
+    monkeypatch.setattr(_plsa_em, "fold_in", overflowing)
+    model = _model_with_topics(np.array([[0.5, 0.5], [0.9, 0.1]]), 0.01)
+    with pytest.raises(ValueError, match=r"1 of 3 documents could not be folded in, first "
+                                         r"row 1: .*down to 0\.1.*2\.2e-308"):
+        model.transform(np.array([[1.0, 2.0], [3.0, 1.0], [0.0, 1.0]]))
