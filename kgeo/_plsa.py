@@ -189,12 +189,16 @@ class PLSA(TransformerMixin, EstimatorMixin):
         this, and the distance its steps still lead, estimated from the rate
         at which they shrink, is within it too (EM's steps shrink
         geometrically, slowly where topics are nearly equal: the step alone
-        stopped 2.6e-6 from the maximum at 1e-8, this rule 1e-8 from it).
-        An estimate: at 1e-4 that document stopped 5.8e-4 away; and the
-        rate read is that of the largest step, so where a slow direction
-        (two topics 1e-6 apart) lies under a faster one, a document can
-        stop before the slow one is done (2.8e-6 from its maximum at 1e-8,
-        with an objective 8e-13 below it). Where EM converges more slowly
+        stopped 2.6e-6 from the maximum at 1e-8, this rule 1.0e-8 from it,
+        and 1.0e-4 at 1e-4). It is an estimate, and the rate read is that of
+        the largest step: where a slow direction (two topics nearly equal)
+        lies under a faster one, a document can stop long before the slow
+        one is done, reported settled. Three topics, two of them 1e-4 apart,
+        stopped 2.8e-5 from the maximum at 1e-8 (2.7e-3 with
+        ``doc_topic_smoothing=1e-4``), and two 1e-2 apart 0.049 from it at
+        1e-4. Real documents were far closer: 400 20 Newsgroups test
+        documents under 32 topics, within 1.14 times the tolerance at 1e-8
+        and 8.9 times at 1e-4 (a review). Where EM converges more slowly
         than geometrically (a weight tending to 0 without smoothing), a
         document may use all ``fold_in_max_iter`` steps and is reported as
         not settled. The rate is read over as many steps as it takes the
@@ -206,8 +210,12 @@ class PLSA(TransformerMixin, EstimatorMixin):
         can need more steps than a shorter one. A document also stops where
         its rounded steps reach a fixed point or go round a cycle, from
         which no step leads further: at 0, that is where each stops (2.1e-11
-        from the maximum for that rate), unless its steps shrink more slowly
-        than geometrically or cycle over more than 1,024 steps.
+        from the maximum for that rate; 4.7e-9 with its two words each
+        split into 1,000 of the same ``P(w | z)``, whose sums round more,
+        and so at any tolerance below that), unless its steps shrink more
+        slowly than geometrically or cycle over more than 1,024 steps.
+        Subnormal counts (below 2.2e-308) are summed to an absolute 5e-324,
+        and their weights can be far from the maximum.
     random_state : None, int or numpy.random.Generator, default=None
         Seeds the random start of ``P(w | z)``.
     n_jobs : int, default=None
