@@ -3,6 +3,8 @@
 import functools
 import importlib
 import inspect
+import math
+import numbers
 import sys
 
 import numpy as np
@@ -106,12 +108,21 @@ class EstimatorMixin:
         for name, value in self.get_params().items():
             default = defaults.get(name, inspect.Parameter.empty)
             try:
-                same = value is default or bool(value == default)
+                # A NaN left at a NaN default is unchanged, as scikit-learn
+                # shows it, though NaN != NaN.
+                same = (value is default or (_is_scalar_nan(value) and _is_scalar_nan(default))
+                        or bool(value == default))
             except Exception:  # arrays and other values without a plain ==
                 same = False
             if not same:
                 changed.append(f"{name}={value!r}")
         return f"{type(self).__name__}({', '.join(changed)})"
+
+
+def _is_scalar_nan(value):
+    """Whether ``value`` is a real number that is NaN (not an array, not a bool)."""
+    return (isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)
+            and math.isnan(value))
 
 
 def progress_bars_shown():
