@@ -189,23 +189,26 @@ class PLSA(TransformerMixin, EstimatorMixin):
         this, and the distance its steps still lead, estimated from the rate
         at which they shrink, is within it too (EM's steps shrink
         geometrically, slowly where topics are nearly equal: the step alone
-        stopped 2.6e-6 from the maximum at 1e-8, this rule 1.0e-8 from it,
-        and 1.0e-4 at 1e-4). It is an estimate, and the rate read is that of
-        the largest step: where a slow direction (two topics nearly equal)
-        lies under a faster one, a document can stop long before the slow
-        one is done, reported settled. Three topics, two of them 1e-4 apart,
-        stopped 2.8e-5 from the maximum at 1e-8 (2.7e-3 with
-        ``doc_topic_smoothing=1e-4``), and two 1e-2 apart 0.049 from it at
-        1e-4. Real documents were far closer: of 3,000 20 Newsgroups test
-        documents under 16 topics, 15 stopped beyond the tolerance at 1e-8
-        (1.46 times it at most) and 449 at 1e-4 (4.2 times). Where EM
+        stopped 2.6e-6 from the maximum at 1e-8, with the distance left
+        1.0e-8, and with the confirmation below 2.7e-12; 1.2e-8 at 1e-4).
+        The rate read is that of the largest step, and
+        a slow direction (two topics nearly equal) can lie under a faster
+        one: so a document first runs on until, at that rate, its step would
+        be down to rounding, and stops there only if no slower direction has
+        shown; one that has is then followed at its own rate. Without that
+        confirmation, three topics, two of them 1e-4 apart, stopped 2.8e-5
+        from the maximum at 1e-8 (2.7e-3 with ``doc_topic_smoothing=1e-4``),
+        and of 3,000 20 Newsgroups test documents under 16 topics, 449
+        stopped beyond the tolerance at 1e-4 (4.2 times it) and 15 at 1e-8;
+        now the three topics stop 1.0e-8 from the maximum, and none of the
+        3,000 beyond the tolerance, for about twice the steps. Where EM
         converges more slowly than geometrically (a weight tending to 0
         without smoothing), a document may use all ``fold_in_max_iter``
-        steps and is reported as not settled. The rate is read over as many steps as it takes the
-        step to change by more than a bound on its rounding, so that
-        rounding does not end a slow document early (read from two steps of
+        steps and is reported as not settled. The rate is read over as many
+        steps as it takes the step to change by more than a bound on its
+        rounding, so that rounding does not end a slow document early (read from two steps of
         1e-12, a rate of 1 - 3.8e-6 once stopped one 4.3e-7 from its
-        maximum at the default; now 9.6e-9). The bound grows with the
+        maximum at the default; now 2.9e-10). The bound grows with the
         document's words, so a very long document whose steps shrink slowly
         can need more steps than a shorter one. A document also stops where
         its rounded steps reach a fixed point or go round a cycle, from

@@ -12,7 +12,7 @@ about the document's topics and is skipped.
 
 from cython.parallel cimport parallel, prange, threadid
 from libc.float cimport DBL_EPSILON, DBL_MAX
-from libc.math cimport INFINITY, fabs, frexp, ldexp, log, pow
+from libc.math cimport INFINITY, ceil, fabs, frexp, ldexp, log, pow
 from libc.stdint cimport uint8_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
@@ -203,6 +203,8 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
     cdef float64_t s, r, total, moved, value, change, rate, moved_weight, noise
     cdef float64_t anchor_moved = INFINITY, anchor_noise = 0.0
     cdef int anchor_it = 0, checkpoint_it = 0, window = 1
+    cdef int confirm_it = -1, confirm_from = 0, exposed_from = -1, span
+    cdef float64_t confirm_moved = 0.0, confirm_rate = 0.0
     cdef float64_t rounding_ulps = (ROUNDING_PER_WORD * (indptr[d + 1] - indptr[d])
                                     + ROUNDING_FIXED + n_topics)
     cdef float64_t* acc = scratch
@@ -290,6 +292,29 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
         # most 2**-40 was taken as rounding's: the document stopped 4.3e-7
         # from its maximum at tol=1e-8, 2.4e-7 at 1e-12 (two reviews).
         noise = rounding_ulps * DBL_EPSILON * moved_weight
+        # The rate read is that of the largest step. A slow direction (two
+        # topics nearly equal) under a faster one moves less than the
+        # faster one while it lasts: read from the faster, the distance
+        # left seemed within tol, and a document stopped long before the
+        # slow one was done (three topics, two 1e-4 apart: 2.8e-5 from the
+        # maximum at tol=1e-8, 2.7e-3 with smoothing 1e-4; a review). So
+        # the first step that the rate says is within tol does not stop a
+        # document: it runs on until, at that rate, the step would be down
+        # to its rounding (confirm_it; at most as many steps again, or to
+        # the last step). A step within twice that prediction plus twice
+        # its rounding bound shows no slower direction above rounding: it
+        # stops there. A larger one is a slower direction, now exposed: the
+        # next step within tol at a rate read from steps after that point
+        # (exposed_from) stops it. 3,000 20 Newsgroups test documents, 16
+        # topics: 449 stopped beyond the tolerance at 1e-4 and 15 at 1e-8,
+        # none now; twice the steps (0.63 -> 1.23 s at 1e-8, one thread).
+        if confirm_it >= 0 and (it >= confirm_it or it == max_iter - 1):
+            if moved <= (2.0 * confirm_moved * pow(confirm_rate, it - confirm_from)
+                         + 2.0 * noise):
+                settled[d] = 1
+                break
+            confirm_it = -1
+            exposed_from = it
         if anchor_moved < INFINITY:
             if fabs(anchor_moved - moved) <= anchor_noise + noise:
                 continue
@@ -297,8 +322,19 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
             if it - anchor_it > 1:
                 rate = pow(rate, 1.0 / (it - anchor_it))
             if rate < 1.0 and moved <= tol and moved * rate <= tol * (1.0 - rate):
-                settled[d] = 1
-                break
+                if exposed_from >= 0:
+                    if anchor_it >= exposed_from:
+                        settled[d] = 1
+                        break
+                elif confirm_it < 0:
+                    span = 1
+                    if moved > noise and rate > 0.0:
+                        span = <int> min(ceil(log(noise / moved) / log(rate)), it + 1.0)
+                        span = max(span, 1)
+                    confirm_it = it + span
+                    confirm_from = it
+                    confirm_moved = moved
+                    confirm_rate = rate
         # The first step has no rate, and is the first anchor. (Rules once
         # settled a document at its first or second step from the uniform
         # start, 0.5 from the maximum, where topics 1e-8 apart move it by
@@ -338,8 +374,13 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     the bounds on the two steps' rounding (``ROUNDING_PER_WORD`` ulps of the
     weight that moved most per word, plus ``ROUNDING_FIXED`` plus the
     topics), so that the step has surely shrunk or grown, though the rate
-    read can still carry rounding; the first step has no rate. (The
-    objective is concave in ``theta``, so EM approaches its maximum.)
+    read can still carry rounding; the first step has no rate. The first
+    step within ``tol`` on that reading is confirmed: the document runs on
+    until, at that rate, the step would be down to its rounding (at most
+    as many steps again), and stops there if the step is where the rate
+    said; otherwise a slower direction has shown, and the next step within
+    ``tol`` on a rate read after that point stops it. (The objective is
+    concave in ``theta``, so EM approaches its maximum.)
     Each document runs alone from the same start: the same steps, and the
     same bits, whatever the batch and thread count. A document with no such
     word (and ``smoothing = 0``) keeps the uniform start.
