@@ -329,7 +329,10 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
                 elif confirm_it < 0:
                     span = 1
                     if moved > noise and rate > 0.0:
-                        span = <int> min(ceil(log(noise / moved) / log(rate)), it + 1.0)
+                        # Within the last step (which checks too): it + span
+                        # stays an int however large max_iter is.
+                        span = <int> min(ceil(log(noise / moved) / log(rate)), it + 1.0,
+                                         <float64_t> (max_iter - 1 - it))
                         span = max(span, 1)
                     confirm_it = it + span
                     confirm_from = it
