@@ -11,7 +11,7 @@ about the document's topics and is skipped.
 """
 
 from cython.parallel cimport parallel, prange, threadid
-from libc.float cimport DBL_EPSILON, DBL_MAX
+from libc.float cimport DBL_EPSILON, DBL_MAX, DBL_MIN
 from libc.math cimport INFINITY, ceil, fabs, frexp, ldexp, log, pow
 from libc.stdint cimport uint8_t
 from libc.stdlib cimport free, malloc
@@ -184,6 +184,37 @@ OVERFLOWED = FOLD_IN_OVERFLOWED
 cdef long WAIT_NS = 5000000
 
 
+cdef inline void add_subnormal_word(const float64_t* theta, const float64_t* phi,
+                                    intp_t n_topics, float64_t count,
+                                    float64_t* acc) noexcept nogil:
+    """``acc_k += count phi_k / s`` for a word whose ``s = sum_k theta_k
+    phi_k`` is subnormal (``P(w | z)`` of 1e-310 or so). There ``n / s``
+    overflowed, and the weights became inf, then NaN; and ``s`` itself is
+    rounded to an absolute 5e-324, so the word's shares ``theta_k phi_k /
+    s`` no longer summed to 1 (a weight off by 1.8e-4: two reviews). Its
+    ``phi`` is multiplied by the power of 2 that puts its largest in [1/2,
+    1) (or 1), which is exact and leaves ``phi_k / s`` as it is. Where ``s`` is
+    still subnormal (the weights of its topics tiny), ``phi_k / s``, at
+    most ``1 / theta_k``, stays finite where it counts, ``theta_k > 0``."""
+    cdef intp_t k
+    cdef int exponent
+    cdef float64_t largest = 0.0, s = 0.0, r
+    for k in range(n_topics):
+        largest = max(largest, phi[k])
+    frexp(largest, &exponent)
+    exponent = min(exponent, 0)  # never scaled down: s stays above 0
+    for k in range(n_topics):
+        s += theta[k] * ldexp(phi[k], -exponent)
+    r = count / s
+    if r <= DBL_MAX:
+        for k in range(n_topics):
+            acc[k] += r * ldexp(phi[k], -exponent)
+    else:
+        for k in range(n_topics):
+            if theta[k] > 0.0:
+                acc[k] += count * (ldexp(phi[k], -exponent) / s)
+
+
 cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
                           const int64_t[::1] indptr, const float64_t[:, ::1] word_topic,
                           float64_t smoothing, int max_iter, float64_t tol,
@@ -204,7 +235,8 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
     cdef float64_t anchor_moved = INFINITY, anchor_noise = 0.0
     cdef int anchor_it = 0, checkpoint_it = 0, window = 1
     cdef int confirm_it = -1, confirm_from = 0, exposed_from = -1, span
-    cdef float64_t confirm_moved = 0.0, confirm_rate = 0.0
+    cdef float64_t confirm_moved = 0.0, confirm_rate = 0.0, needed
+    cdef bint confirm_cut = False
     cdef float64_t rounding_ulps = (ROUNDING_PER_WORD * (indptr[d + 1] - indptr[d])
                                     + ROUNDING_FIXED + n_topics)
     cdef float64_t* acc = scratch
@@ -231,19 +263,12 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
             if s <= 0.0:
                 continue
             total = total + counts[p] / scale
-            r = (counts[p] / scale) / s
-            if r <= DBL_MAX:
+            if s >= DBL_MIN:
+                r = (counts[p] / scale) / s
                 for k in range(n_topics):
                     acc[k] += r * phi[k]
             else:
-                # s is subnormal (P(w | z) of 1e-310 or so), and n / s
-                # overflowed: the weights became inf, then NaN (a review).
-                # phi_k / s <= 1 / theta_k instead stays finite where it
-                # counts, theta_k > 0 (the update multiplies acc_k by
-                # theta_k). Not the same bits: this path only.
-                for k in range(n_topics):
-                    if theta[k] > 0.0:
-                        acc[k] += (counts[p] / scale) * (phi[k] / s)
+                add_subnormal_word(theta, phi, n_topics, counts[p] / scale, acc)
         if total == 0.0 and prior == 0.0:  # nothing to learn from
             settled[d] = 1
             break
@@ -300,21 +325,27 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
         # maximum at tol=1e-8, 2.7e-3 with smoothing 1e-4; a review). So
         # the first step that the rate says is within tol does not stop a
         # document: it runs on until, at that rate, the step would be down
-        # to its rounding (confirm_it; at most as many steps again, or to
-        # the last step). A step within twice that prediction plus twice
-        # its rounding bound shows no slower direction above rounding: it
-        # stops there. A larger one is a slower direction, now exposed: the
-        # next step within tol at a rate read from steps after that point
-        # (exposed_from) stops it. 3,000 20 Newsgroups test documents, 16
-        # topics: 449 stopped beyond the tolerance at 1e-4 and 15 at 1e-8,
-        # none now; twice the steps (0.63 -> 1.23 s at 1e-8, one thread).
+        # to its rounding (confirm_it, or the last step). A step within
+        # twice that prediction plus twice its rounding bound shows no
+        # slower direction above rounding: it stops there. A larger one is
+        # a slower direction, now exposed: the next step within tol at a
+        # rate read from steps after that point (exposed_from) stops it.
+        # 3,000 20 Newsgroups test documents, 16 topics: 449 stopped beyond
+        # the tolerance at 1e-4 and 15 at 1e-8, none now; for about twice
+        # the steps at 1e-8, and at 1e-4 about as many as at 1e-8 (one
+        # thread: 0.23 -> 1.25 s at 1e-4, 0.63 -> 1.31 s at 1e-8).
         if confirm_it >= 0 and (it >= confirm_it or it == max_iter - 1):
             if moved <= (2.0 * confirm_moved * pow(confirm_rate, it - confirm_from)
                          + 2.0 * noise):
                 settled[d] = 1
                 break
             confirm_it = -1
-            exposed_from = it
+            # A confirmation that fold_in_max_iter cut short of rounding
+            # proves little either way: on this last step, the rate read
+            # since it began decides, as without a confirmation (a slow
+            # document then warned where it had settled: the suite's own
+            # warnings). Otherwise only a rate read from here on can.
+            exposed_from = confirm_from if confirm_cut else it
         if anchor_moved < INFINITY:
             if fabs(anchor_moved - moved) <= anchor_noise + noise:
                 continue
@@ -323,17 +354,22 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
                 rate = pow(rate, 1.0 / (it - anchor_it))
             if rate < 1.0 and moved <= tol and moved * rate <= tol * (1.0 - rate):
                 if exposed_from >= 0:
-                    if anchor_it >= exposed_from:
+                    if anchor_it > exposed_from:
                         settled[d] = 1
                         break
                 elif confirm_it < 0:
                     span = 1
+                    confirm_cut = False
                     if moved > noise and rate > 0.0:
                         # Within the last step (which checks too): it + span
-                        # stays an int however large max_iter is.
-                        span = <int> min(ceil(log(noise / moved) / log(rate)), it + 1.0,
-                                         <float64_t> (max_iter - 1 - it))
-                        span = max(span, 1)
+                        # stays an int however large max_iter is. Capped at
+                        # it + 1 steps as well, the check had not reached
+                        # rounding where it passed: a document stopped at
+                        # 1e-4 after 13 steps, 0.109 from its maximum (a
+                        # review).
+                        needed = ceil(log(noise / moved) / log(rate))
+                        confirm_cut = needed > max_iter - 1 - it
+                        span = max(<int> min(needed, <float64_t> (max_iter - 1 - it)), 1)
                     confirm_it = it + span
                     confirm_from = it
                     confirm_moved = moved
@@ -379,9 +415,9 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     topics), so that the step has surely shrunk or grown, though the rate
     read can still carry rounding; the first step has no rate. The first
     step within ``tol`` on that reading is confirmed: the document runs on
-    until, at that rate, the step would be down to its rounding (at most
-    as many steps again), and stops there if the step is where the rate
-    said; otherwise a slower direction has shown, and the next step within
+    until, at that rate, the step would be down to its rounding (or to the
+    last step), and stops there if the step is where the rate said;
+    otherwise a slower direction has shown, and the next step within
     ``tol`` on a rate read after that point stops it. (The objective is
     concave in ``theta``, so EM approaches its maximum.)
     Each document runs alone from the same start: the same steps, and the

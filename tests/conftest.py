@@ -52,6 +52,7 @@ else:
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 TEST_TIMEOUT_DEFAULT = 900.0  # seconds; the slowest test takes about 1 min on a busy machine
+TEST_TIMEOUT_MOST = 1e6
 
 
 class HangWatchdog:
@@ -62,7 +63,10 @@ class HangWatchdog:
     nothing to show. ``faulthandler``'s watchdog is a C thread: it fires while
     compiled code runs without the GIL or holds it. It writes to a copy of
     the stderr of the run's start, since a test's own stderr is captured to
-    a file that would be lost when the process ends.
+    a file that would be lost when the process ends. A test that forks must
+    end its child with ``os._exit``, as the suite's do: in the child the
+    timer, whose thread did not survive the fork, can no longer be
+    cancelled (``cancel_dump_traceback_later`` blocks there: a review).
     """
 
     __test__ = False  # a plugin, not a test class
@@ -93,9 +97,10 @@ def pytest_configure(config):
         seconds = float(text) if text else TEST_TIMEOUT_DEFAULT
     except ValueError:
         seconds = np.nan
-    if not 0 <= seconds < np.inf:
-        raise pytest.UsageError(f"KGEO_TEST_TIMEOUT must be a finite number of seconds, "
-                                f"at least 0 (0: no watchdog), got {text!r}")
+    # faulthandler's timer overflows the system's time type from about 1e10 s.
+    if not 0 <= seconds <= TEST_TIMEOUT_MOST:
+        raise pytest.UsageError(f"KGEO_TEST_TIMEOUT must be a number of seconds from 0 (no "
+                                f"watchdog) to {TEST_TIMEOUT_MOST:.0e}, got {text!r}")
     if seconds > 0:
         config.pluginmanager.register(HangWatchdog(seconds), "kgeo-test-watchdog")
 

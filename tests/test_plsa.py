@@ -999,10 +999,11 @@ def _fold_in_reference(n, phi, smoothing, max_iter, tol):
     moves' rounding, (2 words + 6 + topics) ulps of the weight that moved
     most (before or after, the larger). The first step has no rate. The
     first such move does not stop it: it runs on until the move, at that
-    rate, would be down to its rounding (at most as many steps again, or
-    to the last step), and stops there if the move is within twice that
-    prediction plus twice its rounding; otherwise the next move within tol
-    whose rate is read over moves after that point stops it.
+    rate, would be down to its rounding (or to the last step), and stops
+    there if the move is within twice that prediction plus twice its
+    rounding; otherwise the next move within tol whose rate is read over
+    moves after that point stops it (after the confirmation's start, where
+    max_iter cut it short of rounding).
     Returns (P(z|d), whether it stopped before max_iter)."""
     n_topics = phi.shape[1]
     largest = n.max()
@@ -1031,24 +1032,25 @@ def _fold_in_reference(n, phi, smoothing, max_iter, tol):
             checkpoint, checkpoint_step = theta, step
             window = min(2 * window, 1024) if step > 0 else window
         if confirm is not None and (step >= confirm[0] or step == max_iter - 1):
-            _, start, start_moved, start_rate = confirm
+            _, start, start_moved, start_rate, cut = confirm
             if moved <= 2 * start_moved * start_rate ** (step - start) + 2 * rounding:
                 return theta, True
-            confirm, exposed_from = None, step
+            confirm, exposed_from = None, (start if cut else step)
         if anchor < np.inf:
             if abs(anchor - moved) <= anchor_rounding + rounding:
                 continue
             rate = (moved / anchor) ** (1 / (step - anchor_step))
             if rate < 1 and moved <= tol and moved * rate <= tol * (1 - rate):
                 if exposed_from is not None:
-                    if anchor_step >= exposed_from:
+                    if anchor_step > exposed_from:
                         return theta, True
                 elif confirm is None:
-                    span = 1
+                    span, cut = 1, False
                     if moved > rounding and rate > 0:
-                        span = max(int(min(np.ceil(np.log(rounding / moved) / np.log(rate)),
-                                           step + 1)), 1)
-                    confirm = (step + span, step, moved, rate)
+                        needed = np.ceil(np.log(rounding / moved) / np.log(rate))
+                        cut = needed > max_iter - 1 - step
+                        span = max(int(min(needed, max_iter - 1 - step)), 1)
+                    confirm = (step + span, step, moved, rate, cut)
         anchor, anchor_rounding, anchor_step = moved, rounding, step
     return theta, False
 
@@ -1352,9 +1354,10 @@ def test_subnormal_word_probabilities_fold_in_to_their_maximum():
 
 def test_random_subnormal_word_probabilities_give_finite_weights():
     # 500 small problems whose P(w|z) are often subnormal or 0, without
-    # smoothing: 80 of the 489 with words gave inf or NaN weights before n / s was kept
-    # from overflowing. Subnormal arithmetic rounds to an absolute 5e-324,
-    # so these weights need not be near their maximum: finite, and >= 0.
+    # smoothing: 80 of the 489 with words gave inf or NaN weights before n / s
+    # was kept from overflowing, and then 39 of 3,000 weights summing to 1
+    # only within 1e-6 (a review), before each such word's P(w|z) was scaled
+    # by a power of 2.
     rng = np.random.default_rng(1)
     for _ in range(500):
         K, V = int(rng.integers(2, 5)), int(rng.integers(2, 6))
@@ -1368,6 +1371,7 @@ def test_random_subnormal_word_probabilities_give_finite_weights():
         model = _model_with_topics(components, 0.0, n_jobs=1)
         theta = quiet(model.transform, x[None, :])
         assert np.all(np.isfinite(theta)) and np.all(theta >= 0), (components, x)
+        assert abs(theta.sum() - 1) < 1e-12, (components, x)
 
 
 def test_a_document_whose_steps_overflow_is_refused_by_row(monkeypatch):
@@ -1387,3 +1391,78 @@ def test_a_document_whose_steps_overflow_is_refused_by_row(monkeypatch):
     with pytest.raises(ValueError, match=r"1 of 3 documents could not be folded in, first "
                                          r"row 1: .*down to 0\.1.*2\.2e-308"):
         model.transform(np.array([[1.0, 2.0], [3.0, 1.0], [0.0, 1.0]]))
+
+
+def test_a_subnormal_word_folds_in_as_the_same_word_scaled_by_a_power_of_2():
+    # A word's P(w|z) of 4e-321 and 1e-321: s = sum_k theta_k P(w|z_k) was
+    # rounded to an absolute 5e-324, 1e-3 of it, and the weights summed to
+    # 1 - 1.8e-4 (a review). Scaling one word's P(w|z) by any factor leaves
+    # the maximum where it is; by a power of 2 it is exact, and each step
+    # the same bits, once the subnormal word is scaled as the fold-in does.
+    components = np.array([[0.6, 0.4 - 4e-321, 4e-321], [0.3, 0.7 - 1e-321, 1e-321]])
+    scaled = components.copy()
+    scaled[:, 2] = np.ldexp(scaled[:, 2], 1070)
+    X = np.array([[2.0, 1.0, 3.0]])
+    for tol in (1e-8, 0.0):
+        theta = _model_with_topics(components, 0.01, fold_in_tol=tol).transform(X)
+        expected = _model_with_topics(scaled, 0.01, fold_in_tol=tol).transform(X)
+        np.testing.assert_array_equal(theta, expected)
+        assert abs(theta.sum() - 1) < 1e-15
+
+
+def _three_topics_two_nearly_equal(gap, smoothing, **params):
+    """Topics 0 and 1 ``gap`` apart over words 0 and 1, topic 2 mostly on
+    word 2, and a document of counts (340 f, 340 (1 - f), 660), f = 1/2 +
+    gap / 4: the two near topics make a slow direction, the third a fast
+    one (a review's)."""
+    g = 0.3
+    components = np.array([[(0.5 + gap) * (1 - g), (0.5 - gap) * (1 - g), g],
+                           [(0.5 - gap) * (1 - g), (0.5 + gap) * (1 - g), g],
+                           [0.05, 0.05, 0.9]])
+    f = 0.5 + 0.25 * gap
+    return (_model_with_topics(components, smoothing, **params),
+            np.array([[f * 340, (1 - f) * 340, 660.0]]))
+
+
+@pytest.mark.parametrize("gap, tol", [(1e-4, 1e-8), (1e-2, 1e-4)])
+def test_a_slow_direction_under_a_faster_one_is_followed_to_its_maximum(gap, tol):
+    # The rate read is the largest step's, the fast direction's: the distance
+    # it left seemed within tol while the slow direction had far to go. These
+    # stopped 2.8e-5 and 0.049 from their maximum, reported settled.
+    model, X = _three_topics_two_nearly_equal(gap, 0.01, fold_in_max_iter=10**6)
+    exact = model.set_params(fold_in_tol=0.0).transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kgeo.ConvergenceWarning)
+        theta = model.set_params(fold_in_tol=tol).transform(X)
+    assert np.abs(theta - exact).max() <= 2 * tol
+
+
+def test_a_slow_direction_too_slow_to_settle_is_reported():
+    # With smoothing 1e-4 the slow direction barely moves (10**7 steps do
+    # not settle it): the document had stopped at its 35th step, 2.7e-3 from
+    # its maximum, reported settled. It now warns.
+    model, X = _three_topics_two_nearly_equal(1e-4, 1e-4)
+    with pytest.warns(kgeo.ConvergenceWarning, match="fold_in_max_iter=10000"):
+        model.transform(X)
+
+
+def test_a_confirmation_that_cannot_reach_rounding_does_not_settle_a_document():
+    # Four topics, three of them nearly equal (0 and 1 1.6e-3 apart, 1 and 2
+    # 7.4e-5), smoothing 1e-4 (a review's search). At 1e-4 the rate first put
+    # the step within tol at step 6, 5.7e-5 at 0.6 a step; a confirmation
+    # capped at as many steps again then ended at 1.6e-6, still far above
+    # rounding, where it "showed no slower direction": settled, 0.109 from
+    # the maximum. Run on down to rounding, the slow directions show, and
+    # they take more than fold_in_max_iter steps: a warning.
+    components = np.array([
+        [0.05443905625298032, 0.03910490374118679, 0.5336649395375744,
+         0.08217518999457063, 0.22778987307133597, 0.0628260374023519],
+        [0.054433506207025084, 0.03911413213775395, 0.5336307074204191,
+         0.08231636514508694, 0.22771416378038026, 0.06279112530933482],
+        [0.054436139798302266, 0.039113790270031534, 0.5336266532109822,
+         0.08231645892222772, 0.22771006090343235, 0.06279689689502399],
+        [0.060787650016995855, 0.4158627942095086, 0.1633595687411677,
+         0.2830753040032059, 0.00864102835356095, 0.06827365467556114]])
+    model = _model_with_topics(components, 1e-4, fold_in_tol=1e-4)
+    with pytest.warns(kgeo.ConvergenceWarning, match="fold_in_max_iter=10000"):
+        model.transform(np.array([[1.0, 10.0, 6.0, 27.0, 51.0, 12.0]]))
