@@ -190,34 +190,39 @@ class PLSA(TransformerMixin, EstimatorMixin):
         at which they shrink, is within it too (EM's steps shrink
         geometrically, slowly where topics are nearly equal: the step alone
         stopped 2.6e-6 from the maximum at 1e-8, with the distance left
-        1.0e-8, and with the confirmation below 2.7e-12; 7.4e-14 at 1e-4).
-        The rate read is that of the largest step, and
-        a slow direction (two topics nearly equal) can lie under a faster
-        one: so a document first runs on until, at that rate, its step would
-        be down to rounding, and stops there only if no slower direction has
-        shown; one that has is then followed at its own rate. Without that
-        confirmation, three topics, two of them 1e-4 apart, stopped 2.8e-5
-        from the maximum at 1e-8 (2.7e-3 with ``doc_topic_smoothing=1e-4``),
-        and of 3,000 20 Newsgroups test documents under 16 topics, 449
-        stopped beyond the tolerance at 1e-4 (4.2 times it) and 15 at 1e-8;
-        now the three topics stop 1.0e-8 from the maximum, and none of the
-        3,000 beyond the tolerance. That has a cost: as each document runs
-        on to rounding, a looser tolerance saves little (the 3,000 on one
-        thread: 1.25 s at 1e-4, 1.31 s at 1e-8 and 1e-12, against 0.23,
-        0.63 and 1.05 s without the confirmation). Where EM
-        converges more slowly than geometrically (a weight tending to 0
-        without smoothing), a document may use all ``fold_in_max_iter``
-        steps and is reported as not settled. The rate is read over as many
-        steps as it takes the step to change by more than a bound on its
-        rounding, so that rounding does not end a slow document early (read from two steps of
-        1e-12, a rate of 1 - 3.8e-6 once stopped one 4.3e-7 from its
-        maximum at the default; now 2.9e-10). The bound grows with the
-        document's words, so a very long document whose steps shrink slowly
-        can need more steps than a shorter one. A document also stops where
-        its rounded steps reach a fixed point or go round a cycle, from
-        which no step leads further: at 0, that is where each stops (2.1e-11
-        from the maximum for that rate; 4.7e-9 with its two words each
-        split into 1,000 of the same ``P(w | z)``, whose sums round more,
+        1.0e-8, and with the confirmation below 2.7e-12; 7.4e-14 at 1e-4). The
+        rate read is that of the largest step, and a slow direction (two
+        topics nearly equal) can lie under a faster one: so a document first
+        runs on until, at that rate, its step would be down to rounding, and
+        stops there only if no slower direction has shown; one that has is
+        then followed at its own rate. Without that confirmation, three
+        topics, two of them 1e-4 apart, stopped 2.8e-5 from the maximum at
+        1e-8 (2.7e-3 with ``doc_topic_smoothing=1e-4``), and of 3,000 20
+        Newsgroups test documents under 16 topics, 449 stopped beyond the
+        tolerance at 1e-4 (4.2 times it) and 15 at 1e-8; given 10**6 steps the
+        three topics stop 1.0e-8 from the maximum (at the default 10,000 they
+        warn, 1.7e-5 from it), and none of the 3,000 beyond the tolerance (44
+        were at 1e-12). That has a cost: as each document runs on to rounding,
+        a looser tolerance saves little (the 3,000 on one thread: 1.25 s at
+        1e-4, 1.31 s at 1e-8 and 1e-12, against 0.23, 0.63 and 1.05 s without
+        the confirmation). Where ``fold_in_max_iter`` cuts a confirmation
+        short of rounding, the rate read after it began decides as without it,
+        and a document can still stop far from its maximum: five topics at
+        1e-4 stopped 0.145 from it with ``fold_in_max_iter=200`` (a review's
+        search found such stops at 500 steps or fewer, none at 2,000 or the
+        default). Where EM converges more slowly than geometrically (a weight
+        tending to 0 without smoothing), a document may use all
+        ``fold_in_max_iter`` steps and is reported as not settled. The rate is
+        read over as many steps as it takes the step to change by more than a
+        bound on its rounding, so that rounding does not end a slow document
+        early (read from two steps of 1e-12, a rate of 1 - 3.8e-6 once stopped
+        one 4.3e-7 from its maximum at the default; now 2.9e-10). The bound
+        grows with the document's words, so a very long document whose steps
+        shrink slowly can need more steps than a shorter one. A document also
+        stops where its rounded steps reach a fixed point or go round a cycle,
+        from which no step leads further: at 0, that is where each stops
+        (2.1e-11 from the maximum for that rate; 4.7e-9 with its two words
+        each split into 1,000 of the same ``P(w | z)``, whose sums round more,
         and so at any tolerance below that), unless its steps shrink more
         slowly than geometrically or cycle over more than 1,024 steps.
         Subnormal counts (below 2.2e-308) are summed to an absolute 5e-324,

@@ -341,8 +341,8 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
                 break
             confirm_it = -1
             # A confirmation that fold_in_max_iter cut short of rounding
-            # proves little either way: on this last step, the rate read
-            # since it began decides, as without a confirmation (a slow
+            # proves little either way: on this last step, a rate read
+            # after it began decides, as without a confirmation (a slow
             # document then warned where it had settled: the suite's own
             # warnings). Otherwise only a rate read from here on can.
             exposed_from = confirm_from if confirm_cut else it
