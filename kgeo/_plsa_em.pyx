@@ -415,10 +415,11 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     topics), so that the step has surely shrunk or grown, though the rate
     read can still carry rounding; the first step has no rate. The first
     step within ``tol`` on that reading is confirmed: the document runs on
-    until, at that rate, the step would be down to its rounding (or to the
-    last step), and stops there if the step is where the rate said;
-    otherwise a slower direction has shown, and the next step within
-    ``tol`` on a rate read after that point stops it. (The objective is
+    until, at that rate, the step would be down to its rounding, and stops
+    there if the step is where the rate said; otherwise a slower direction
+    has shown, and the next step within ``tol`` on a rate read after that
+    point stops it. (Where ``max_iter`` cuts the confirmation short, a rate
+    read after it began decides on the last step.) (The objective is
     concave in ``theta``, so EM approaches its maximum.)
     Each document runs alone from the same start: the same steps, and the
     same bits, whatever the batch and thread count. A document with no such
@@ -431,7 +432,8 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     overflow the smoothing for subnormal counts.)
 
     Writes ``doc_topic``, and into ``settled`` whether each document stopped
-    before ``max_iter`` ran out. Called from Python's main thread
+    before ``max_iter`` ran out (1) or not (0), or ``OVERFLOWED`` where its
+    weights are not finite. Called from Python's main thread
     (``main_thread``), it runs the signal handlers on the way, so Ctrl-C
     stops it within ``INTERRUPT_CHECK_MS`` and a few EM steps.
     """
