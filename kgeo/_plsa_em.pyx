@@ -193,9 +193,10 @@ cdef inline void add_subnormal_word(const float64_t* theta, const float64_t* phi
     rounded to an absolute 5e-324, so the word's shares ``theta_k phi_k /
     s`` no longer summed to 1 (a weight off by 1.8e-4: two reviews). Its
     ``phi`` is multiplied by the power of 2 that puts its largest in [1/2,
-    1) (or 1), which is exact and leaves ``phi_k / s`` as it is. Where ``s`` is
-    still subnormal (the weights of its topics tiny), ``phi_k / s``, at
-    most ``1 / theta_k``, stays finite where it counts, ``theta_k > 0``."""
+    1) (or 1), which is exact and leaves ``phi_k / s`` as it is. Where
+    ``s`` is still subnormal (the weights of its topics tiny), ``phi_k /
+    s``, at most ``1 / theta_k``, stays finite where it counts, ``theta_k
+    > 0``."""
     cdef intp_t k
     cdef int exponent
     cdef float64_t largest = 0.0, s = 0.0, r
@@ -334,7 +335,7 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
         # the tolerance at 1e-4 and 15 at 1e-8, none now; for about twice
         # the steps at 1e-8, and at 1e-4 about as many as at 1e-8 (one
         # thread: 0.23 -> 1.25 s at 1e-4, 0.63 -> 1.31 s at 1e-8).
-        if confirm_it >= 0 and (it >= confirm_it or it == max_iter - 1):
+        if confirm_it >= 0 and it >= confirm_it:  # span ends it by the last step
             if moved <= (2.0 * confirm_moved * pow(confirm_rate, it - confirm_from)
                          + 2.0 * noise):
                 settled[d] = 1

@@ -1031,7 +1031,7 @@ def _fold_in_reference(n, phi, smoothing, max_iter, tol):
         if step == 0 or step - checkpoint_step == window:
             checkpoint, checkpoint_step = theta, step
             window = min(2 * window, 1024) if step > 0 else window
-        if confirm is not None and (step >= confirm[0] or step == max_iter - 1):
+        if confirm is not None and step >= confirm[0]:  # by the last step
             _, start, start_moved, start_rate, cut = confirm
             if moved <= 2 * start_moved * start_rate ** (step - start) + 2 * rounding:
                 return theta, True
