@@ -172,6 +172,12 @@ cdef float64_t ROUNDING_FIXED = 6.0
 # The longest cycle of a folded-in document's steps that is sure to be seen
 # within its length of steps after the next checkpoint.
 cdef int CYCLE_WINDOW_MOST = 1024
+# A folded-in document stops where Newton's estimate of the distance left
+# is within this share of fold_in_tol. The estimate is exact up to the
+# square of the distance: 3,000 20 Newsgroups documents (16 topics) settled
+# by it at tol=1e-4 were within 1.04 times it of their maximum, so half of
+# tol leaves them all within tol.
+cdef float64_t FOLD_IN_MARGIN = 0.5
 
 # fold_in's mark, in ``settled``, of a document whose weights overflowed;
 # Python reads it as OVERFLOWED.
@@ -184,9 +190,9 @@ OVERFLOWED = FOLD_IN_OVERFLOWED
 cdef long WAIT_NS = 5000000
 
 
-cdef inline void add_subnormal_word(const float64_t* theta, const float64_t* phi,
-                                    intp_t n_topics, float64_t count,
-                                    float64_t* acc) noexcept nogil:
+cdef inline bint add_subnormal_word(const float64_t* theta, const float64_t* phi,
+                                    intp_t n_topics, float64_t count, float64_t* acc,
+                                    float64_t* second) noexcept nogil:
     """``acc_k += count phi_k / s`` for a word whose ``s = sum_k theta_k
     phi_k`` is subnormal (``P(w | z)`` of 1e-310 or so). There ``n / s``
     overflowed, and the weights became inf, then NaN; and ``s`` itself is
@@ -196,8 +202,11 @@ cdef inline void add_subnormal_word(const float64_t* theta, const float64_t* phi
     1) (or 1), which is exact and leaves ``phi_k / s`` as it is. Where
     ``s`` is still subnormal (the weights of its topics tiny), ``phi_k /
     s``, at most ``1 / theta_k``, stays finite where it counts, ``theta_k
-    > 0``."""
-    cdef intp_t k
+    > 0``. Where ``second`` is not NULL, adds the word's ``count phi_k phi_l
+    / s^2`` to its upper triangle too, from the scaled ``phi``, as the step
+    of a check does (the same bits as that word scaled); returns False
+    where those are not the word's (``s`` still subnormal)."""
+    cdef intp_t k, l
     cdef int exponent
     cdef float64_t largest = 0.0, s = 0.0, r
     for k in range(n_topics):
@@ -210,10 +219,59 @@ cdef inline void add_subnormal_word(const float64_t* theta, const float64_t* phi
     if r <= DBL_MAX:
         for k in range(n_topics):
             acc[k] += r * ldexp(phi[k], -exponent)
-    else:
-        for k in range(n_topics):
-            if theta[k] > 0.0:
-                acc[k] += count * (ldexp(phi[k], -exponent) / s)
+        if second != NULL:
+            r = r / s
+            for k in range(n_topics):
+                for l in range(k, n_topics):
+                    second[k * n_topics + l] += (r * ldexp(phi[k], -exponent)
+                                                 * ldexp(phi[l], -exponent))
+        return True
+    for k in range(n_topics):
+        if theta[k] > 0.0:
+            acc[k] += count * (ldexp(phi[k], -exponent) / s)
+    return False
+
+
+cdef inline intp_t fold_in_scratch(intp_t n_topics) noexcept nogil:
+    """The values `fold_in_document` works in: five K-vectors and a K x K
+    matrix."""
+    return 5 * n_topics + n_topics * n_topics
+
+
+cdef inline bint solve_in_place(float64_t* a, float64_t* b, intp_t n) noexcept nogil:
+    """Solves ``a x = b`` for the n x n row-major ``a`` by Gaussian
+    elimination with partial pivoting, ``x`` into ``b`` (``a`` overwritten).
+    False where a pivot is 0 or not a number (the system singular to the
+    working precision, or built from an overflow)."""
+    cdef intp_t i, j, k, pivot
+    cdef float64_t largest, factor, swap
+    for k in range(n):
+        pivot = k
+        largest = fabs(a[k * n + k])
+        for i in range(k + 1, n):
+            if fabs(a[i * n + k]) > largest:
+                largest = fabs(a[i * n + k])
+                pivot = i
+        if not largest > 0.0:  # 0 or NaN
+            return False
+        if pivot != k:
+            for j in range(k, n):
+                swap = a[k * n + j]
+                a[k * n + j] = a[pivot * n + j]
+                a[pivot * n + j] = swap
+            swap = b[k]
+            b[k] = b[pivot]
+            b[pivot] = swap
+        for i in range(k + 1, n):
+            factor = a[i * n + k] / a[k * n + k]
+            for j in range(k + 1, n):
+                a[i * n + j] -= factor * a[k * n + j]
+            b[i] -= factor * b[k]
+    for k in range(n - 1, -1, -1):
+        for j in range(k + 1, n):
+            b[k] -= a[k * n + j] * b[j]
+        b[k] /= a[k * n + k]
+    return True
 
 
 cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
@@ -221,28 +279,32 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
                           float64_t smoothing, int max_iter, float64_t tol,
                           float64_t[:, ::1] doc_topic, uint8_t[::1] settled, intp_t d,
                           float64_t* scratch, Interruptible* signals) except -1 nogil:
-    """`fold_in`'s EM steps for document ``d``, with ``scratch`` (3 K
-    values) for the sums, the weights and a checkpoint's weights. The
+    """`fold_in`'s EM steps for document ``d``, with ``scratch``
+    (``fold_in_scratch(K)`` values) for the sums, the weights, a
+    checkpoint's weights and a check's weights, matrix and step. The
     weights are written to ``doc_topic[d]`` once at the end: written there
     at every step, a row shared a cache line with its neighbour, folded in
     by the other thread (two threads took 3.8-7.9 s, by the array's
     alignment, where one took 4.5; now 3.9-4.2). Stops early, leaving
     ``settled[d]`` 0, when interrupted."""
     cdef intp_t n_topics = word_topic.shape[1]
-    cdef intp_t p, k
+    cdef intp_t p, k, l
     cdef int it
     cdef int every = INTERRUPT_EVERY_STEPS
     cdef float64_t s, r, total, moved, value, change, rate, moved_weight, noise
     cdef float64_t anchor_moved = INFINITY, anchor_noise = 0.0
     cdef int anchor_it = 0, checkpoint_it = 0, window = 1
-    cdef int confirm_it = -1, confirm_from = 0, exposed_from = -1, span
-    cdef float64_t confirm_moved = 0.0, confirm_rate = 0.0, needed
-    cdef bint confirm_cut = False
+    cdef int check_it = -1, first_check = 0, last_check = -1
+    cdef float64_t left, last_left = INFINITY, needed, bound = FOLD_IN_MARGIN * tol
+    cdef bint checking, check_valid = True
     cdef float64_t rounding_ulps = (ROUNDING_PER_WORD * (indptr[d + 1] - indptr[d])
                                     + ROUNDING_FIXED + n_topics)
     cdef float64_t* acc = scratch
     cdef float64_t* theta = scratch + n_topics
     cdef float64_t* checkpoint = scratch + 2 * n_topics
+    cdef float64_t* before = scratch + 3 * n_topics
+    cdef float64_t* step = scratch + 4 * n_topics
+    cdef float64_t* jacobian = scratch + 5 * n_topics
     cdef const float64_t* phi
     cdef float64_t scale = row_scale(counts, indptr, d)
     cdef float64_t prior = smoothing / scale
@@ -255,6 +317,14 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
         # One document may take up to max_iter (2**31 - 1) steps.
         if it % every == every - 1 and poll_signals(signals):
             return 0  # interrupted: the output is dropped
+        checking = it == check_it
+        if checking:
+            # The sums of the step's Jacobian, M_kl = sum_w n phi_k phi_l / s^2,
+            # at the weights it starts from, by the same pass.
+            memcpy(before, theta, n_topics * sizeof(float64_t))
+            for k in range(n_topics * n_topics):
+                jacobian[k] = 0.0
+            check_valid = True
         for k in range(n_topics):
             acc[k] = 0.0
         total = 0.0
@@ -268,8 +338,15 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
                 r = (counts[p] / scale) / s
                 for k in range(n_topics):
                     acc[k] += r * phi[k]
+                if checking:
+                    r = r / s
+                    for k in range(n_topics):
+                        for l in range(k, n_topics):
+                            jacobian[k * n_topics + l] += r * phi[k] * phi[l]
             else:
-                add_subnormal_word(theta, phi, n_topics, counts[p] / scale, acc)
+                if not add_subnormal_word(theta, phi, n_topics, counts[p] / scale, acc,
+                                          jacobian if checking else NULL):
+                    check_valid = False  # no estimate this time
         if total == 0.0 and prior == 0.0:  # nothing to learn from
             settled[d] = 1
             break
@@ -306,75 +383,79 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
             if it > 0:
                 window = min(2 * window, CYCLE_WINDOW_MOST)
             checkpoint_it = it
+        if checking:
+            # EM's step is the map T(theta), whose fixed point is the
+            # maximum; Newton's step for T(x) - x = 0 from the step's start,
+            # delta = (I - J)^-1 (T(theta) - theta), J = (diag(a) -
+            # diag(theta) M) / (N + K smoothing) its Jacobian (a the sums
+            # acc), lands on the maximum up to the square of the distance.
+            # So delta - step estimates the distance left in every
+            # direction at once, a slow one (two topics nearly equal, where
+            # I - J is nearly singular) or a weight tending to 0, where the
+            # rate of the largest step sees only the fastest: read from it,
+            # documents stopped 2.8e-5 from their maximum at tol=1e-8 (a
+            # review).
+            value = total + n_topics * prior
+            for k in range(n_topics):
+                for l in range(k):
+                    jacobian[k * n_topics + l] = jacobian[l * n_topics + k]
+            for k in range(n_topics):
+                step[k] = theta[k] - before[k]
+                for l in range(n_topics):
+                    jacobian[k * n_topics + l] *= before[k] / value
+                jacobian[k * n_topics + k] += 1.0 - acc[k] / value
+            left = INFINITY
+            if check_valid:
+                memcpy(acc, step, n_topics * sizeof(float64_t))  # delta, solved in place
+                if solve_in_place(jacobian, acc, n_topics):
+                    left = 0.0
+                    for k in range(n_topics):
+                        left = max(left, fabs(acc[k] - step[k]))
+                    if left != left:
+                        left = INFINITY
+            if left <= bound:
+                settled[d] = 1
+                break
+            # The next check where the distance left, shrinking at the
+            # slowest rate, should be within the bound: that rate is at
+            # least left / (left + step) (the distance the step's own rate
+            # would leave), and that at which left shrank since the last
+            # check. Where left is no estimate or did not shrink, as many
+            # steps again as since the first check.
+            needed = it - first_check + 1
+            if left < INFINITY and (last_check < 0 or left < last_left):
+                rate = left / (left + moved)
+                if last_check >= 0:
+                    rate = max(rate, pow(left / last_left, 1.0 / (it - last_check)))
+                if 0.0 < rate < 1.0:
+                    needed = ceil(log(bound / left) / log(rate))
+            last_check = it
+            last_left = left
+            # Within the last step: it + span stays an int however large
+            # max_iter is.
+            check_it = it + max(<int> min(needed, <float64_t> (max_iter - 1 - it)), 1)
+            continue
+        if check_it >= 0:
+            continue
         # EM converges linearly: at its rate q, the weights are still about
         # step q / (1 - q) from their limit, which nearly equal topics make
         # hundreds of times the step (a review: 2.6e-6 from the maximum at
-        # tol=1e-8, rate 0.996). q is read over the steps since the anchor,
-        # the last step at which it was read, once the step has changed by
-        # more than two steps' rounding. Read from the last two steps
-        # always, it was noise where they differ by about their rounding:
-        # steps of 9e-13, rounded by 1e-16 or so, shrinking at 1 - 3.8e-6,
-        # seemed to shrink fast or to grow, and a step that grew and was at
-        # most 2**-40 was taken as rounding's: the document stopped 4.3e-7
-        # from its maximum at tol=1e-8, 2.4e-7 at 1e-12 (two reviews).
+        # tol=1e-8, rate 0.996). Where that is within the bound, the next
+        # step is checked. q is read over the steps since the anchor, the
+        # last step at which it was read, once the step has changed by more
+        # than two steps' rounding. Read from the last two steps always, it
+        # was noise where they differ by about their rounding: steps of
+        # 9e-13, rounded by 1e-16 or so, shrinking at 1 - 3.8e-6, seemed to
+        # shrink fast or to grow (two reviews).
         noise = rounding_ulps * DBL_EPSILON * moved_weight
-        # The rate read is that of the largest step. A slow direction (two
-        # topics nearly equal) under a faster one moves less than the
-        # faster one while it lasts: read from the faster, the distance
-        # left seemed within tol, and a document stopped long before the
-        # slow one was done (three topics, two 1e-4 apart: 2.8e-5 from the
-        # maximum at tol=1e-8, 2.7e-3 with smoothing 1e-4; a review). So
-        # the first step that the rate says is within tol does not stop a
-        # document: it runs on until, at that rate, the step would be down
-        # to its rounding (confirm_it, or the last step). A step within
-        # twice that prediction plus twice its rounding bound shows no
-        # slower direction above rounding: it stops there. A larger one is
-        # a slower direction, now exposed: the next step within tol at a
-        # rate read from steps after that point (exposed_from) stops it.
-        # 3,000 20 Newsgroups test documents, 16 topics: 449 stopped beyond
-        # the tolerance at 1e-4 and 15 at 1e-8, none now; for about twice
-        # the steps at 1e-8, and at 1e-4 about as many as at 1e-8 (one
-        # thread: 0.23 -> 1.25 s at 1e-4, 0.63 -> 1.31 s at 1e-8).
-        if confirm_it >= 0 and it >= confirm_it:  # span ends it by the last step
-            if moved <= (2.0 * confirm_moved * pow(confirm_rate, it - confirm_from)
-                         + 2.0 * noise):
-                settled[d] = 1
-                break
-            confirm_it = -1
-            # A confirmation that fold_in_max_iter cut short of rounding
-            # proves little either way: on this last step, a rate read
-            # after it began decides, as without a confirmation (a slow
-            # document then warned where it had settled: the suite's own
-            # warnings). Otherwise only a rate read from here on can.
-            exposed_from = confirm_from if confirm_cut else it
         if anchor_moved < INFINITY:
             if fabs(anchor_moved - moved) <= anchor_noise + noise:
                 continue
             rate = moved / anchor_moved
             if it - anchor_it > 1:
                 rate = pow(rate, 1.0 / (it - anchor_it))
-            if rate < 1.0 and moved <= tol and moved * rate <= tol * (1.0 - rate):
-                if exposed_from >= 0:
-                    if anchor_it > exposed_from:
-                        settled[d] = 1
-                        break
-                elif confirm_it < 0:
-                    span = 1
-                    confirm_cut = False
-                    if moved > noise and rate > 0.0:
-                        # Within the last step (which checks too): it + span
-                        # stays an int however large max_iter is. Capped at
-                        # it + 1 steps as well, the check had not reached
-                        # rounding where it passed: a document stopped at
-                        # 1e-4 after 13 steps, 0.109 from its maximum (a
-                        # review).
-                        needed = ceil(log(noise / moved) / log(rate))
-                        confirm_cut = needed > max_iter - 1 - it
-                        span = max(<int> min(needed, <float64_t> (max_iter - 1 - it)), 1)
-                    confirm_it = it + span
-                    confirm_from = it
-                    confirm_moved = moved
-                    confirm_rate = rate
+            if rate < 1.0 and moved <= bound and moved * rate <= bound * (1.0 - rate):
+                check_it = first_check = it + 1
         # The first step has no rate, and is the first anchor. (Rules once
         # settled a document at its first or second step from the uniform
         # start, 0.5 from the maximum, where topics 1e-8 apart move it by
@@ -451,7 +532,7 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     n_threads = threads_for(n_threads, indptr[n_docs] * n_topics)
     # The threads' scratches at least a 64-byte line apart, so that they
     # share none.
-    cdef intp_t stride = (3 * n_topics + 7) // 8 * 8 + 8
+    cdef intp_t stride = (fold_in_scratch(n_topics) + 7) // 8 * 8 + 8
     buffers = <float64_t*> malloc(n_threads * stride * sizeof(float64_t))
     if buffers == NULL:
         raise MemoryError()
