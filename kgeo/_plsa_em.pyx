@@ -172,11 +172,9 @@ cdef float64_t ROUNDING_FIXED = 6.0
 # The longest cycle of a folded-in document's steps that is sure to be seen
 # within its length of steps after the next checkpoint.
 cdef int CYCLE_WINDOW_MOST = 1024
-# A folded-in document stops where Newton's estimate of the distance left
-# is within this share of fold_in_tol. The estimate is exact up to the
-# square of the distance: 3,000 20 Newsgroups documents (16 topics) settled
-# by it at tol=1e-4 were within 1.04 times it of their maximum, so half of
-# tol leaves them all within tol.
+# Where a fold-in's check finds the distance left beyond fold_in_tol, the
+# next check comes where, at the slowest rate seen, it should be within
+# this share of it (not at the edge, where rounding could fail it again).
 cdef float64_t FOLD_IN_MARGIN = 0.5
 
 # fold_in's mark, in ``settled``, of a document whose weights overflowed;
@@ -232,10 +230,22 @@ cdef inline bint add_subnormal_word(const float64_t* theta, const float64_t* phi
     return False
 
 
-cdef inline intp_t fold_in_scratch(intp_t n_topics) noexcept nogil:
-    """The values `fold_in_document` works in: five K-vectors and a K x K
-    matrix."""
-    return 5 * n_topics + n_topics * n_topics
+cdef inline intp_t fold_in_scratch(intp_t n_topics, bint can_check) noexcept nogil:
+    """The values `fold_in_document` works in: five K-vectors, and a K x K
+    matrix where it may check (3.2 GB per thread at 20,000 topics, where
+    no check is affordable)."""
+    return 5 * n_topics + (n_topics * n_topics if can_check else 0)
+
+
+cdef inline bint check_affordable(int64_t n_words, intp_t n_topics, int steps) noexcept nogil:
+    """Whether a check, ``n_words K (K + 1) / 2`` multiply-adds and a K x K
+    solve (``K**3 / 3``), costs at most the ``steps + 1`` EM steps (``2 K``
+    per word) a document has taken: so it at most doubles a fold-in. A
+    check of 1,000 topics on a document of 10 words was 17 times its EM
+    steps (a review); such a document settles on the rate's rule alone."""
+    cdef float64_t k = <float64_t> n_topics
+    return (n_words * k * (k + 1.0) / 2.0 + k * k * k / 3.0
+            <= (steps + 1.0) * 2.0 * k * n_words)
 
 
 cdef inline bint solve_in_place(float64_t* a, float64_t* b, intp_t n) noexcept nogil:
@@ -278,16 +288,19 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
                           const int64_t[::1] indptr, const float64_t[:, ::1] word_topic,
                           float64_t smoothing, int max_iter, float64_t tol,
                           float64_t[:, ::1] doc_topic, uint8_t[::1] settled, intp_t d,
-                          float64_t* scratch, Interruptible* signals) except -1 nogil:
+                          float64_t* scratch, bint can_check,
+                          Interruptible* signals) except -1 nogil:
     """`fold_in`'s EM steps for document ``d``, with ``scratch``
-    (``fold_in_scratch(K)`` values) for the sums, the weights, a
-    checkpoint's weights and a check's weights, matrix and step. The
+    (``fold_in_scratch(K, can_check)`` values) for the sums, the weights, a
+    checkpoint's weights and a check's weights, matrix and step (without
+    ``can_check``, no check is affordable and there is no matrix). The
     weights are written to ``doc_topic[d]`` once at the end: written there
     at every step, a row shared a cache line with its neighbour, folded in
     by the other thread (two threads took 3.8-7.9 s, by the array's
     alignment, where one took 4.5; now 3.9-4.2). Stops early, leaving
     ``settled[d]`` 0, when interrupted."""
     cdef intp_t n_topics = word_topic.shape[1]
+    cdef int64_t n_words = indptr[d + 1] - indptr[d]
     cdef intp_t p, k, l
     cdef int it
     cdef int every = INTERRUPT_EVERY_STEPS
@@ -295,8 +308,11 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
     cdef float64_t anchor_moved = INFINITY, anchor_noise = 0.0
     cdef int anchor_it = 0, checkpoint_it = 0, window = 1
     cdef int check_it = -1, first_check = 0, last_check = -1
+    cdef int confirm_it = -1, confirm_from = 0, exposed_from = -1, span
+    cdef float64_t confirm_moved = 0.0, confirm_rate = 0.0
+    cdef bint confirm_cut = False
     cdef float64_t left, last_left = INFINITY, needed, bound = FOLD_IN_MARGIN * tol
-    cdef bint checking, check_valid = True
+    cdef bint checking, candidate, readable, check_valid = True
     cdef float64_t rounding_ulps = (ROUNDING_PER_WORD * (indptr[d + 1] - indptr[d])
                                     + ROUNDING_FIXED + n_topics)
     cdef float64_t* acc = scratch
@@ -317,7 +333,12 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
         # One document may take up to max_iter (2**31 - 1) steps.
         if it % every == every - 1 and poll_signals(signals):
             return 0  # interrupted: the output is dropped
-        checking = it == check_it
+        # A check's sums are taken at a scheduled check, and, where one is
+        # affordable, at a confirmation's end and the last step, where the
+        # rate's rule may stop the document with no next step to check.
+        checking = can_check and (it == check_it or (
+            (it == confirm_it or it == max_iter - 1)
+            and check_affordable(n_words, n_topics, it)))
         if checking:
             # The sums of the step's Jacobian, M_kl = sum_w n phi_k phi_l / s^2,
             # at the weights it starts from, by the same pass.
@@ -383,18 +404,104 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
             if it > 0:
                 window = min(2 * window, CYCLE_WINDOW_MOST)
             checkpoint_it = it
-        if checking:
-            # EM's step is the map T(theta), whose fixed point is the
-            # maximum; Newton's step for T(x) - x = 0 from the step's start,
-            # delta = (I - J)^-1 (T(theta) - theta), J = (diag(a) -
+        noise = rounding_ulps * DBL_EPSILON * moved_weight
+        # EM converges linearly: at its rate q, the weights are still about
+        # step q / (1 - q) from their limit, which nearly equal topics make
+        # hundreds of times the step (a review: 2.6e-6 from the maximum at
+        # tol=1e-8, rate 0.996). q is read over the steps since the anchor,
+        # the last step at which it was read, once the step has changed by
+        # more than two steps' rounding. Read from the last two steps
+        # always, it was noise where they differ by about their rounding:
+        # steps of 9e-13, rounded by 1e-16 or so, shrinking at 1 - 3.8e-6,
+        # seemed to shrink fast or to grow, and a step that grew and was at
+        # most 2**-40 was taken as rounding's: the document stopped 4.3e-7
+        # from its maximum at tol=1e-8, 2.4e-7 at 1e-12 (two reviews).
+        # The rate read is that of the largest step. A slow direction (two
+        # topics nearly equal) under a faster one moves less than the
+        # faster one while it lasts: read from the faster, the distance
+        # left seemed within tol, and a document stopped long before the
+        # slow one was done (three topics, two 1e-4 apart: 2.8e-5 from the
+        # maximum at tol=1e-8, 2.7e-3 with smoothing 1e-4; a review). So
+        # the first step that the rate says is within tol does not stop a
+        # document: it runs on until, at that rate, the step would be down
+        # to its rounding (confirm_it, or the last step). A step within
+        # twice that prediction plus twice its rounding bound shows no
+        # slower direction above rounding; a check (below) verifies that.
+        # A larger one is a slower direction, now exposed: the next step
+        # within tol at a rate read from steps after that point (exposed_from)
+        # is checked. The check comes only once the fast directions are done:
+        # made where they were not, Newton's estimate missed the slow
+        # direction (its J off by about step / theta, far more than the
+        # slow direction's own gap): a document settled 0.067 from its
+        # maximum at 1e-3, where this rule had warned (a review).
+        if check_it < 0:
+            candidate = False
+            if confirm_it >= 0 and it >= confirm_it:  # span ends it by the last step
+                candidate = moved <= (2.0 * confirm_moved * pow(confirm_rate, it - confirm_from)
+                                      + 2.0 * noise)
+                if not candidate:
+                    confirm_it = -1
+                    # A confirmation that fold_in_max_iter cut short of
+                    # rounding proves little either way: on this last step, a
+                    # rate read after it began decides, as without a
+                    # confirmation (a slow document then warned where it had
+                    # settled: the suite's own warnings). Otherwise only a
+                    # rate read from here on can.
+                    exposed_from = confirm_from if confirm_cut else it
+            readable = anchor_moved < INFINITY and fabs(anchor_moved - moved) > anchor_noise + noise
+            if readable and not candidate:
+                rate = moved / anchor_moved
+                if it - anchor_it > 1:
+                    rate = pow(rate, 1.0 / (it - anchor_it))
+                if rate < 1.0 and moved <= tol and moved * rate <= tol * (1.0 - rate):
+                    if exposed_from >= 0:
+                        candidate = anchor_it > exposed_from
+                    elif confirm_it < 0:
+                        span = 1
+                        confirm_cut = False
+                        if moved > noise and rate > 0.0:
+                            # Within the last step (which checks too): it +
+                            # span stays an int however large max_iter is.
+                            # Capped at it + 1 steps as well, the check had
+                            # not reached rounding where it passed: a document
+                            # stopped at 1e-4 after 13 steps, 0.109 from its
+                            # maximum (a review).
+                            needed = ceil(log(noise / moved) / log(rate))
+                            confirm_cut = needed > max_iter - 1 - it
+                            span = max(<int> min(needed, <float64_t> (max_iter - 1 - it)), 1)
+                        confirm_it = it + span
+                        confirm_from = it
+                        confirm_moved = moved
+                        confirm_rate = rate
+            if candidate:
+                if not (can_check and check_affordable(n_words, n_topics, it)):
+                    settled[d] = 1
+                    break
+                # Checked on this step where its sums were taken (a
+                # confirmation's end, the last step), else on the next.
+                check_it = first_check = it if checking else it + 1
+            elif anchor_moved == INFINITY or readable:
+                # The first step has no rate, and is the first anchor. (Rules
+                # once settled a document at its first or second step from
+                # the uniform start, 0.5 from the maximum, where topics 1e-8
+                # apart move it by 5e-9 a step, growing: a review. It now runs
+                # on, and warns where it cannot settle.)
+                anchor_moved = moved
+                anchor_noise = noise
+                anchor_it = it
+        if it == check_it:
+            # The rate's rule above says the document is done: Newton's step
+            # checks it. EM's step is the map T(theta), whose fixed point is
+            # the maximum; Newton's step for T(x) - x = 0 from the step's
+            # start, delta = (I - J)^-1 (T(theta) - theta), J = (diag(a) -
             # diag(theta) M) / (N + K smoothing) its Jacobian (a the sums
             # acc), lands on the maximum up to the square of the distance.
-            # So delta - step estimates the distance left in every
-            # direction at once, a slow one (two topics nearly equal, where
-            # I - J is nearly singular) or a weight tending to 0, where the
-            # rate of the largest step sees only the fastest: read from it,
-            # documents stopped 2.8e-5 from their maximum at tol=1e-8 (a
-            # review).
+            # So delta - step estimates the distance left in every direction
+            # at once, a slow direction the rule has not exposed included
+            # (two topics nearly equal make I - J nearly singular): the rule
+            # alone settled a document 0.145 from its maximum at 1e-4 where
+            # fold_in_max_iter cut its confirmation short, and one whose
+            # topics were 3.1e-5 apart 2.9e-3 from it at 1e-6 (two reviews).
             value = total + n_topics * prior
             for k in range(n_topics):
                 for l in range(k):
@@ -413,7 +520,10 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
                         left = max(left, fabs(acc[k] - step[k]))
                     if left != left:
                         left = INFINITY
-            if left <= bound:
+            # A step at its rounding can lead no further (and its rounding,
+            # amplified by (I - J)^-1, can be above a tol near it: a weight
+            # tending to 0 at 1 - 4e-4 a step at tol=1e-13).
+            if left <= tol or moved <= 2.0 * noise:
                 settled[d] = 1
                 break
             # The next check where the distance left, shrinking at the
@@ -434,36 +544,6 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
             # Within the last step: it + span stays an int however large
             # max_iter is.
             check_it = it + max(<int> min(needed, <float64_t> (max_iter - 1 - it)), 1)
-            continue
-        if check_it >= 0:
-            continue
-        # EM converges linearly: at its rate q, the weights are still about
-        # step q / (1 - q) from their limit, which nearly equal topics make
-        # hundreds of times the step (a review: 2.6e-6 from the maximum at
-        # tol=1e-8, rate 0.996). Where that is within the bound, the next
-        # step is checked. q is read over the steps since the anchor, the
-        # last step at which it was read, once the step has changed by more
-        # than two steps' rounding. Read from the last two steps always, it
-        # was noise where they differ by about their rounding: steps of
-        # 9e-13, rounded by 1e-16 or so, shrinking at 1 - 3.8e-6, seemed to
-        # shrink fast or to grow (two reviews).
-        noise = rounding_ulps * DBL_EPSILON * moved_weight
-        if anchor_moved < INFINITY:
-            if fabs(anchor_moved - moved) <= anchor_noise + noise:
-                continue
-            rate = moved / anchor_moved
-            if it - anchor_it > 1:
-                rate = pow(rate, 1.0 / (it - anchor_it))
-            if rate < 1.0 and moved <= bound and moved * rate <= bound * (1.0 - rate):
-                check_it = first_check = it + 1
-        # The first step has no rate, and is the first anchor. (Rules once
-        # settled a document at its first or second step from the uniform
-        # start, 0.5 from the maximum, where topics 1e-8 apart move it by
-        # 5e-9 a step, growing: a review. It now runs on, and warns where it
-        # cannot settle.)
-        anchor_moved = moved
-        anchor_noise = noise
-        anchor_it = it
     # A NaN weight moves by NaN, which no comparison counts: a document
     # whose weights had turned NaN was reported settled, at a "fixed point"
     # (a review). What can still overflow (a subnormal s under a weight of
@@ -523,6 +603,8 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     cdef intp_t n_topics = word_topic.shape[1]
     cdef long long d
     cdef long long next_doc = 0, started = 0, finished = 0
+    cdef int64_t longest = 0
+    cdef bint can_check
     cdef float64_t* buffers
     cdef float64_t* scratch
     cdef Interruptible signals
@@ -530,9 +612,14 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     if n_docs == 0:
         return
     n_threads = threads_for(n_threads, indptr[n_docs] * n_topics)
+    # A check is affordable for some document at some step only if it is for
+    # the longest at the last (check_affordable grows with both).
+    for d in range(n_docs):
+        longest = max(longest, indptr[d + 1] - indptr[d])
+    can_check = max_iter > 0 and check_affordable(longest, n_topics, max_iter - 1)
     # The threads' scratches at least a 64-byte line apart, so that they
     # share none.
-    cdef intp_t stride = (fold_in_scratch(n_topics) + 7) // 8 * 8 + 8
+    cdef intp_t stride = (fold_in_scratch(n_topics, can_check) + 7) // 8 * 8 + 8
     buffers = <float64_t*> malloc(n_threads * stride * sizeof(float64_t))
     if buffers == NULL:
         raise MemoryError()
@@ -552,7 +639,7 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
                 if d >= n_docs or poll_signals(&signals):
                     break
                 fold_in_document(counts, words, indptr, word_topic, smoothing, max_iter,
-                                 tol, doc_topic, settled, d, scratch, &signals)
+                                 tol, doc_topic, settled, d, scratch, can_check, &signals)
             fetch_add(&finished, 1)
             if threadid() == 0:
                 # Every document taken: wait for the others, still checking.

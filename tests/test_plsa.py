@@ -992,30 +992,44 @@ def _fold_in_reference(n, phi, smoothing, max_iter, tol):
     EM from the uniform start over the words with s > 0 (counts and
     smoothing divided by the power of 2 below the largest count), stopping
     at a move of 0; where the weights come back to a checkpoint's (taken at
-    the first step, then anew 1, 2, 4, ... 1,024 steps later); or at a
-    check. The first check comes the step after a move within tol / 2 whose
-    distance left at the rate q, move q / (1 - q), is within tol / 2 too, q
-    read over the moves since the last one it was read at, once the move
-    has changed by more than the bounds on the two moves' rounding, (2
-    words + 6 + topics) ulps of the weight that moved most (before or
-    after, the larger); the first step has no rate. A check solves (I - J)
-    delta = step for Newton's step, J the Jacobian of the step's map at the
-    weights it starts from, and stops the document where delta - step is
-    within tol / 2. Otherwise the next check comes where the distance left
-    would be within tol / 2 at the larger of the rates left / (left +
-    move) and (left / last check's left) ** (1 / steps since); or, where
-    left is not finite or did not shrink, as many steps later as since the
-    first check; within the last step.
+    the first step, then anew 1, 2, 4, ... 1,024 steps later); or at a move
+    within tol whose distance left at the rate q, move q / (1 - q), is
+    within tol too, q read over the moves since the last one it was read
+    at, once the move has changed by more than the bounds on the two
+    moves' rounding, (2 words + 6 + topics) ulps of the weight that moved
+    most (before or after, the larger). The first step has no rate. The
+    first such move does not stop it: it runs on until the move, at that
+    rate, would be down to its rounding (or to the last step), and stops
+    there if the move is within twice that prediction plus twice its
+    rounding; otherwise the next move within tol whose rate is read over
+    moves after that point stops it (after the confirmation's start, where
+    max_iter cut it short of rounding). Such a stop is checked on its step
+    where that is a confirmation's end or the last step, else on the next,
+    unless a check (words K (K + 1) / 2 + K**3 / 3) costs more than
+    the steps so far (2 K words each): a check solves (I - J) delta = step
+    for Newton's step, J the Jacobian of the step's map at the weights it
+    starts from, and stops the document where delta - step is within tol
+    or the move within twice its rounding.
+    Otherwise the next check comes where the distance left would be within
+    tol / 2 at the larger of the rates left / (left + move) and (left / last
+    check's left) ** (1 / steps since); or, where left is not finite or did
+    not shrink, as many steps later as since the first check; within the
+    last step.
     Returns (P(z|d), whether it stopped before max_iter)."""
     n_topics = phi.shape[1]
     largest = n.max()
     scale = 2.0 ** (np.frexp(largest)[1] - 1) if largest > 1 else 1.0
     prior = smoothing / scale
-    bound = tol / 2
     theta = np.full(n_topics, 1.0 / n_topics)
     checkpoint, checkpoint_step, window = theta, 0, 1
     anchor, anchor_rounding, anchor_step = np.inf, 0.0, 0
+    confirm, exposed_from = None, None
     check_at, first_check, last_check, last_left = None, None, None, np.inf
+    n_words = np.count_nonzero(n)
+
+    def affordable(steps):
+        k = n_topics
+        return n_words * k * (k + 1) / 2 + k ** 3 / 3 <= (steps + 1) * 2 * k * n_words
     ulps = (2 * np.count_nonzero(n) + 6 + n_topics) * np.finfo(float).eps
     for step in range(max_iter):
         s = phi @ theta
@@ -1035,6 +1049,35 @@ def _fold_in_reference(n, phi, smoothing, max_iter, tol):
         if step == 0 or step - checkpoint_step == window:
             checkpoint, checkpoint_step = theta, step
             window = min(2 * window, 1024) if step > 0 else window
+        checking = step == check_at or (
+            (confirm is not None and step == confirm[0] or step == max_iter - 1)
+            and affordable(step))
+        if check_at is None:
+            candidate = False
+            if confirm is not None and step >= confirm[0]:  # by the last step
+                _, start, start_moved, start_rate, cut = confirm
+                candidate = moved <= 2 * start_moved * start_rate ** (step - start) + 2 * rounding
+                if not candidate:
+                    confirm, exposed_from = None, (start if cut else step)
+            readable = anchor < np.inf and abs(anchor - moved) > anchor_rounding + rounding
+            if readable and not candidate:
+                rate = (moved / anchor) ** (1 / (step - anchor_step))
+                if rate < 1 and moved <= tol and moved * rate <= tol * (1 - rate):
+                    if exposed_from is not None:
+                        candidate = anchor_step > exposed_from
+                    elif confirm is None:
+                        span, cut = 1, False
+                        if moved > rounding and rate > 0:
+                            needed = np.ceil(np.log(rounding / moved) / np.log(rate))
+                            cut = needed > max_iter - 1 - step
+                            span = max(int(min(needed, max_iter - 1 - step)), 1)
+                        confirm = (step + span, step, moved, rate, cut)
+            if candidate:
+                if not affordable(step):
+                    return theta, True
+                first_check = check_at = step if checking else step + 1
+            elif anchor == np.inf or readable:
+                anchor, anchor_rounding, anchor_step = moved, rounding, step
         if step == check_at:
             # Rows of a subnormal s scaled by a power of 2, as the fold-in
             # does (exact, and leaves phi / s as it is).
@@ -1051,7 +1094,7 @@ def _fold_in_reference(n, phi, smoothing, max_iter, tol):
                     left = np.inf
             if not np.isfinite(left) or (counts / scaled).max() > np.finfo(float).max:
                 left = np.inf
-            if left <= bound:
+            if left <= tol or moved <= 2 * rounding:
                 return theta, True
             needed = step - first_check + 1
             if left < np.inf and (last_check is None or left < last_left):
@@ -1059,19 +1102,9 @@ def _fold_in_reference(n, phi, smoothing, max_iter, tol):
                 if last_check is not None:
                     rate = max(rate, (left / last_left) ** (1 / (step - last_check)))
                 if 0 < rate < 1:
-                    needed = np.ceil(np.log(bound / left) / np.log(rate))
+                    needed = np.ceil(np.log(tol / 2 / left) / np.log(rate))
             last_check, last_left = step, left
             check_at = step + int(max(min(needed, max_iter - 1 - step), 1))
-            continue
-        if check_at is not None:
-            continue
-        if anchor < np.inf:
-            if abs(anchor - moved) <= anchor_rounding + rounding:
-                continue
-            rate = (moved / anchor) ** (1 / (step - anchor_step))
-            if rate < 1 and moved <= bound and moved * rate <= bound * (1 - rate):
-                first_check = check_at = step + 1
-        anchor, anchor_rounding, anchor_step = moved, rounding, step
     return theta, False
 
 
