@@ -185,41 +185,52 @@ class PLSA(TransformerMixin, EstimatorMixin):
     fold_in_max_iter : int, default=10000
         Most EM steps for each document folded in by :meth:`transform`.
     fold_in_tol : float, default=1e-8
-        A folded-in document stops where its weights ``P(z | d)`` are
-        estimated to be within half of this (in each weight) from the
-        maximum of its likelihood. The estimate is Newton's: once the rate at
-        which EM's steps shrink puts the distance they still lead within
-        ``tol / 2``, the next step also computes the Jacobian ``J`` of EM's
-        map and solves ``(I - J) delta = step``; ``delta - step`` is the
-        distance left in every direction at once, exact up to its square,
-        a slow direction (two topics nearly equal) under a faster one
-        included, which the rate of the largest step does not see. Where it
-        is more than ``tol / 2``, the document runs on to where it should be
-        within, at the slowest rate seen, and is checked again (at the
-        latest on its last step). Measured against the maximum: of 3,000 20
-        Newsgroups test documents under 16 topics, none beyond the tolerance
-        at 1e-4, 1e-8 or 1e-12 (at most 0.51 times it); three topics, two
-        1e-4 apart, 5.0e-9 from it at 1e-8 given 10**6 steps (at the default
-        10,000 they warn, 1.7e-5 from it); two topics 2 % apart (EM's rate
-        0.996), 5.0e-9. The rate alone stopped documents far from it (449 of
-        the 3,000 beyond 1e-4, up to 4.2 times it; the three topics 2.8e-5
-        from it at 1e-8); confirming the rate by running on to rounding, the
-        rule before this one, cost 1.24-1.33 s for the 3,000 on one thread at
-        any tolerance (now 0.29 s at 1e-4, 0.71 s at 1e-8, 1.13 s at 1e-12)
-        and still stopped documents far from it where ``fold_in_max_iter``
-        cut the confirmation short (0.145 at 1e-4 with 200 steps; that one
-        now warns). A check adds ``K (K + 1) / 2`` multiply-adds per word to
-        a step's ``2 K`` (``K`` topics), and a ``K x K`` solve; the margin of
-        half ``tol`` costs a document whose steps shrink slowly more steps:
-        of 66 long ones (12,000-39,000 words, two topics 2-5 % apart), 16
-        warn at the default 10,000 steps (12 before), 4.0-7.4e-9 from their
-        maximum. Where EM converges more slowly than geometrically (a weight
+        A folded-in document stops when no ``P(z | d)`` moves by more than
+        this, and the distance its steps still lead, estimated from the rate
+        at which they shrink, is within it too (EM's steps shrink
+        geometrically, slowly where topics are nearly equal: the step alone
+        stopped 2.6e-6 from the maximum at 1e-8, with the distance left
+        1.0e-8, and with the confirmation below 2.7e-12; 7.4e-14 at 1e-4). The
+        rate read is that of the largest step, and a slow direction (two
+        topics nearly equal) can lie under a faster one: so a document first
+        runs on until, at that rate, its step would be down to rounding, and
+        stops there only if no slower direction has shown; one that has is
+        then followed at its own rate. Without that confirmation, three
+        topics, two of them 1e-4 apart, stopped 2.8e-5 from the maximum at
+        1e-8 (2.7e-3 with ``doc_topic_smoothing=1e-4``), and of 3,000 20
+        Newsgroups test documents under 16 topics, 449 stopped beyond the
+        tolerance at 1e-4 (4.2 times it), 15 at 1e-8 and 44 at 1e-12; given
+        10**6 steps the three topics now stop 5.0e-9 from the maximum (at the
+        default 10,000 they warn, 1.7e-5 from it), and none of the 3,000
+        beyond the tolerance. That has a cost: as each document runs on to
+        rounding, a looser tolerance saves little (the 3,000 on one thread:
+        1.26 s at 1e-4, 1.32 s at 1e-8, 1.33 s at 1e-12, against 0.23, 0.63
+        and 1.05 s without the confirmation). Each stop this rule allows is
+        then checked by Newton's estimate of the distance left: that step
+        (at a confirmation's end or the last step) or the next also computes
+        the Jacobian ``J`` of EM's map and solves ``(I - J) delta = step``,
+        and ``delta - step`` estimates the distance left in every direction
+        at once. The document stops only where that is within ``tol`` (or
+        its step is down to its rounding); otherwise it runs on, checked
+        again where, at the slowest rate seen, the distance should be within
+        half of ``tol``. The rule alone stopped documents far from their
+        maximum where ``fold_in_max_iter`` cut a confirmation short (five
+        topics at 1e-4, 0.145 from it with ``fold_in_max_iter=200``) and,
+        at the default tolerance, four topics 3.1e-5 apart, 2.9e-3 from it
+        (two reviews); both now warn. Made on its own, at the first step
+        the rate put within ``tol``, the estimate missed slow directions
+        while the fast ones were not done (0.067 from the maximum at 1e-3):
+        it comes after the confirmation. A check adds ``K (K + 1) / 2``
+        multiply-adds per word to a step's ``2 K`` (``K`` topics) and a ``K
+        x K`` solve, and is made only where it costs at most the steps taken
+        so far (1,000 topics on documents of 10 words stop on the rule
+        alone). Where EM converges more slowly than geometrically (a weight
         tending to 0 without smoothing), a document may use all
         ``fold_in_max_iter`` steps and is reported as not settled. The rate is
         read over as many steps as it takes the step to change by more than a
         bound on its rounding, so that rounding does not end a slow document
         early (read from two steps of 1e-12, a rate of 1 - 3.8e-6 once stopped
-        one 4.3e-7 from its maximum at the default; now 4.6e-9). The bound
+        one 4.3e-7 from its maximum at the default; now 2.9e-10). The bound
         grows with the document's words, so a very long document whose steps
         shrink slowly can need more steps than a shorter one. A document also
         stops where its rounded steps reach a fixed point or go round a cycle,

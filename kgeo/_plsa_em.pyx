@@ -501,7 +501,8 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
             # (two topics nearly equal make I - J nearly singular): the rule
             # alone settled a document 0.145 from its maximum at 1e-4 where
             # fold_in_max_iter cut its confirmation short, and one whose
-            # topics were 3.1e-5 apart 2.9e-3 from it at 1e-6 (two reviews).
+            # topics were 3.1e-5 apart 2.9e-3 from it at the default 1e-8 (two
+            # reviews).
             value = total + n_topics * prior
             for k in range(n_topics):
                 for l in range(k):
@@ -565,24 +566,33 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     Each document starts at the uniform ``1/K`` and alternates the E- and
     M-steps of its own mixing weights, ``theta_k <- (theta_k sum_w r(d, w)
     phi_k(w) + smoothing) / (sum_w n(d, w) + K smoothing)`` over the words with
-    ``s > 0``, until a check finds the distance left within
-    ``FOLD_IN_MARGIN * tol``; or the steps reach a fixed point or go round a
-    cycle (the weights equal those at a checkpoint, taken at the first step
-    and again after 1, 2, 4, ... steps, then every ``CYCLE_WINDOW_MOST``);
-    or ``max_iter`` steps. The first check comes the step after the one
-    whose move, and the distance left at the rate ``q`` at which the moves
-    shrink, ``move q / (1 - q)``, are both within that bound. ``q`` is read
-    over the steps since it was last read, once the step has changed by
-    more than the bounds on the two steps' rounding (``ROUNDING_PER_WORD``
-    ulps of the weight that moved most per word, plus ``ROUNDING_FIXED``
-    plus the topics), so that the step has surely shrunk or grown; the
-    first step has no rate. A check solves ``(I - J) delta = step``, ``J``
-    the Jacobian of the step's map at the weights it starts from: Newton's
-    step, whose ``delta - step`` estimates the distance left in every
-    direction. Where that is beyond the bound, the next check comes where
-    it should be within at the slowest rate seen (at the latest on the last
-    step). (The objective is concave in ``theta``, so EM approaches its
-    maximum.)
+    ``s > 0``, until no weight moves by more than ``tol`` and, at the rate
+    ``q`` at which the steps shrink, the distance left, ``step q / (1 -
+    q)``, is within ``tol`` too; or the steps reach a fixed point or go
+    round a cycle (the weights equal those at a checkpoint, taken at the
+    first step and again after 1, 2, 4, ... steps, then every
+    ``CYCLE_WINDOW_MOST``); or ``max_iter`` steps. ``q`` is read over the
+    steps since it was last read, once the step has changed by more than
+    the bounds on the two steps' rounding (``ROUNDING_PER_WORD`` ulps of the
+    weight that moved most per word, plus ``ROUNDING_FIXED`` plus the
+    topics), so that the step has surely shrunk or grown, though the rate
+    read can still carry rounding; the first step has no rate. The first
+    step within ``tol`` on that reading is confirmed: the document runs on
+    until, at that rate, the step would be down to its rounding, and stops
+    there if the step is where the rate said; otherwise a slower direction
+    has shown, and the next step within ``tol`` on a rate read after that
+    point stops it. (Where ``max_iter`` cuts the confirmation short, a rate
+    read after it began decides on the last step.) Each such stop is
+    checked, where a check costs at most the steps taken (see
+    ``check_affordable``): that step, at a confirmation's end or the last
+    step, or the next, solves ``(I - J) delta = step``, ``J`` the Jacobian
+    of the step's map at the weights it starts from, for Newton's step; the
+    document stops only where ``delta - step``, an estimate of the distance
+    left in every direction, is within ``tol`` or the move within twice its
+    rounding. Otherwise the next check comes where the distance should be
+    within ``FOLD_IN_MARGIN * tol`` at the slowest rate seen (at the latest
+    on the last step). (The objective is concave in ``theta``, so EM
+    approaches its maximum.)
     Each document runs alone from the same start: the same steps, and the
     same bits, whatever the batch and thread count. A document with no such
     word (and ``smoothing = 0``) keeps the uniform start.
