@@ -1585,3 +1585,77 @@ def test_fold_in_of_many_topics_stops_where_its_documented_rule_says(fold_in_tol
         assert settled
         np.testing.assert_allclose(theta[d], expected, rtol=0, atol=1e-12)
     assert np.abs(theta - exact).max() <= fold_in_tol
+
+
+def test_a_slow_direction_the_rule_has_not_exposed_fails_the_check():
+    """Four topics, two of them 3.1e-5 apart, and a document whose counts
+    are exactly a mixture of them (so its maximum, without smoothing, is
+    that mixture, to about 1e-7 here: the direction is that flat). The
+    rate's rule, its confirmation passed, settled it 2.9e-3 from the
+    maximum at the default tolerance and at every one from 1e-3 to 1e-10
+    (a review, helper 154). Newton's check sees the slow direction: the
+    document runs on, and warns where it cannot get there."""
+    components = np.array([
+        [0.004588210368123936, 0.025392287306439314, 0.022554764845365383,
+         0.08433530199927863, 0.0944480121955984, 0.02495548103219319,
+         0.07307960842861155, 0.019179636614425233, 0.009268598729946948,
+         0.018408049058653602, 0.0052322589828219, 0.036419918366355296,
+         0.005452651984287904, 0.0011172497889118571, 0.14098618592155424,
+         0.02256351435202307, 0.04427920262345905, 0.10276056728705517,
+         0.011776083854285205, 0.004378377633224612, 0.026005550619530523,
+         0.11749527023335098, 0.010547365655099252, 0.0947758521194047],
+        [0.00458824130456082, 0.025391674510874748, 0.02255522942207389,
+         0.08433794473605204, 0.09444684615727633, 0.02495546646868382,
+         0.07308096509690891, 0.019179204766995937, 0.009268322764489566,
+         0.01840768299763289, 0.00523220943254902, 0.036419567552108956,
+         0.005452691730950408, 0.0011172525310809047, 0.14098348462311794,
+         0.022563665957706345, 0.044280325829597844, 0.10276218112949706,
+         0.011776234186594198, 0.00437837286155134, 0.02600587982931943,
+         0.11749348841139078, 0.010547464163660387, 0.09477560353532631],
+        [0.045090679020437674, 0.14789540706762358, 0.16145503646609746,
+         0.010239594534922573, 0.02683789022977044, 0.0034940998870025526,
+         0.051780547809004145, 0.11382705796839085, 0.004895322190443963,
+         0.0036469153637764175, 0.00850390717637916, 0.032858643517573845,
+         0.04162641474021764, 0.037255429160307975, 0.03487215101661988,
+         0.06392973957639009, 0.026017111100367096, 0.04259303705575149,
+         0.06720680783017956, 0.008854103492839405, 0.05603049631578404,
+         0.0039005715077864898, 0.00347608695724153, 0.003712950015092102],
+        [0.0580434643336561, 0.005411879189720079, 0.041099776270444345,
+         0.01211841750499197, 0.05261369344453499, 0.021966747000140167,
+         0.006649695476176124, 0.012460750580549199, 0.024926746176423008,
+         0.013029037043345898, 0.03719004847092419, 0.06099957242695226,
+         0.03122595930911532, 0.15158545032005974, 0.08456251061448097,
+         0.1173022042401776, 0.04655003490164058, 0.018414104752921188,
+         0.057110856928384954, 0.030233490070277914, 0.025046466589590876,
+         0.004967505880289734, 0.06506265511969107, 0.02142893335551178]])
+    mixture = np.array([0.050703470369764705, 0.05654991948874417, 0.3534405219523213,
+                        0.5393060881891697])
+    document = (mixture @ components)[None, :]
+    model = _model_with_topics(components, 0.0)
+    for tol in (1e-6, 1e-8):
+        model.set_params(fold_in_tol=tol)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            theta = model.transform(document)
+        if not any(issubclass(w.category, kgeo.ConvergenceWarning) for w in caught):
+            assert np.abs(theta[0] - mixture).max() <= 1e-6
+
+
+@pytest.mark.parametrize("n_topics", [40, 300])
+def test_fold_in_where_a_check_costs_more_than_the_steps_taken(n_topics):
+    # A check costs words K (K + 1) / 2 + K**3 / 3 operations, a step 2 K
+    # per word: with 300 topics and documents of a few words, no check is
+    # affordable and the rate's rule alone stops a document (1,000 topics on
+    # 10-word documents had taken 17 times the time of their steps: a
+    # review); with 40, a check is affordable after some steps. Both stop
+    # where the NumPy reference, which counts the same costs, says.
+    rng = np.random.default_rng(2)
+    components = rng.dirichlet(np.full(60, 0.1), size=n_topics)
+    X = rng.poisson(0.08, size=(12, 60)).astype(float)
+    X[X.sum(axis=1) == 0, 0] = 1.0
+    model = _model_with_topics(components, 0.01, fold_in_tol=1e-6)
+    theta = model.transform(X)
+    for d in range(X.shape[0]):
+        expected, settled = _fold_in_reference(X[d], components.T, 0.01, 10000, 1e-6)
+        assert settled
+        np.testing.assert_allclose(theta[d], expected, rtol=0, atol=1e-12)
