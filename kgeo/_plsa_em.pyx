@@ -176,6 +176,10 @@ cdef int CYCLE_WINDOW_MOST = 1024
 # next check comes where, at the slowest rate seen, it should be within
 # this share of it (not at the edge, where rounding could fail it again).
 cdef float64_t FOLD_IN_MARGIN = 0.5
+# The most topics a fold-in's check is made for: its solve, K**3 / 3
+# operations (0.4 G at 1,024, a few tenths of a second), runs without a
+# look for Ctrl-C, and its matrix takes K**2 values per thread (8 MB).
+cdef intp_t CHECK_TOPICS_MOST = 1024
 
 # fold_in's mark, in ``settled``, of a document whose weights overflowed;
 # Python reads it as OVERFLOWED.
@@ -190,7 +194,7 @@ cdef long WAIT_NS = 5000000
 
 cdef inline bint add_subnormal_word(const float64_t* theta, const float64_t* phi,
                                     intp_t n_topics, float64_t count, float64_t* acc,
-                                    float64_t* second) noexcept nogil:
+                                    float64_t* second, float64_t* ratios) noexcept nogil:
     """``acc_k += count phi_k / s`` for a word whose ``s = sum_k theta_k
     phi_k`` is subnormal (``P(w | z)`` of 1e-310 or so). There ``n / s``
     overflowed, and the weights became inf, then NaN; and ``s`` itself is
@@ -201,9 +205,10 @@ cdef inline bint add_subnormal_word(const float64_t* theta, const float64_t* phi
     ``s`` is still subnormal (the weights of its topics tiny), ``phi_k /
     s``, at most ``1 / theta_k``, stays finite where it counts, ``theta_k
     > 0``. Where ``second`` is not NULL, adds the word's ``count phi_k phi_l
-    / s^2`` to its upper triangle too, from the scaled ``phi``, as the step
-    of a check does (the same bits as that word scaled); returns False
-    where those are not the word's (``s`` still subnormal)."""
+    / s^2`` to its upper triangle too, from the scaled ``phi`` (``ratios``,
+    K values, holding ``phi_k / s``), as the step of a check does (the same
+    bits as that word scaled); returns False where those are not the
+    word's (``s`` still subnormal)."""
     cdef intp_t k, l
     cdef int exponent
     cdef float64_t largest = 0.0, s = 0.0, r
@@ -218,11 +223,12 @@ cdef inline bint add_subnormal_word(const float64_t* theta, const float64_t* phi
         for k in range(n_topics):
             acc[k] += r * ldexp(phi[k], -exponent)
         if second != NULL:
-            r = r / s
             for k in range(n_topics):
+                ratios[k] = ldexp(phi[k], -exponent) / s
+            for k in range(n_topics):
+                r = count * ratios[k]
                 for l in range(k, n_topics):
-                    second[k * n_topics + l] += (r * ldexp(phi[k], -exponent)
-                                                 * ldexp(phi[l], -exponent))
+                    second[k * n_topics + l] += r * ratios[l]
         return True
     for k in range(n_topics):
         if theta[k] > 0.0:
@@ -232,8 +238,7 @@ cdef inline bint add_subnormal_word(const float64_t* theta, const float64_t* phi
 
 cdef inline intp_t fold_in_scratch(intp_t n_topics, bint can_check) noexcept nogil:
     """The values `fold_in_document` works in: five K-vectors, and a K x K
-    matrix where it may check (3.2 GB per thread at 20,000 topics, where
-    no check is affordable)."""
+    matrix where it may check (at most CHECK_TOPICS_MOST topics)."""
     return 5 * n_topics + (n_topics * n_topics if can_check else 0)
 
 
@@ -242,9 +247,12 @@ cdef inline bint check_affordable(int64_t n_words, intp_t n_topics, int steps) n
     solve (``K**3 / 3``), costs at most the ``steps + 1`` EM steps (``2 K``
     per word) a document has taken: so it at most doubles a fold-in. A
     check of 1,000 topics on a document of 10 words was 17 times its EM
-    steps (a review); such a document settles on the rate's rule alone."""
+    steps (a review); such a document settles on the rate's rule alone. And
+    only for up to CHECK_TOPICS_MOST topics: a check does not look for
+    Ctrl-C, and its matrix is K x K per thread."""
     cdef float64_t k = <float64_t> n_topics
-    return (n_words * k * (k + 1.0) / 2.0 + k * k * k / 3.0
+    return (n_topics <= CHECK_TOPICS_MOST
+            and n_words * k * (k + 1.0) / 2.0 + k * k * k / 3.0
             <= (steps + 1.0) * 2.0 * k * n_words)
 
 
@@ -360,13 +368,19 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
                 for k in range(n_topics):
                     acc[k] += r * phi[k]
                 if checking:
-                    r = r / s
+                    # count phi_k phi_l / s^2 as (count u_k) u_l, u = phi / s:
+                    # (count / s) / s overflowed where s < 1.5e-154 (a word
+                    # of P(w | z) 1e-160 under every topic), and the check
+                    # then failed every document it was in (a review).
                     for k in range(n_topics):
+                        step[k] = phi[k] / s
+                    for k in range(n_topics):
+                        r = (counts[p] / scale) * step[k]
                         for l in range(k, n_topics):
-                            jacobian[k * n_topics + l] += r * phi[k] * phi[l]
+                            jacobian[k * n_topics + l] += r * step[l]
             else:
                 if not add_subnormal_word(theta, phi, n_topics, counts[p] / scale, acc,
-                                          jacobian if checking else NULL):
+                                          jacobian if checking else NULL, step):
                     check_valid = False  # no estimate this time
         if total == 0.0 and prior == 0.0:  # nothing to learn from
             settled[d] = 1
@@ -521,10 +535,7 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
                         left = max(left, fabs(acc[k] - step[k]))
                     if left != left:
                         left = INFINITY
-            # A step at its rounding can lead no further (and its rounding,
-            # amplified by (I - J)^-1, can be above a tol near it: a weight
-            # tending to 0 at 1 - 4e-4 a step at tol=1e-13).
-            if left <= tol or moved <= 2.0 * noise:
+            if left <= tol:
                 settled[d] = 1
                 break
             # The next check where the distance left, shrinking at the
@@ -588,11 +599,10 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     step, or the next, solves ``(I - J) delta = step``, ``J`` the Jacobian
     of the step's map at the weights it starts from, for Newton's step; the
     document stops only where ``delta - step``, an estimate of the distance
-    left in every direction, is within ``tol`` or the move within twice its
-    rounding. Otherwise the next check comes where the distance should be
-    within ``FOLD_IN_MARGIN * tol`` at the slowest rate seen (at the latest
-    on the last step). (The objective is concave in ``theta``, so EM
-    approaches its maximum.)
+    left in every direction, is within ``tol``. Otherwise the next check
+    comes where the distance should be within ``FOLD_IN_MARGIN * tol`` at
+    the slowest rate seen (at the latest on the last step). (The objective
+    is concave in ``theta``, so EM approaches its maximum.)
     Each document runs alone from the same start: the same steps, and the
     same bits, whatever the batch and thread count. A document with no such
     word (and ``smoothing = 0``) keeps the uniform start.

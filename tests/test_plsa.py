@@ -1005,11 +1005,11 @@ def _fold_in_reference(n, phi, smoothing, max_iter, tol):
     moves after that point stops it (after the confirmation's start, where
     max_iter cut it short of rounding). Such a stop is checked on its step
     where that is a confirmation's end or the last step, else on the next,
-    unless a check (words K (K + 1) / 2 + K**3 / 3) costs more than
-    the steps so far (2 K words each): a check solves (I - J) delta = step
-    for Newton's step, J the Jacobian of the step's map at the weights it
-    starts from, and stops the document where delta - step is within tol
-    or the move within twice its rounding.
+    unless a check (words K (K + 1) / 2 + K**3 / 3) costs more than the
+    steps so far (2 K words each) or K > 1,024: a check solves (I - J)
+    delta = step for Newton's step, J the Jacobian of the step's map at the
+    weights it starts from, and stops the document where delta - step is
+    within tol.
     Otherwise the next check comes where the distance left would be within
     tol / 2 at the larger of the rates left / (left + move) and (left / last
     check's left) ** (1 / steps since); or, where left is not finite or did
@@ -1029,7 +1029,7 @@ def _fold_in_reference(n, phi, smoothing, max_iter, tol):
 
     def affordable(steps):
         k = n_topics
-        return n_words * k * (k + 1) / 2 + k ** 3 / 3 <= (steps + 1) * 2 * k * n_words
+        return k <= 1024 and n_words * k * (k + 1) / 2 + k ** 3 / 3 <= (steps + 1) * 2 * k * n_words
     ulps = (2 * np.count_nonzero(n) + 6 + n_topics) * np.finfo(float).eps
     for step in range(max_iter):
         s = phi @ theta
@@ -1094,7 +1094,7 @@ def _fold_in_reference(n, phi, smoothing, max_iter, tol):
                     left = np.inf
             if not np.isfinite(left) or (counts / scaled).max() > np.finfo(float).max:
                 left = np.inf
-            if left <= tol or moved <= 2 * rounding:
+            if left <= tol:
                 return theta, True
             needed = step - first_check + 1
             if left < np.inf and (last_check is None or left < last_left):
@@ -1659,3 +1659,34 @@ def test_fold_in_where_a_check_costs_more_than_the_steps_taken(n_topics):
         expected, settled = _fold_in_reference(X[d], components.T, 0.01, 10000, 1e-6)
         assert settled
         np.testing.assert_allclose(theta[d], expected, rtol=0, atol=1e-12)
+
+
+def test_a_word_of_tiny_probability_leaves_the_check_finite():
+    """A word whose P(w | z) is about 1e-160 under every topic (a normal
+    float, s = sum_k theta_k P(w | z_k) too): the check's sums n phi_k
+    phi_l / s^2, taken as (n / s) / s, overflowed, and every check of the
+    document failed: it warned where the rate's rule settles it within tol
+    (a review's case, helper 155). The same document with that word's
+    P(w | z) scaled up by 2**500 (which leaves the maximum where it is, and
+    every step's bits) settles at the same step."""
+    rng = np.random.default_rng(0)
+    n_topics, n_words = 4, 15
+    phi = rng.dirichlet(np.ones(n_words), size=n_topics).T
+    shift = rng.normal(size=n_words)
+    shift -= shift.mean()
+    shift *= 10 ** rng.uniform(-3, -1.5) / np.abs(shift).max()
+    phi[:, 1] = phi[:, 0] * (1 + shift)  # topics 0 and 1 close: a slow direction
+    phi[:, 1] /= phi[:, 1].sum()
+    document = rng.integers(1, 30, n_words).astype(float)[None, :]
+    document[0, 0] = 1
+    rng.uniform(0.5, 1.5, n_topics)
+    phi[0, :] = 1e-160 * rng.uniform(0.5, 1.5, n_topics)
+    phi /= phi.sum(axis=0)
+    scaled = phi.T.copy()
+    scaled[:, 0] = np.ldexp(scaled[:, 0], 500)
+    for tol in (1e-6, 1e-8):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", kgeo.ConvergenceWarning)
+            theta = _model_with_topics(phi.T, 0.01, fold_in_tol=tol).transform(document)
+            expected = _model_with_topics(scaled, 0.01, fold_in_tol=tol).transform(document)
+        np.testing.assert_allclose(theta, expected, rtol=0, atol=1e-12)
