@@ -1009,12 +1009,11 @@ def _fold_in_reference(n, phi, smoothing, max_iter, tol):
     steps so far (2 K words each) or K > 1,024: a check solves (I - J)
     delta = step for Newton's step, J the Jacobian of the step's map at the
     weights it starts from, and stops the document where delta - step is
-    within tol.
-    Otherwise the next check comes where the distance left would be within
-    tol / 2 at the larger of the rates left / (left + move) and (left / last
-    check's left) ** (1 / steps since); or, where left is not finite or did
-    not shrink, as many steps later as since the first check; within the
-    last step.
+    within tol. Otherwise the next check comes where the distance left
+    would be within tol / 2 at the larger of the rates left / (left + move)
+    and (left / last check's left) ** (1 / steps since); or, where left is
+    not finite or did not shrink, as many steps later as since the first
+    check; within the last step.
     Returns (P(z|d), whether it stopped before max_iter)."""
     n_topics = phi.shape[1]
     largest = n.max()
@@ -1029,7 +1028,8 @@ def _fold_in_reference(n, phi, smoothing, max_iter, tol):
 
     def affordable(steps):
         k = n_topics
-        return k <= 1024 and n_words * k * (k + 1) / 2 + k ** 3 / 3 <= (steps + 1) * 2 * k * n_words
+        cost = n_words * k * (k + 1) / 2 + k ** 3 / 3
+        return k <= 1024 and cost <= (steps + 1) * 2 * k * n_words
     ulps = (2 * np.count_nonzero(n) + 6 + n_topics) * np.finfo(float).eps
     for step in range(max_iter):
         s = phi @ theta
