@@ -192,6 +192,21 @@ OVERFLOWED = FOLD_IN_OVERFLOWED
 cdef long WAIT_NS = 5000000
 
 
+cdef inline void add_second_moments(float64_t count, const float64_t* ratios,
+                                    intp_t n_topics, float64_t* second) noexcept nogil:
+    """A word's ``count phi_k phi_l / s^2`` added to the upper triangle of
+    ``second``, as ``(count u_k) u_l`` from ``ratios`` ``u = phi / s``:
+    taken as ``(count / s) / s``, it overflowed where ``s < 1.5e-154`` (a
+    word of ``P(w | z)`` 1e-160 under every topic), and the check then
+    failed every document the word was in (a review)."""
+    cdef intp_t k, l
+    cdef float64_t r
+    for k in range(n_topics):
+        r = count * ratios[k]
+        for l in range(k, n_topics):
+            second[k * n_topics + l] += r * ratios[l]
+
+
 cdef inline bint add_subnormal_word(const float64_t* theta, const float64_t* phi,
                                     intp_t n_topics, float64_t count, float64_t* acc,
                                     float64_t* second, float64_t* ratios) noexcept nogil:
@@ -209,7 +224,7 @@ cdef inline bint add_subnormal_word(const float64_t* theta, const float64_t* phi
     K values, holding ``phi_k / s``), as the step of a check does (the same
     bits as that word scaled); returns False where those are not the
     word's (``s`` still subnormal)."""
-    cdef intp_t k, l
+    cdef intp_t k
     cdef int exponent
     cdef float64_t largest = 0.0, s = 0.0, r
     for k in range(n_topics):
@@ -225,10 +240,7 @@ cdef inline bint add_subnormal_word(const float64_t* theta, const float64_t* phi
         if second != NULL:
             for k in range(n_topics):
                 ratios[k] = ldexp(phi[k], -exponent) / s
-            for k in range(n_topics):
-                r = count * ratios[k]
-                for l in range(k, n_topics):
-                    second[k * n_topics + l] += r * ratios[l]
+            add_second_moments(count, ratios, n_topics, second)
         return True
     for k in range(n_topics):
         if theta[k] > 0.0:
@@ -319,9 +331,10 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
     cdef int confirm_it = -1, confirm_from = 0, exposed_from = -1, span
     cdef float64_t confirm_moved = 0.0, confirm_rate = 0.0
     cdef bint confirm_cut = False
-    cdef float64_t left, last_left = INFINITY, needed, bound = FOLD_IN_MARGIN * tol
+    cdef float64_t left, last_left = INFINITY, needed, denominator
+    cdef float64_t bound = FOLD_IN_MARGIN * tol
     cdef bint checking, candidate, readable, check_valid = True
-    cdef float64_t rounding_ulps = (ROUNDING_PER_WORD * (indptr[d + 1] - indptr[d])
+    cdef float64_t rounding_ulps = (ROUNDING_PER_WORD * n_words
                                     + ROUNDING_FIXED + n_topics)
     cdef float64_t* acc = scratch
     cdef float64_t* theta = scratch + n_topics
@@ -367,17 +380,10 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
                 r = (counts[p] / scale) / s
                 for k in range(n_topics):
                     acc[k] += r * phi[k]
-                if checking:
-                    # count phi_k phi_l / s^2 as (count u_k) u_l, u = phi / s:
-                    # (count / s) / s overflowed where s < 1.5e-154 (a word
-                    # of P(w | z) 1e-160 under every topic), and the check
-                    # then failed every document it was in (a review).
+                if checking:  # step holds phi / s until the check uses it
                     for k in range(n_topics):
                         step[k] = phi[k] / s
-                    for k in range(n_topics):
-                        r = (counts[p] / scale) * step[k]
-                        for l in range(k, n_topics):
-                            jacobian[k * n_topics + l] += r * step[l]
+                    add_second_moments(counts[p] / scale, step, n_topics, jacobian)
             else:
                 if not add_subnormal_word(theta, phi, n_topics, counts[p] / scale, acc,
                                           jacobian if checking else NULL, step):
@@ -517,15 +523,15 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
             # fold_in_max_iter cut its confirmation short, and one whose
             # topics were 3.1e-5 apart 2.9e-3 from it at the default 1e-8 (two
             # reviews).
-            value = total + n_topics * prior
+            denominator = total + n_topics * prior  # the M-step's
             for k in range(n_topics):
                 for l in range(k):
                     jacobian[k * n_topics + l] = jacobian[l * n_topics + k]
             for k in range(n_topics):
                 step[k] = theta[k] - before[k]
                 for l in range(n_topics):
-                    jacobian[k * n_topics + l] *= before[k] / value
-                jacobian[k * n_topics + k] += 1.0 - acc[k] / value
+                    jacobian[k * n_topics + l] *= before[k] / denominator
+                jacobian[k * n_topics + k] += 1.0 - acc[k] / denominator
             left = INFINITY
             if check_valid:
                 memcpy(acc, step, n_topics * sizeof(float64_t))  # delta, solved in place
