@@ -378,6 +378,14 @@ class PLSA(TransformerMixin, EstimatorMixin):
         # objective is reported in the counts' own units.
         scale = _plsa_em.scale_above(counts.max())
         counts = counts / scale if scale > 1 else counts
+        # The E-step takes the entries of the smallest count (a word seen
+        # once) as a product per document, one log for them all; not for
+        # counts so small that their terms n log s could be subnormal, where
+        # rounding the sum otherwise changes the objective (-1: no count).
+        positive = counts[counts > 0]
+        unit = float(positive.min()) if positive.size else -1.0
+        if unit < 2.0 ** -900:
+            unit = -1.0
         word_smoothing = float(self.topic_word_smoothing) / scale
         doc_smoothing = float(self.doc_topic_smoothing) / scale
         # Threads only for a step's work worth sharing (kgeo/_kernels.pyx).
@@ -410,7 +418,7 @@ class PLSA(TransformerMixin, EstimatorMixin):
         for step in range(self.max_iter + 1):
             _plsa_em.em_sums(counts, words, indptr, word_docs, word_indptr, word_entries,
                              doc_topic, word_topic, doc_sums, word_sums, ratios,
-                             doc_log_likelihood, n_threads)
+                             doc_log_likelihood, unit, n_threads)
             with np.errstate(over="ignore", invalid="ignore"):  # raised just below
                 log_likelihood = scale * doc_log_likelihood.sum()
                 log_prior = self._log_prior(doc_topic, word_topic)

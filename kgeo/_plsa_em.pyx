@@ -73,6 +73,24 @@ cdef extern from *:
     void prefetch_write "kgeo_plsa_prefetch_write"(float64_t* row, intp_t n) noexcept nogil
 
 
+# The E-step's log-likelihood takes the entries whose count is the matrix's
+# smallest (a word seen once, in counts) as one product per document, with
+# one log at its end, instead of a log each: 76 % of 20 Newsgroups' entries,
+# where the logs took 23 % of a fit's `perf` samples. The product is
+# renormalised below PRODUCT_FLOOR (its exponent counted apart), and a factor
+# below it gets its own log, so the product never leaves the normal range.
+cdef float64_t PRODUCT_FLOOR = 2.0 ** -500
+cdef float64_t LN2 = 0.6931471805599453
+
+
+cdef inline int binary_exponent(float64_t x) noexcept nogil:
+    """``e`` with ``x = m 2**e``, ``m`` in [0.5, 1) (``frexp``'s; a function so
+    that a parallel loop's variable is assigned, which makes it private)."""
+    cdef int exponent
+    frexp(x, &exponent)
+    return exponent
+
+
 cpdef float64_t scale_above(float64_t x) noexcept nogil:
     """1, or for x > 1 the power of 2 in (x / 2, x]: dividing by it is exact
     and leaves values below 2 (2**1024, which overflows, is never needed)."""
@@ -98,7 +116,8 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
             const int64_t[::1] word_indptr, const int64_t[::1] word_entries,
             const float64_t[:, ::1] doc_topic, const float64_t[:, ::1] word_topic,
             float64_t[:, ::1] doc_sums, float64_t[:, ::1] word_sums,
-            float64_t[::1] ratios, float64_t[::1] doc_log_likelihood, int n_threads):
+            float64_t[::1] ratios, float64_t[::1] doc_log_likelihood, float64_t unit,
+            int n_threads):
     """One E-step's sums, for the M-step to multiply by the parameters.
 
     With ``r(d, w) = n(d, w) / s(d, w)`` (0 where ``s = 0``), sets
@@ -107,7 +126,10 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
     s(d, w)`` over the entries with ``s > 0``. Multiplied elementwise by
     ``doc_topic`` and ``word_topic`` the sums are the expected counts
     ``sum_w n(d, w) P(z | d, w)`` and ``sum_d n(d, w) P(z | d, w)`` of the
-    M-step.
+    M-step. The entries whose count is ``unit`` (the smallest; a negative
+    ``unit`` matches none) add ``unit log prod s`` instead of a log each
+    (``PRODUCT_FLOOR``): the same value up to rounding (2e-15 apart at most,
+    relatively, on 20 Newsgroups' documents).
 
     On several threads, two passes, each parallel without a shared sum:
     documents (their rows of the counts), then words (their columns,
@@ -129,7 +151,9 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
     cdef intp_t n_topics = doc_topic.shape[1]
     cdef intp_t d, w, p, q, k
     cdef intp_t n_entries = indptr[n_docs]
-    cdef float64_t s, r, log_likelihood
+    cdef float64_t s, r, log_likelihood, product
+    cdef int64_t exponent
+    cdef int part
     cdef const float64_t* theta
     cdef const float64_t* phi
     cdef float64_t* row
@@ -143,6 +167,8 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
                 for k in range(n_topics):
                     row[k] = 0.0
                 log_likelihood = 0.0
+                product = 1.0
+                exponent = 0
                 for p in range(indptr[d], indptr[d + 1]):
                     if p + PREFETCH_AHEAD < n_entries:
                         w = words[p + PREFETCH_AHEAD]
@@ -152,13 +178,20 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
                     s = word_probability(theta, phi, n_topics)
                     if s <= 0.0:
                         continue
-                    log_likelihood += counts[p] * log(s)
+                    if counts[p] == unit and s >= PRODUCT_FLOOR:
+                        product = product * s
+                        if product < PRODUCT_FLOOR:
+                            part = binary_exponent(product)
+                            product = ldexp(product, -part)
+                            exponent = exponent + part
+                    else:
+                        log_likelihood = log_likelihood + counts[p] * log(s)
                     r = counts[p] / s
                     word_row = &word_sums[words[p], 0]
                     for k in range(n_topics):
                         row[k] += r * phi[k]
                         word_row[k] += r * theta[k]
-                doc_log_likelihood[d] = log_likelihood
+                doc_log_likelihood[d] = log_likelihood + unit * (log(product) + exponent * LN2)
         return
     with nogil:
         for d in prange(n_docs, schedule="guided", num_threads=n_threads):
@@ -167,6 +200,8 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
             for k in range(n_topics):
                 row[k] = 0.0
             log_likelihood = 0.0
+            product = 1.0
+            exponent = 0
             for p in range(indptr[d], indptr[d + 1]):
                 if p + PREFETCH_AHEAD < n_entries:
                     prefetch_read(&word_topic[words[p + PREFETCH_AHEAD], 0], n_topics)
@@ -175,12 +210,19 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
                 if s <= 0.0:
                     ratios[p] = 0.0
                     continue
-                log_likelihood = log_likelihood + counts[p] * log(s)
+                if counts[p] == unit and s >= PRODUCT_FLOOR:
+                    product = product * s
+                    if product < PRODUCT_FLOOR:
+                        part = binary_exponent(product)
+                        product = ldexp(product, -part)
+                        exponent = exponent + part
+                else:
+                    log_likelihood = log_likelihood + counts[p] * log(s)
                 r = counts[p] / s
                 ratios[p] = r
                 for k in range(n_topics):
                     row[k] += r * phi[k]
-            doc_log_likelihood[d] = log_likelihood
+            doc_log_likelihood[d] = log_likelihood + unit * (log(product) + exponent * LN2)
         for w in prange(n_words, schedule="guided", num_threads=n_threads):
             row = &word_sums[w, 0]
             for k in range(n_topics):

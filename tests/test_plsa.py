@@ -901,7 +901,7 @@ def test_em_sums_skip_entries_of_probability_zero(n_threads):
     ratios, doc_ll = np.full(X.nnz, np.nan), np.full(3, np.nan)
     _plsa_em.em_sums(counts, words, indptr, by_word.indices.astype(np.int32),
                      by_word.indptr.astype(np.int64), by_word.data, doc_topic, word_topic,
-                     doc_sums, word_sums, ratios, doc_ll, n_threads)
+                     doc_sums, word_sums, ratios, doc_ll, 1.0, n_threads)
     N = X.toarray()
     s = doc_topic @ word_topic.T
     assert np.sum((N > 0) & (s == 0)) == 2  # the premise: doc 0 word 1, doc 2 word 0
@@ -911,6 +911,48 @@ def test_em_sums_skip_entries_of_probability_zero(n_threads):
     np.testing.assert_allclose(doc_sums, ratio @ word_topic, rtol=1e-15)
     np.testing.assert_allclose(word_sums, ratio.T @ doc_topic, rtol=1e-15)
     np.testing.assert_allclose(doc_ll, expected_ll, rtol=1e-15)
+
+
+def test_em_sums_take_the_unit_counts_log_likelihood_as_one_product():
+    """The E-step multiplies the probabilities of the entries whose count is
+    ``unit`` into one product per document (renormalised as it shrinks, a
+    probability below 2**-500 taken by its own log) and takes one log of it:
+    the log-likelihoods match sum n log s on both routes, whose bits agree,
+    for a document of 1,500 words seen once (the product renormalised about
+    30 times), one of counts 1 to 3, and one with a word of probability
+    about 1e-303."""
+    from kgeo import _plsa_em
+
+    rng = np.random.default_rng(0)
+    n_words = 2000
+    N = np.zeros((3, n_words))
+    N[0, rng.choice(n_words, 1500, replace=False)] = 1.0
+    N[1, rng.choice(n_words, 300, replace=False)] = rng.integers(1, 4, 300)
+    N[2, :50] = 1.0
+    N[2, n_words - 1] = 1.0
+    word_topic = rng.uniform(0.5, 1.5, (n_words, 2))
+    word_topic[n_words - 1] = 1e-300  # after 50 words: times the product, subnormal
+    word_topic /= word_topic.sum(axis=0)
+    doc_topic = np.array([[0.3, 0.7], [0.5, 0.5], [0.9, 0.1]])
+    X = sp.csr_matrix(N)
+    counts, words, indptr = X.data, X.indices, X.indptr.astype(np.int64)
+    by_word = sp.csr_matrix((np.arange(X.nnz, dtype=np.int64), words, indptr),
+                            shape=X.shape).tocsc()
+    s = doc_topic @ word_topic.T
+    assert s[2, n_words - 1] < 2.0 ** -500  # the premise: a factor taken by its log
+    expected = np.sum(np.where(N > 0, N * np.log(s), 0.0), axis=1)
+    results = {}
+    for unit in (1.0, -1.0):  # -1: no count is the unit, a log for every entry
+        for n_threads in (1, 2):
+            doc_ll = np.full(3, np.nan)
+            _plsa_em.em_sums(counts, words, indptr, by_word.indices.astype(np.int32),
+                             by_word.indptr.astype(np.int64), by_word.data, doc_topic,
+                             word_topic, np.empty((3, 2)), np.empty((n_words, 2)),
+                             np.empty(X.nnz), doc_ll, unit, n_threads)
+            results[unit, n_threads] = doc_ll
+            np.testing.assert_allclose(doc_ll, expected, rtol=1e-13)
+        np.testing.assert_array_equal(results[unit, 1], results[unit, 2])
+    assert not np.array_equal(results[1.0, 1], results[-1.0, 1])  # the product was taken
 
 
 def test_fit_stops_at_the_first_step_within_tol(corpus):
