@@ -483,11 +483,10 @@ class PLSA(TransformerMixin, EstimatorMixin):
     def _log_prior(self, doc_topic, word_topic):
         """Log-density of the Dirichlet priors, up to a constant (0 without smoothing)."""
         total = 0.0
-        with np.errstate(divide="ignore"):
-            if self.topic_word_smoothing > 0:
-                total += self.topic_word_smoothing * np.log(word_topic).sum()
-            if self.doc_topic_smoothing > 0:
-                total += self.doc_topic_smoothing * np.log(doc_topic).sum()
+        if self.topic_word_smoothing > 0:
+            total += self.topic_word_smoothing * _plsa_em.log_sum(word_topic)
+        if self.doc_topic_smoothing > 0:
+            total += self.doc_topic_smoothing * _plsa_em.log_sum(doc_topic)
         return total
 
     def _checked_counts(self, X):

@@ -91,6 +91,51 @@ cdef inline int binary_exponent(float64_t x) noexcept nogil:
     return exponent
 
 
+def log_sum(const float64_t[:, ::1] values):
+    """``sum log values`` over a table, as the log of the values' product
+    (PLSA's Dirichlet priors: about 440,000 logs a step on 20 Newsgroups at
+    K = 10, where NumPy's ``np.log(values).sum()`` also wrote them all to a
+    new array). Four products, of every fourth value, so that the
+    multiplications do not wait on each other; each is renormalised whenever
+    it leaves [2**-500, 2**500] (its exponent counted apart), and a value
+    outside that range (0, subnormal, huge, NaN or negative) gets a log of
+    its own, so 0 gives -inf and NaN NaN, as the sum of logs does. Its
+    rounding is no worse than the sum's: a relative error of about 1e-16 per
+    value in the products, where each log rounds by 1e-16 of its own size.
+    """
+    cdef intp_t n = values.shape[0] * values.shape[1]
+    cdef intp_t i
+    cdef int lane, part
+    cdef float64_t products[4]
+    cdef int64_t exponents[4]
+    cdef float64_t logs = 0.0, value, product
+    cdef float64_t ceiling = 1.0 / PRODUCT_FLOOR
+    cdef const float64_t* at
+    if n == 0:
+        return 0.0
+    at = &values[0, 0]
+    for lane in range(4):
+        products[lane] = 1.0
+        exponents[lane] = 0
+    with nogil:
+        for i in range(n):
+            value = at[i]
+            if PRODUCT_FLOOR <= value <= ceiling:
+                lane = i & 3
+                product = products[lane] * value
+                if product < PRODUCT_FLOOR or product > ceiling:
+                    part = binary_exponent(product)
+                    product = ldexp(product, -part)
+                    exponents[lane] += part
+                products[lane] = product
+            else:
+                logs += log(value)
+        for lane in range(4):
+            logs += log(products[lane])
+        logs += (exponents[0] + exponents[1] + exponents[2] + exponents[3]) * LN2
+    return logs
+
+
 cpdef float64_t scale_above(float64_t x) noexcept nogil:
     """1, or for x > 1 the power of 2 in (x / 2, x]: dividing by it is exact
     and leaves values below 2 (2**1024, which overflows, is never needed)."""
@@ -150,7 +195,7 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
     cdef intp_t n_words = word_indptr.shape[0] - 1
     cdef intp_t n_topics = doc_topic.shape[1]
     cdef intp_t d, w, p, q, k
-    cdef intp_t n_entries = indptr[n_docs]
+    cdef intp_t n_entries = indptr[n_docs] if n_docs >= 0 else 0  # an empty indptr: no row
     cdef float64_t s, r, log_likelihood, product
     cdef int64_t exponent
     cdef int part
@@ -791,7 +836,7 @@ def fisher_word_scores(const float64_t[::1] counts, const int32_t[::1] words,
     cdef intp_t n_docs = indptr.shape[0] - 1
     cdef intp_t n_topics = doc_topic.shape[1]
     cdef intp_t d, p, k
-    cdef intp_t n_entries = indptr[n_docs]
+    cdef intp_t n_entries = indptr[n_docs] if n_docs >= 0 else 0  # an empty indptr: no row
     cdef int64_t at
     cdef int32_t w
     cdef float64_t s, length, share, scale

@@ -2,6 +2,7 @@
 fold-in against its optimality conditions, the scores against finite
 differences of the log-likelihood, the kernel against Hofmann's formula."""
 
+import math
 import pickle
 import re
 import warnings
@@ -913,27 +914,34 @@ def test_em_sums_skip_entries_of_probability_zero(n_threads):
     np.testing.assert_allclose(doc_ll, expected_ll, rtol=1e-15)
 
 
-def test_em_sums_take_the_unit_counts_log_likelihood_as_one_product():
+@pytest.mark.parametrize("unit", [1.0, 2.0 ** -13, 0.3])
+def test_em_sums_take_the_unit_counts_log_likelihood_as_one_product(unit):
     """The E-step multiplies the probabilities of the entries whose count is
-    ``unit`` into one product per document (renormalised as it shrinks, a
-    probability below 2**-500 taken by its own log) and takes one log of it:
-    the log-likelihoods match sum n log s on both routes, whose bits agree,
-    for a document of 1,500 words seen once (the product renormalised about
-    30 times), one of counts 1 to 3, and one with a word of probability
-    about 1e-303."""
+    ``unit`` into one product per document (renormalised as it shrinks below
+    2**-500, a probability below that taken by its own log) and takes one
+    log of it: the log-likelihoods match sum n log s on both routes, whose
+    bits agree, for a document of 1,500 words seen once (the product
+    renormalised about 30 times), one of counts 1 to 3, one with a word of
+    probability about 1e-303 after 50 others, and one of 200 words of
+    probability about 2**-100 each (a product renormalised late would
+    underflow). ``unit`` as PLSA passes it: 1, a power of 2 (counts scaled
+    down) or any weight."""
     from kgeo import _plsa_em
 
     rng = np.random.default_rng(0)
     n_words = 2000
-    N = np.zeros((3, n_words))
+    N = np.zeros((4, n_words))
     N[0, rng.choice(n_words, 1500, replace=False)] = 1.0
     N[1, rng.choice(n_words, 300, replace=False)] = rng.integers(1, 4, 300)
     N[2, :50] = 1.0
     N[2, n_words - 1] = 1.0
+    N[3, 1000:1200] = 1.0
+    N *= unit
     word_topic = rng.uniform(0.5, 1.5, (n_words, 2))
     word_topic[n_words - 1] = 1e-300  # after 50 words: times the product, subnormal
+    word_topic[1000:1200] = 2.0 ** -100 * rng.uniform(0.5, 1.0, (200, 2))
     word_topic /= word_topic.sum(axis=0)
-    doc_topic = np.array([[0.3, 0.7], [0.5, 0.5], [0.9, 0.1]])
+    doc_topic = np.array([[0.3, 0.7], [0.5, 0.5], [0.9, 0.1], [0.6, 0.4]])
     X = sp.csr_matrix(N)
     counts, words, indptr = X.data, X.indices, X.indptr.astype(np.int64)
     by_word = sp.csr_matrix((np.arange(X.nnz, dtype=np.int64), words, indptr),
@@ -942,17 +950,47 @@ def test_em_sums_take_the_unit_counts_log_likelihood_as_one_product():
     assert s[2, n_words - 1] < 2.0 ** -500  # the premise: a factor taken by its log
     expected = np.sum(np.where(N > 0, N * np.log(s), 0.0), axis=1)
     results = {}
-    for unit in (1.0, -1.0):  # -1: no count is the unit, a log for every entry
+    for matched in (unit, -1.0):  # -1: no count is the unit, a log for every entry
         for n_threads in (1, 2):
-            doc_ll = np.full(3, np.nan)
+            doc_ll = np.full(4, np.nan)
             _plsa_em.em_sums(counts, words, indptr, by_word.indices.astype(np.int32),
                              by_word.indptr.astype(np.int64), by_word.data, doc_topic,
-                             word_topic, np.empty((3, 2)), np.empty((n_words, 2)),
-                             np.empty(X.nnz), doc_ll, unit, n_threads)
-            results[unit, n_threads] = doc_ll
+                             word_topic, np.empty((4, 2)), np.empty((n_words, 2)),
+                             np.empty(X.nnz), doc_ll, matched, n_threads)
+            results[matched, n_threads] = doc_ll
             np.testing.assert_allclose(doc_ll, expected, rtol=1e-13)
-        np.testing.assert_array_equal(results[unit, 1], results[unit, 2])
-    assert not np.array_equal(results[1.0, 1], results[-1.0, 1])  # the product was taken
+        assert results[matched, 1].tobytes() == results[matched, 2].tobytes()
+    assert not np.array_equal(results[unit, 1], results[-1.0, 1])  # the product was taken
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (1, 1), (3, 7), (2000, 10), (100, 1000)])
+def test_log_sum_is_the_sum_of_the_logs(shape):
+    """log_sum (PLSA's log priors) takes a table's logs as the log of four
+    renormalised products; it matches the exactly rounded sum of the logs
+    to about one ulp per value, tables of 10**5 values (the products
+    renormalised hundreds of times) included."""
+    from kgeo import _plsa_em
+
+    rng = np.random.default_rng(shape[0])
+    values = rng.uniform(1e-4, 1.0, size=shape) ** 3
+    exact = math.fsum(math.log(v) for v in values.ravel())
+    scale = 1e-16 * (1 + np.abs(np.log(values)).sum())
+    assert abs(_plsa_em.log_sum(values) - exact) <= scale
+
+
+def test_log_sum_takes_values_outside_the_products_range_by_their_own_logs():
+    """0 gives -inf and NaN or a negative value NaN, as the sum of logs
+    does; subnormal and huge values (outside [2**-500, 2**500]) are added
+    as logs, between others taken by the products."""
+    from kgeo import _plsa_em
+
+    row = np.array([0.5, 1e-310, 0.25, 1e300, 0.125, 2.0 ** -600, 3.0])
+    exact = math.fsum(math.log(v) for v in row)
+    assert abs(_plsa_em.log_sum(row[None, :]) - exact) <= 1e-16 * sum(abs(math.log(v)) for v in row)
+    assert _plsa_em.log_sum(np.array([[0.5, 0.0, 0.25]])) == -np.inf
+    assert np.isnan(_plsa_em.log_sum(np.array([[0.5, np.nan]])))
+    assert np.isnan(_plsa_em.log_sum(np.array([[0.5, -1.0]])))
+    assert np.isnan(_plsa_em.log_sum(np.array([[0.0, np.nan]])))
 
 
 def test_fit_stops_at_the_first_step_within_tol(corpus):
