@@ -77,18 +77,45 @@ cdef extern from *:
 # smallest (a word seen once, in counts) as one product per document, with
 # one log at its end, instead of a log each: 76 % of 20 Newsgroups' entries,
 # where the logs took 23 % of a fit's `perf` samples. The product is
-# renormalised below PRODUCT_FLOOR (its exponent counted apart), and a factor
-# below it gets its own log, so the product never leaves the normal range.
+# renormalised below PRODUCT_FLOOR (its exponent counted apart; above
+# PRODUCT_CEILING too, for log_sum's values), and a factor below it gets its
+# own log, so the product never leaves the normal range.
 cdef float64_t PRODUCT_FLOOR = 2.0 ** -500
 cdef float64_t LN2 = 0.6931471805599453
 
 
-cdef inline int binary_exponent(float64_t x) noexcept nogil:
-    """``e`` with ``x = m 2**e``, ``m`` in [0.5, 1) (``frexp``'s; a function so
-    that a parallel loop's variable is assigned, which makes it private)."""
-    cdef int exponent
-    frexp(x, &exponent)
-    return exponent
+cdef float64_t PRODUCT_CEILING = 2.0 ** 500
+
+
+cdef struct LogProduct:
+    # A product of factors in [PRODUCT_FLOOR, PRODUCT_CEILING], as value *
+    # 2**exponent with the value kept in that range too.
+    float64_t value
+    int64_t exponent
+
+
+cdef inline LogProduct empty_product() noexcept nogil:
+    cdef LogProduct one
+    one.value = 1.0
+    one.exponent = 0
+    return one
+
+
+cdef inline LogProduct times(LogProduct product, float64_t factor) noexcept nogil:
+    """``product * factor``, its value brought back to [0.5, 1) (frexp's
+    mantissa, exactly) where it left the range. Returned, not updated in
+    place, so that a parallel loop assigns its product, which makes it
+    private."""
+    cdef int part
+    product.value *= factor
+    if product.value < PRODUCT_FLOOR or product.value > PRODUCT_CEILING:
+        product.value = frexp(product.value, &part)
+        product.exponent += part
+    return product
+
+
+cdef inline float64_t log_of(LogProduct product) noexcept nogil:
+    return log(product.value) + product.exponent * LN2
 
 
 def log_sum(const float64_t[:, ::1] values):
@@ -109,34 +136,26 @@ def log_sum(const float64_t[:, ::1] values):
     """
     cdef intp_t n = values.shape[0] * values.shape[1]
     cdef intp_t i
-    cdef int lane, part
-    cdef float64_t products[4]
-    cdef int64_t exponents[4]
-    cdef float64_t logs = 0.0, value, product
-    cdef float64_t ceiling = 1.0 / PRODUCT_FLOOR
+    cdef int lane
+    cdef LogProduct products[4]
+    cdef float64_t logs = 0.0, value
     cdef const float64_t* at
     if n == 0:
         return 0.0
     at = &values[0, 0]
     for lane in range(4):
-        products[lane] = 1.0
-        exponents[lane] = 0
+        products[lane] = empty_product()
     with nogil:
         for i in range(n):
             value = at[i]
-            if PRODUCT_FLOOR <= value <= ceiling:
-                lane = i & 3
-                product = products[lane] * value
-                if product < PRODUCT_FLOOR or product > ceiling:
-                    part = binary_exponent(product)
-                    product = ldexp(product, -part)
-                    exponents[lane] += part
-                products[lane] = product
+            if PRODUCT_FLOOR <= value <= PRODUCT_CEILING:
+                products[i & 3] = times(products[i & 3], value)
             else:
                 logs += log(value)
         for lane in range(4):
-            logs += log(products[lane])
-        logs += (exponents[0] + exponents[1] + exponents[2] + exponents[3]) * LN2
+            logs += log(products[lane].value)
+        logs += (products[0].exponent + products[1].exponent + products[2].exponent
+                 + products[3].exponent) * LN2
     return logs
 
 
@@ -200,9 +219,8 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
     cdef intp_t n_topics = doc_topic.shape[1]
     cdef intp_t d, w, p, q, k
     cdef intp_t n_entries = indptr[n_docs] if n_docs >= 0 else 0  # an empty indptr: no row
-    cdef float64_t s, r, log_likelihood, product
-    cdef int64_t exponent
-    cdef int part
+    cdef float64_t s, r, log_likelihood
+    cdef LogProduct product
     cdef const float64_t* theta
     cdef const float64_t* phi
     cdef float64_t* row
@@ -216,8 +234,7 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
                 for k in range(n_topics):
                     row[k] = 0.0
                 log_likelihood = 0.0
-                product = 1.0
-                exponent = 0
+                product = empty_product()
                 for p in range(indptr[d], indptr[d + 1]):
                     if p + PREFETCH_AHEAD < n_entries:
                         w = words[p + PREFETCH_AHEAD]
@@ -228,11 +245,7 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
                     if s <= 0.0:
                         continue
                     if counts[p] == unit and s >= PRODUCT_FLOOR:
-                        product = product * s
-                        if product < PRODUCT_FLOOR:
-                            part = binary_exponent(product)
-                            product = ldexp(product, -part)
-                            exponent = exponent + part
+                        product = times(product, s)
                     else:
                         log_likelihood = log_likelihood + counts[p] * log(s)
                     r = counts[p] / s
@@ -240,7 +253,7 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
                     for k in range(n_topics):
                         row[k] += r * phi[k]
                         word_row[k] += r * theta[k]
-                doc_log_likelihood[d] = log_likelihood + unit * (log(product) + exponent * LN2)
+                doc_log_likelihood[d] = log_likelihood + unit * log_of(product)
         return
     with nogil:
         for d in prange(n_docs, schedule="guided", num_threads=n_threads):
@@ -249,8 +262,7 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
             for k in range(n_topics):
                 row[k] = 0.0
             log_likelihood = 0.0
-            product = 1.0
-            exponent = 0
+            product = empty_product()
             for p in range(indptr[d], indptr[d + 1]):
                 if p + PREFETCH_AHEAD < n_entries:
                     prefetch_read(&word_topic[words[p + PREFETCH_AHEAD], 0], n_topics)
@@ -260,18 +272,14 @@ def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
                     ratios[p] = 0.0
                     continue
                 if counts[p] == unit and s >= PRODUCT_FLOOR:
-                    product = product * s
-                    if product < PRODUCT_FLOOR:
-                        part = binary_exponent(product)
-                        product = ldexp(product, -part)
-                        exponent = exponent + part
+                    product = times(product, s)
                 else:
                     log_likelihood = log_likelihood + counts[p] * log(s)
                 r = counts[p] / s
                 ratios[p] = r
                 for k in range(n_topics):
                     row[k] += r * phi[k]
-            doc_log_likelihood[d] = log_likelihood + unit * (log(product) + exponent * LN2)
+            doc_log_likelihood[d] = log_likelihood + unit * log_of(product)
         for w in prange(n_words, schedule="guided", num_threads=n_threads):
             row = &word_sums[w, 0]
             for k in range(n_topics):
