@@ -81,10 +81,8 @@ cdef extern from *:
 # PRODUCT_CEILING too, for log_sum's values), and a factor below it gets its
 # own log, so the product never leaves the normal range.
 cdef float64_t PRODUCT_FLOOR = 2.0 ** -500
-cdef float64_t LN2 = 0.6931471805599453
-
-
 cdef float64_t PRODUCT_CEILING = 2.0 ** 500
+cdef float64_t LN2 = 0.6931471805599453
 
 
 cdef struct LogProduct:
