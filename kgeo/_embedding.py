@@ -3,6 +3,7 @@ L1 or L2 normalised (the multinomial simplex); sets of points as their
 maximum-likelihood spherical normals (the hyperbolic kernel's rows)."""
 
 import collections.abc
+import math
 import numbers
 
 import numpy as np
@@ -18,6 +19,29 @@ __all__ = ["MultinomialEmbedding", "spherical_normal_mle"]
 # Columns per stored entry from which TF-IDF's fit counts document
 # frequencies by sorting the entries rather than by a count per column.
 _SPARSE_VOCABULARY = 16
+
+
+def _log_inverse_frequency(n_docs, df):
+    """``log(n_docs / df)`` for positive integer document frequencies ``df``.
+
+    Computed as ``log1p((n_docs - df) / df)``, both exact integers before the
+    one division: ``log(n_docs / df)`` rounded the quotient first, which the
+    log's condition ``1 / log(n_docs / df)`` magnified for words in nearly
+    every document (n_docs = 18,846, df = n_docs - 1: 13,838 ulps).
+
+    The log1p is the C library's, once per distinct frequency, not NumPy's:
+    on AVX-512 CPUs NumPy's float64 log1p is Intel's SVML, whose last bits
+    can differ from the scalar routine other CPUs use, so the same corpus
+    could give different TF-IDF weights, and SVMs, on different machines
+    (the likely cause of the two 20NG linear models in benchmarks/README.md).
+    glibc's log1p has no CPU-specific variants.
+    Distinct frequencies are few: they sum to at most the number of stored
+    entries, so there are fewer than ``sqrt(2 * nnz)`` of them.
+    """
+    distinct, position = np.unique(df, return_inverse=True)
+    logs = np.array([math.log1p((n_docs - int(d)) / int(d)) for d in distinct],
+                    dtype=np.float64)
+    return logs[position.reshape(-1)]
 
 
 class MultinomialEmbedding(TransformerMixin, EstimatorMixin):
@@ -101,11 +125,7 @@ class MultinomialEmbedding(TransformerMixin, EstimatorMixin):
                 seen = df > 0
                 df = df[seen]
             idf = np.zeros(X.shape[1])
-            # log1p of (m - df) / df, both exact integers before the one
-            # division: log(m / df) rounded the quotient first, which log's
-            # condition 1 / log(m / df) magnified for words in nearly every
-            # document (m = 18,846, df = m - 1: 13,838 ulps).
-            idf[seen] = np.log1p((n_docs - df) / df)
+            idf[seen] = _log_inverse_frequency(n_docs, df)
         else:
             idf = np.ones(X.shape[1])
         self.idf_ = idf

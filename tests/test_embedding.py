@@ -7,6 +7,7 @@ or left alone. All-zero rows stay zero.
 """
 
 import decimal
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -71,6 +72,32 @@ def test_idf_is_correctly_rounded_for_words_in_nearly_every_document():
         exact = [float((decimal.Decimal(m) / decimal.Decimal(df)).ln())
                  for df in (999, 998, 500, 1)]
     np.testing.assert_array_max_ulp(idf, np.array(exact), maxulp=1)
+
+
+@pytest.mark.parametrize("spread", [1, 1000])  # document frequencies counted, then sorted
+def test_idf_is_the_c_librarys_log1p_bit_for_bit(monkeypatch, spread):
+    """The same bits on every CPU: each idf_ is ``math.log1p((m - df) / df)``,
+    and NumPy's log1p, which is Intel's SVML on AVX-512 CPUs, plays no part
+    (a perturbed np.log1p changes nothing)."""
+    from kgeo import _embedding
+
+    rng = np.random.default_rng(4)
+    m, n_words = 400, 300
+    # Words from hapaxes to words in every document: about 200 distinct
+    # frequencies, most shared by several columns.
+    presence = rng.random((m, n_words)) < np.geomspace(1 / m, 1.0, n_words)
+    X = sp.csr_matrix(presence * rng.integers(1, 5, size=(m, n_words)), dtype=np.float64)
+    X = sp.csr_matrix((X.data, X.indices * spread, X.indptr), shape=(m, n_words * spread))
+    monkeypatch.setattr(_embedding, "_SPARSE_VOCABULARY", 10**9 if spread == 1 else 1)
+    df = np.bincount(X.indices, minlength=X.shape[1])
+    assert 100 < len(np.unique(df)) < np.count_nonzero(df) and df.max() == m
+    expected = np.array([math.log1p((m - d) / d) if d else 0.0 for d in df.tolist()])
+    idf = kgeo.MultinomialEmbedding(weighting="tfidf").fit(X).idf_
+    assert idf.tobytes() == expected.tobytes()
+
+    monkeypatch.setattr(np, "log1p", lambda x, *args, **kwargs: np.nextafter(x, np.inf))
+    perturbed = kgeo.MultinomialEmbedding(weighting="tfidf").fit(X).idf_
+    assert perturbed.tobytes() == expected.tobytes()
 
 
 @pytest.mark.parametrize("form", [np.asarray, sp.csr_matrix, sp.csc_matrix])
