@@ -507,7 +507,7 @@ def test_a_slow_fold_in_stops_within_its_tolerance_of_the_maximum():
     too now."""
     rng = np.random.default_rng(0)
     X = rng.poisson(3, (10, 20)).astype(float)
-    model = PLSA(2, random_state=0, max_iter=5).fit(X)
+    model = quiet(PLSA(2, random_state=0, max_iter=5).fit, X)  # components replaced below
     base = rng.dirichlet(np.ones(20))
     other = base * (1 + 0.02 * rng.normal(size=20))
     model.components_ = np.vstack([base, other / other.sum()])
