@@ -679,6 +679,13 @@ class _Progress:
             self.bar.close()
 
 
+def _check_flags(**flags):
+    for flag, value in flags.items():
+        # Any truthy value used to switch these on: c_sweep="no" ran the sweep.
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{flag} must be True or False, got {value!r}")
+
+
 def _note(enabled, message):
     logger.info(message)
     if enabled:
@@ -981,11 +988,7 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
     datasets = _check_datasets(dataset)
     C = _check_C(C)
     _check_vocabulary(vocabulary)
-    for flag, value in (("c_sweep", c_sweep), ("progress", progress), ("figure", figure),
-                        ("overwrite", overwrite)):
-        # Any truthy value used to switch these on: c_sweep="no" ran the sweep.
-        if not isinstance(value, (bool, np.bool_)):
-            raise TypeError(f"{flag} must be True or False, got {value!r}")
+    _check_flags(c_sweep=c_sweep, progress=progress, figure=figure, overwrite=overwrite)
     data_dir = _check_data_dir(data_dir)
     resolve_n_jobs(n_jobs)
     # Everything that could fail after the training is checked before it:
@@ -1109,7 +1112,8 @@ def write_outputs(results, out_dir, figure=True, progress=False, overwrite=False
     figure : bool, default=True
         Also plot ``accuracy.png`` (with matplotlib, when installed).
     progress : bool, default=False
-        Report each file written.
+        Print a line for a figure skipped (matplotlib not installed) and for
+        each output of an earlier run removed.
     overwrite : bool, default=False
         Also replace files of the output names that kgeo did not write, or
         that were changed since.
@@ -1126,8 +1130,7 @@ def write_outputs(results, out_dir, figure=True, progress=False, overwrite=False
         nothing is written then.
     """
     _check_results(results)
-    if not isinstance(overwrite, (bool, np.bool_)):
-        raise TypeError(f"overwrite must be True or False, got {overwrite!r}")
+    _check_flags(figure=figure, progress=progress, overwrite=overwrite)
     out_dir = _prepare_out_dir(out_dir)
     files = {}
     # Every file is written beside its final name first and renamed into
@@ -1364,9 +1367,17 @@ def plot_accuracy(results, path):
     """
     _check_results(results)
     try:
-        from matplotlib.figure import Figure
+        import matplotlib.figure  # noqa: F401
     except ImportError:
         return False
+    _accuracy_figure(results).savefig(path, dpi=120)
+    return True
+
+
+def _accuracy_figure(results):
+    """The figure :func:`plot_accuracy` saves, one axes per dataset."""
+    from matplotlib.figure import Figure
+
     n = len(results.datasets)
     # matplotlib.figure.Figure needs no pyplot and leaves the global backend alone.
     fig = Figure(figsize=(10, 3.6 * n), layout="constrained")
@@ -1391,8 +1402,7 @@ def plot_accuracy(results, path):
         ax.set_title(f"{_DATASET_TITLES[dataset]}, C = {_fmt_C(results.C)}")
         ax.legend(loc="upper left", ncols=3, fontsize="small")
         ax.grid(axis="y", alpha=0.3)
-    fig.savefig(path, dpi=120)
-    return True
+    return fig
 
 
 def _summary_text(results):

@@ -167,6 +167,12 @@ def _correctness(y_true, pred_a, pred_b):
         # A list mixing str with other labels became str: the int 1 then
         # equalled the label "1", and NaN became a label.
         arr = as_given_where_mixed(values, arr)
+        if arr.ndim == 0 and arr.dtype.kind == "O" and not isinstance(values, np.ndarray):
+            # A sized container NumPy cannot read as a sequence (dict.values(),
+            # a deque's view...) becomes one object, not a shape error.
+            raise TypeError(f"{name} must be an array-like of labels, one per document, got "
+                            f"{type(values).__name__}, which NumPy reads as one object: "
+                            f"pass a list or an array")
         if arr.ndim not in (1, 2):
             raise ValueError(f"{name} must be 1D (one label per document) or 2D (one decision "
                              f"per document and category), got shape {arr.shape}")

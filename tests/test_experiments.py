@@ -470,6 +470,29 @@ def test_figure(ng_data, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_figure_draws_the_cells_and_marks_the_papers_values_only_where_it_has_them(ng_data):
+    pytest.importorskip("matplotlib")
+    from kgeo.experiments import _accuracy_figure
+
+    results = run_zhang2005("20ng", ng_data, None, progress=False)
+    (ax,) = _accuracy_figure(results).axes
+    assert ax.get_ylim() == (0, 100)
+    heights = [bar.get_height() for container in ax.containers for bar in container]
+    assert heights == [c.accuracy for c in results.cells]  # TF's five bars, then TF-IDF's
+    marks = [collection.get_offsets()[:, 1].tolist() for collection in ax.collections]
+    assert marks == [[c.paper for c in results.cells[:5]], [c.paper for c in results.cells[5:]]]
+    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == [
+        "TF (kgeo)", "TF-IDF (kgeo)", "paper"]
+
+    # At another C the paper has no values: no marks, and no "paper" in the legend.
+    for cell in results.cells:
+        cell.paper = None
+    (ax,) = _accuracy_figure(results).axes
+    assert not ax.collections
+    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == [
+        "TF (kgeo)", "TF-IDF (kgeo)"]
+
+
 def test_figure_skipped_without_matplotlib(ng_data, tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
@@ -794,6 +817,10 @@ def test_write_outputs_checks_the_names_again(ng_data, tmp_path):
     assert (out / "significance.csv").read_text() == "mine\n"
     with pytest.raises(TypeError, match=r"overwrite must be True or False, got 'yes'"):
         write_outputs(results, out, figure=False, overwrite="yes")
+    for flag in ("figure", "progress"):  # a string used to draw the figure
+        with pytest.raises(TypeError, match=rf"{flag} must be True or False, got 'no'"):
+            write_outputs(results, out, **{"figure": False, flag: "no"})
+    assert sorted(p.name for p in out.iterdir()) == ["significance.csv"]
     files = write_outputs(results, out, figure=False, overwrite=True)
     assert files["significance"].read_text().startswith("dataset,")
 

@@ -579,6 +579,15 @@ def test_sets_are_refused_and_array_protocol_objects_accepted(test):
     with pytest.raises(TypeError, match=r"^pred_a must be an array-like of labels, one per "
                                         r"document, got set$"):
         test([0, 1], {0, 1}, [0, 1])
+    # dict views have a length but NumPy reads them as one object: that
+    # was a ValueError blaming the shape ().
+    for view in ({0: 0, 1: 1}.values(), {0: 0, 1: 1}.keys()):
+        with pytest.raises(TypeError, match=rf"^pred_a must be an array-like of labels, one "
+                                            rf"per document, got {type(view).__name__}, which "
+                                            rf"NumPy reads as one object"):
+            test([0, 1], view, [0, 1])
+    with pytest.raises(TypeError, match=r"^y_true must be an array-like .* got dict$"):
+        test({0: 0, 1: 1}, [0, 1], [0, 1])
 
     class Labels:
         def __init__(self, values):
