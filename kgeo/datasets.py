@@ -620,6 +620,19 @@ _NG_MEMBER = re.compile(r"(?:^|/)20news-bydate-(train|test)/([^/]+)/([0-9]+)\Z")
 _NG_ARCHIVE_NAMES = ("20news-bydate.tar.gz", "20news-bydate.tgz", "20news-bydate.tar")
 
 
+def _is_archive(path):
+    """Whether the file starts as an archive does: gzip, bzip2 or xz's magic
+    number, or a plain tar's first header."""
+    with open(path, "rb") as fh:
+        magic = fh.read(6)
+    if magic[:3] in (b"\x1f\x8b\x08", b"BZh") or magic == b"\xfd7zXZ\x00":
+        return True
+    try:
+        return tarfile.is_tarfile(path)
+    except OSError:
+        return False
+
+
 def _refuse_member_file(path, corpus, folder):
     # One of the corpus's own files passed for the corpus: the archive
     # reader's "not a readable tar archive" did not say what would load.
@@ -632,7 +645,10 @@ def _locate_20newsgroups(path):
     """Return ("tar", file) or ("dir", root holding 20news-bydate-{train,test}/)."""
     _require_exists(path, "20 Newsgroups corpus not found")
     if path.is_file():
-        if path.parent.parent.name in ("20news-bydate-train", "20news-bydate-test"):
+        # A file two folders below one named as a split is a message, unless
+        # it is an archive: a cache (or a download) kept in such a folder.
+        if (path.parent.parent.name in ("20news-bydate-train", "20news-bydate-test")
+                and not _is_archive(path)):
             _refuse_member_file(path, "20 Newsgroups", path.parent.parent.parent)
         return "tar", path
     candidates = [path, path / "20news-bydate"]
@@ -815,15 +831,26 @@ def _locate_webkb(path):
     """Return ("tar", file) or ("dir", root holding the class folders)."""
     _require_exists(path, "WebKB corpus not found")
     if path.is_file():
-        if path.parent.parent.name in _WEBKB_CLASSES:  # <class>/<university>/<page>
+        # <class>/<university>/<page>, unless it is an archive: one kept in
+        # ~student/Downloads, or fetch_webkb's cache in a folder "project",
+        # was refused (and a fresh download removed).
+        if path.parent.parent.name in _WEBKB_CLASSES and not _is_archive(path):
             _refuse_member_file(path, "WebKB", path.parent.parent.parent)
         return "tar", path
-    for root in (path, path / "webkb"):
-        if any((root / c).is_dir() for c in _WEBKB_CLASSES):
+    roots = (path, path / "webkb")
+    for root in roots:
+        # A tree has a university folder in a class folder: a folder that
+        # only shares a class's name ("project/") hid webkb/ beside it.
+        if any((root / c / u).is_dir() for c in _WEBKB_CLASSES for u in _WEBKB_UNIVERSITIES):
             return "dir", root
         for archive in _WEBKB_ARCHIVE_NAMES:
             if (root / archive).is_file():
                 return "tar", root / archive
+    for root in roots:
+        # Class folders of other universities only: read, to name them.
+        if any(sub.is_dir() for c in _WEBKB_CLASSES if (root / c).is_dir()
+               for sub in (root / c).iterdir()):
+            return "dir", root
     raise DatasetNotFoundError(
         f"no WebKB corpus under {str(path)!r}: expected class folders "
         f"({', '.join(_WEBKB_CLASSES)}) or webkb-data.gtar.gz, in it or in its "

@@ -1273,6 +1273,32 @@ def test_a_file_of_the_corpus_is_refused_naming_its_folder(ng_dir, tmp_path):
             load(path)
 
 
+def test_an_archive_below_folders_named_like_the_corpus_loads(tmp_path, ng_tar, webkb_tar):
+    """Only a file that is no archive is taken for one of the corpus's own:
+    an archive in ~student/Downloads was refused as a WebKB page."""
+    for load, archive, folder in (
+            (load_webkb, webkb_tar, tmp_path / "student" / "Downloads"),
+            (load_20newsgroups, ng_tar, tmp_path / "20news-bydate-train" / "Downloads")):
+        folder.mkdir(parents=True)
+        copy = folder / archive.name
+        copy.write_bytes(archive.read_bytes())
+        assert load(copy).filenames == load(archive).filenames
+    # A plain (uncompressed) tar too.
+    plain = tmp_path / "student" / "Downloads" / "webkb.tar"
+    _write_tar(plain, WEBKB_FILES)
+    assert load_webkb(plain).filenames == load_webkb(webkb_tar).filenames
+
+
+def test_a_folder_named_like_a_webkb_class_does_not_hide_the_archive_beside_it(tmp_path,
+                                                                             webkb_tar):
+    data = tmp_path / "data"
+    (data / "webkb").mkdir(parents=True)
+    (data / "webkb" / "webkb-data.gtar.gz").write_bytes(webkb_tar.read_bytes())
+    (data / "project").mkdir()
+    (data / "project" / "notes.txt").write_text("not WebKB")
+    assert load_webkb(data).filenames == load_webkb(webkb_tar).filenames
+
+
 def test_20newsgroups_messages_with_nul_bytes_warn(ng_dir):
     # A message saved as UTF-16 loaded without a word, silently: Rainbow's
     # lexer (and RainbowVectorizer) ends a document at its first NUL.
@@ -1825,6 +1851,17 @@ def test_fetch_webkb_uses_env_data_home(local_server, tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="checksum mismatch"):
         fetch_webkb(data_home=tmp_path / "other", url=f"{base}/webkb-data.gtar.gz",
                     sha256="f" * 64)
+
+
+def test_fetch_webkb_into_a_data_home_named_like_a_class(local_server, tmp_path):
+    # The cache <data_home>/webkb/<archive> sat two folders below "project":
+    # refused as a page, the download was removed, at every call.
+    www, base = local_server
+    _write_tar(www / "webkb-data.gtar.gz", WEBKB_FILES)
+    home = tmp_path / "project"
+    for _ in range(2):  # downloaded, then from the cache
+        assert len(fetch_webkb(data_home=home, url=f"{base}/webkb-data.gtar.gz")) == 7
+        assert (home / "webkb" / "webkb-data.gtar.gz").is_file()
 
 
 @pytest.mark.parametrize("name", ["BZh_notes.txt", "BZh91_notes.txt"])
