@@ -926,6 +926,18 @@ def test_reuters_surrogate_references_are_dropped(tmp_path):
     text.encode("utf-8")  # a lone surrogate could not be encoded
 
 
+def test_reuters_numeric_references_up_to_the_last_code_point_are_characters(tmp_path):
+    # Seven digits reach U+10FFFF; longer ones (leading zeros aside) and
+    # anything above it are no character: dropped, never an error.
+    body = "a&#1000000;b&#0001114111;c&#1114112;d&#" + "9" * 5000 + ";e"
+    files = _reuters_files()
+    files["reut2-001.sgm"] += _story(20, "TRAIN", ["earn"], "PLANES", body).encode()
+    _write_tree(tmp_path / "folder", files)
+    corpus = load_reuters21578(tmp_path / "folder")
+    text = corpus.data[list(corpus.newids).index(20)]
+    assert text == f"PLANES\na{chr(1_000_000)}b{chr(0x10FFFF)}cde"
+
+
 @pytest.mark.parametrize("topics, match", [
     (None, r"topics must be a sequence of label lists, got NoneType"),
     (5, r"topics must be a sequence of label lists, got int"),
@@ -1289,8 +1301,7 @@ def test_an_archive_below_folders_named_like_the_corpus_loads(tmp_path, ng_tar, 
     assert load_webkb(plain).filenames == load_webkb(webkb_tar).filenames
 
 
-def test_a_folder_named_like_a_webkb_class_does_not_hide_the_archive_beside_it(tmp_path,
-                                                                             webkb_tar):
+def test_a_folder_named_like_a_webkb_class_does_not_hide_its_archive(tmp_path, webkb_tar):
     data = tmp_path / "data"
     (data / "webkb").mkdir(parents=True)
     (data / "webkb" / "webkb-data.gtar.gz").write_bytes(webkb_tar.read_bytes())
@@ -1524,6 +1535,18 @@ def test_smart_whole_files_do_not_warn_of_a_cut(tmp_path):
     assert len(record) == 1  # the sizes' warning alone
     assert str(record[0].message).startswith(
         f"{str(tmp_path / 'adi')!r} is not the published ADI collection: 3 documents")
+
+
+def test_smart_queries_file_without_any_text_does_not_warn_of_a_cut(tmp_path):
+    # Every record's .W empty, the last one's too: that file has no text to
+    # lose, so an empty last record is no sign of a cut.
+    files = dict(ADI_FILES, **{"ADI.QRY": _crlf(".I 1\n.W\n.I 2\n.W\n")})
+    _write_tree(tmp_path / "adi", files)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        corpus = load_smart(tmp_path / "adi", "adi")
+    assert [str(w.message) for w in record if "ADI.QRY" in str(w.message)] == []
+    assert list(corpus.queries) == ["", ""]
 
 
 @pytest.mark.parametrize("name, files, line", [

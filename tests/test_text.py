@@ -631,6 +631,38 @@ def test_numeric_references_to_brackets_are_no_tags():
     assert vec.tokenize("&#60;abc&#62; <b>word</b>") == ["abc", "word"]
 
 
+# The entity names of libbow's lex-html.c (its htmlEntities table; the
+# accented letters' names appear there twice, for the capital and the small
+# letter), transcribed from the libbow sources.
+_LIBBOW_ENTITY_NAMES = """
+    nbsp quot amp lt gt iexcl cent pound yen brvbar sect copy laquo raquo not reg deg
+    plusmn sup2 sup3 micro para sup1 middot frac14 frac12 iquest frac34 aelig aacute acirc
+    agrave aring atilde auml ccedil eth eacute ecirc egrave euml iacute icirc igrave iuml
+    ntilde oacute ocirc ograve oslash otilde ouml thorn uacute ucirc ugrave uuml yacute
+    aacute acirc aelig agrave aring atilde auml ccedil eacute ecirc egrave eth euml iacute
+    icirc igrave iuml ntilde oacute ocirc ograve oslash otilde ouml szlig thorn uacute ucirc
+    ugrave uuml yacute yuml""".split()
+
+
+@pytest.mark.parametrize("name", sorted(set(_LIBBOW_ENTITY_NAMES) - {"lt", "gt"}))
+def test_each_of_libbows_named_entities_separates_words(name):
+    # All decode to a byte that is no letter (a space, a quote, "&", or one
+    # above 127), so each separates words; a name not in the table, and a
+    # name in capitals, is read as a word.
+    vec = RainbowVectorizer(stoplist=None, skip_html=True)
+    assert vec.tokenize(f"left&{name};right") == ["left", "right"]
+    assert vec.tokenize(f"left&{name.upper()};right") == [
+        "left", *re.findall("[a-z]+", name), "right"]  # digits end words
+
+
+def test_the_named_entities_are_libbows_and_no_others():
+    assert len(_LIBBOW_ENTITY_NAMES) == 90  # the table's entries, 60 names
+    assert sorted(kgeo.text._HTML_NAMED_ENTITIES) == sorted(set(_LIBBOW_ENTITY_NAMES))
+    vec = RainbowVectorizer(stoplist=None, skip_html=True)
+    assert vec.tokenize("ab&shy;cd&times;ef&euro;gh") == [
+        "ab", "shy", "cd", "times", "ef", "euro", "gh"]
+
+
 def test_lt_and_gt_entities_open_and_close_tags():
     # lex-html.c decodes "&lt;" and "&gt;" to "<" and ">" before its bracket
     # test, inside tags too: an address written as &lt;...&gt; is hidden, and
