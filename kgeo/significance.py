@@ -168,8 +168,8 @@ def _correctness(y_true, pred_a, pred_b):
         # equalled the label "1", and NaN became a label.
         arr = as_given_where_mixed(values, arr)
         if arr.ndim == 0 and arr.dtype.kind == "O" and not isinstance(values, np.ndarray):
-            # A sized container NumPy cannot read as a sequence (dict.values(),
-            # a deque's view...) becomes one object, not a shape error.
+            # A sized container NumPy cannot read as a sequence (dict.keys(),
+            # dict.values()) became one object, reported as a shape ().
             raise TypeError(f"{name} must be an array-like of labels, one per document, got "
                             f"{type(values).__name__}, which NumPy reads as one object: "
                             f"pass a list or an array")
