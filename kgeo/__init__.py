@@ -15,8 +15,9 @@ except ImportError as _error:  # pragma: no cover - depends on how kgeo was foun
 
     raise ImportError(
         f"kgeo's compiled modules are missing from {_os.path.dirname(__file__)!r}: this is "
-        f"kgeo's source folder, found before the installed package (Python looks in the "
-        f"current folder first). Run from another folder ('cd ..'), or build in place "
+        f"kgeo's source folder, found before the installed package ('python' and 'python -m "
+        f"pytest' look in the current folder first; the 'pytest' command does not). Run "
+        f"from another folder ('cd ..'), use the 'pytest' command, or build in place "
         f"with 'pip install \"setuptools>=77\" \"cython>=3\" \"numpy>=2\"' then 'python "
         f"setup.py build_ext --inplace'.") from _error
 

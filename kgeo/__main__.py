@@ -23,8 +23,9 @@ def _check_demo_args(args):
     given = [name for name in _SYNTHETIC_DEFAULTS if getattr(args, name) is not None]
     if args.data is not None and given:
         raise ValueError(
-            f"{', '.join('--' + name.replace('_', '-') for name in given)} describe the "
-            f"synthetic corpus, which --data replaces by 20 Newsgroups; drop one or the other")
+            f"{', '.join('--' + name.replace('_', '-') for name in given)} "
+            f"{'describe' if len(given) > 1 else 'describes'} the synthetic corpus, which "
+            f"--data replaces by 20 Newsgroups; drop one or the other")
     for name, default in _SYNTHETIC_DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, default)

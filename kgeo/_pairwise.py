@@ -421,10 +421,13 @@ def poincare_rows(X, dimension, *, kernel_name="hyperbolic", name="X"):
     far = np.flatnonzero(~(np.abs(carried - exact) <= _BALL_TOLERANCE * exact))
     if far.size:
         i = int(far[0])
+        # |u| without squaring, which overflowed past 1e154 (|mu| = inf shown).
+        row_u = u[X.indptr[i]:X.indptr[i + 1]]
+        norm_u = float(np.hypot.reduce(row_u)) if row_u.size else 0.0
         raise ValueError(
             f"kernel {kernel_name!r}: {far.size} row(s) of {name} lie too far from "
             f"mu = 0, sigma = 1 for float64 to carry their hyperbolic distances (first row "
-            f"{i}, sigma = {float(sigma[i])!r}, |mu| = {math.sqrt(sq_u[i]) * scale:.4g}); move "
+            f"{i}, sigma = {float(sigma[i])!r}, |mu| = {norm_u * scale:.4g}); move "
             f"every row by the same map mu -> (mu - m) / s, sigma -> sigma / s (m a central "
             f"mean, s a typical sigma), which changes no kernel value")
     return sp.csr_matrix((data, X.indices, X.indptr), shape=X.shape)

@@ -853,8 +853,8 @@ def _locate_webkb(path):
             return "dir", root
     raise DatasetNotFoundError(
         f"no WebKB corpus under {str(path)!r}: expected class folders "
-        f"({', '.join(_WEBKB_CLASSES)}) or webkb-data.gtar.gz, in it or in its "
-        f"webkb/ subfolder")
+        f"({', '.join(_WEBKB_CLASSES)}) or the archive ({', '.join(_WEBKB_ARCHIVE_NAMES)}), "
+        f"in it or in its webkb/ subfolder")
 
 
 def _warn_other_universities(where, others):

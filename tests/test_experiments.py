@@ -848,7 +848,7 @@ def test_a_damaged_second_corpus_fails_before_any_training(ng_data, monkeypatch)
     ("--n-features", "1", r"--n-features must be at least 2, got 1"),
     ("--data", "", r"--data must name the folder holding 20 Newsgroups, got ''"),
     # The synthetic corpus's options were silently ignored beside --data.
-    ("--data", "somewhere --n-classes -5", r"--n-classes describe the synthetic corpus, which "
+    ("--data", "somewhere --n-classes -5", r"--n-classes describes the synthetic corpus, which "
                                            r"--data replaces by 20 Newsgroups"),
     ("--data", "somewhere --seed 3 --n-documents 10", r"--n-documents, --seed describe the "
                                                       r"synthetic corpus"),

@@ -790,6 +790,10 @@ def test_rows_too_far_are_counted_and_the_first_is_named(which):
                                          rf"sigma = 1 .* \(first row 2, sigma = 1\.0, "
                                          rf"\|mu\| = 1e\+12\)"):
         kgeo.pairwise_kernels(X, Y, kernel="hyperbolic")
+    # |mu| past 1e154, whose square overflows, was shown as inf.
+    with pytest.raises(ValueError, match=r"\(first row 1, sigma = 1\.0, \|mu\| = 1e\+200\)"):
+        kgeo.pairwise_kernels(np.array([[0.0, 0.0, 1.0], [6e199, 8e199, 1.0]]),
+                              kernel="hyperbolic")
 
 
 def test_compiled_kernel_evaluates_the_table_it_is_given(monkeypatch):
