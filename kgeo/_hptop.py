@@ -235,7 +235,8 @@ class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
                 raise ValueError(f"an indicator matrix y (2-D, here of shape {y.shape}: one "
                                  f"column per category) must hold only 0 and 1")
             return np.arange(y.shape[1]), y.astype(bool)
-        labels = check_labels(y, n_documents)
+        labels = check_labels(y, n_documents,
+                              learner="HPTOPEmbedding's y names each document's category")
         classes, codes = np.unique(labels, return_inverse=True)
         return classes, codes[:, None] == np.arange(classes.shape[0])
 

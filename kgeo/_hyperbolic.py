@@ -459,14 +459,19 @@ def heat_table(tau, n, log_scale=0.0):
 
         def odd_ratio(s):
             return _odd_shape(s, tau, n + 1) - odd_shape0
-        # It must reach past every distance the even kernel is tabulated at
-        # (at most the Gaussian bound of _extent), by as far as the
-        # integrand takes to fall by e^-46 (within sqrt(4 tau 46) of r): it
-        # holds logs, so values far below float64's range are no trouble,
-        # and no further (the contour integral loses digits where
-        # s^2 / 4 tau is in the tens of thousands, at small tau).
-        odd_extent = (math.sqrt(4.0 * tau * (-_LOG_ZERO + max(0.0, log_scale)))
-                      + math.sqrt(200.0 * tau))
+        # It must reach past every distance the even table is fitted at, by
+        # as far as the integrand takes to fall by e^-46 (within
+        # sqrt(4 tau 46) of r): it holds logs, so values far below float64's
+        # range are no trouble, and no further (the contour integral loses
+        # digits where s^2 / 4 tau is in the tens of thousands, at small
+        # tau). The even table's nodes reach the end of its last piece: the
+        # Gaussian bound of _extent rounded up to whole pieces (a review:
+        # where that end passed the odd table's, at tau near 1e-4 to 1e-3,
+        # the integral lost its tail and the last piece its fifth digit).
+        bound = math.sqrt(4.0 * tau * (-_LOG_ZERO + max(0.0, log_scale)))
+        if bound >= TABLE_PIECE:  # below, one piece of the extent's width
+            bound = math.ceil(bound / TABLE_PIECE) * TABLE_PIECE
+        odd_extent = bound + math.sqrt(200.0 * tau)
         odd_piece = table_piece(odd_extent)
         odd_table = _table_of(odd_ratio, tau, odd_extent, odd_piece)
         if not (np.all(np.isfinite(odd_table)) and math.isfinite(odd_shape0)):

@@ -989,8 +989,11 @@ def _is_infinite_label(value):
     return not math.isfinite(value)
 
 
-def check_labels(y, n_samples):
+def check_labels(y, n_samples, *, learner="kgeo.SVM is a classifier"):
     """Validate targets: 1D, finite, discrete, as long as X.
+
+    ``learner`` says, in the message for continuous labels, who needs
+    discrete ones ("<learner> and needs discrete labels").
 
     Returns
     -------
@@ -1030,8 +1033,8 @@ def check_labels(y, n_samples):
                 f"label(s); labels must be finite")
         if np.any(y != np.round(y)):
             raise ValueError(
-                "Unknown label type: continuous. kgeo.SVM is a classifier and needs "
-                "discrete labels (ints, strings, or floats with integral values)")
+                f"Unknown label type: continuous. {learner} and needs discrete labels "
+                f"(ints, strings, or floats with integral values)")
     if y.dtype.kind == "T":
         # NumPy 2's StringDType: str labels, whose missing value (its
         # na_object, None say) only an element-wise look finds; np.unique
@@ -1053,8 +1056,8 @@ def check_labels(y, n_samples):
                     and v != round(v)) or (isinstance(v, decimal.Decimal)
                                            and v != v.to_integral_value()):
                 raise ValueError(
-                    "Unknown label type: continuous. kgeo.SVM is a classifier and "
-                    "needs discrete labels")
+                    f"Unknown label type: continuous. {learner} and needs discrete "
+                    f"labels")
             if element_kind(v) == "c":
                 raise ValueError(f"Complex data not supported in y, got {v!r}")
         # str with np.str_ (bytes with np.bytes_, numbers of any types) are

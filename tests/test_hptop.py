@@ -321,6 +321,14 @@ def test_bad_parameters_and_unfitted_use(categories):
         embedding.transform(np.ones((2, 3)))
     with pytest.raises(ValueError, match="target must be one of the categories"):
         embedding.set_params(target=True).transform(X)
+    # Parameters set after the fit are checked by transform too: a string
+    # prior_scores added the prior columns.
+    with pytest.raises(TypeError, match="prior_scores must be True or False, got 'no'"):
+        embedding.set_params(target=None, prior_scores="no").transform(X)
+    # The label check names HP-TOP, not kgeo.SVM.
+    with pytest.raises(ValueError, match=r"^Unknown label type: continuous\. HPTOPEmbedding's "
+                                         r"y names each document's category and needs discrete"):
+        HPTOPEmbedding().fit(X, y + 0.5)
 
 
 def test_reuters_example_checks_its_options(load_example, tmp_path, capsys):
