@@ -429,22 +429,29 @@ class _TailReader:
         return len(marker) == size and not any(marker)
 
 
+def _compression(path):
+    """"gzip", "bzip2" or "xz" by the file's first bytes, or None."""
+    with open(path, "rb") as fh:
+        magic = fh.read(10)
+    # Full magic numbers (gzip with deflate; bzip2 with its block size digit
+    # and its first block's "1AY&SY"), so that a plain tar whose first member
+    # is named "BZh..." stays plain.
+    if magic[:3] == b"\x1f\x8b\x08":
+        return "gzip"
+    if magic[:3] == b"BZh" and magic[3:4] in b"123456789" and magic[3:4] != b"" \
+            and magic[4:10] == b"1AY&SY":
+        return "bzip2"
+    if magic[:6] == b"\xfd7zXZ\x00":
+        return "xz"
+    return None
+
+
 def _open_decompressed(archive):
     """The archive's bytes as a tar stream, decompressed by the module that
     checks the format's own checksum (CRC-32 for gzip and bzip2, xz's check)."""
-    with open(archive, "rb") as fh:
-        magic = fh.read(6)
-    # Full magic numbers (gzip with deflate; bzip2 with its block size digit),
-    # so that a plain tar whose first member is named "BZh..." stays plain.
-    if magic[:3] == b"\x1f\x8b\x08":
-        return gzip.open(archive, "rb")
-    if magic[:3] == b"BZh" and magic[3:4] in b"123456789" and magic[3:4] != b"":
-        with open(archive, "rb") as fh:
-            if fh.read(10)[4:10] == b"1AY&SY":
-                return bz2.open(archive, "rb")
-    if magic == b"\xfd7zXZ\x00":
-        return lzma.open(archive, "rb")
-    return open(archive, "rb")
+    opener = {"gzip": gzip.open, "bzip2": bz2.open, "xz": lzma.open}.get(
+        _compression(archive), open)
+    return opener(archive, "rb")
 
 
 def _link_target(member):
@@ -622,13 +629,9 @@ _NG_ARCHIVE_NAMES = ("20news-bydate.tar.gz", "20news-bydate.tgz", "20news-bydate
 
 def _is_archive(path):
     """Whether the file starts as an archive does: gzip, bzip2 or xz's magic
-    number, or a plain tar's first header."""
-    with open(path, "rb") as fh:
-        magic = fh.read(6)
-    if magic[:3] in (b"\x1f\x8b\x08", b"BZh") or magic == b"\xfd7zXZ\x00":
-        return True
+    number, or a plain tar's first header. An unreadable file is none."""
     try:
-        return tarfile.is_tarfile(path)
+        return _compression(path) is not None or tarfile.is_tarfile(path)
     except OSError:
         return False
 

@@ -1301,6 +1301,24 @@ def test_an_archive_below_folders_named_like_the_corpus_loads(tmp_path, ng_tar, 
     assert load_webkb(plain).filenames == load_webkb(webkb_tar).filenames
 
 
+def test_a_page_that_is_no_archive_is_still_refused(tmp_path, monkeypatch):
+    # "BZh" alone is no bzip2 stream (its magic number runs on to "1AY&SY"),
+    # and a page that cannot be read is refused as before, not a PermissionError.
+    page = tmp_path / "student" / "cornell" / "page.html"
+    page.parent.mkdir(parents=True)
+    page.write_text("BZh, the bzip2 signature, is three bytes.\n")
+    expected = re.escape(f"{str(page)!r} is one of the WebKB files, not the corpus")
+    with pytest.raises(DatasetNotFoundError, match=expected):
+        load_webkb(page)
+    from kgeo import datasets
+
+    def unreadable(path):
+        raise PermissionError(13, "Permission denied", str(path))
+    monkeypatch.setattr(datasets, "_compression", unreadable)
+    with pytest.raises(DatasetNotFoundError, match=expected):
+        load_webkb(page)
+
+
 def test_a_folder_named_like_a_webkb_class_does_not_hide_its_archive(tmp_path, webkb_tar):
     data = tmp_path / "data"
     (data / "webkb").mkdir(parents=True)
