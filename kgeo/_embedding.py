@@ -28,16 +28,16 @@ def _log_inverse_frequency(n_docs, df):
     Each distinct frequency's log is taken in decimal arithmetic at 40
     digits and rounded once to float64 (correct unless the value lies within
     1e-40 of a tie): the same bits on every CPU, C library and operating
-    system. NumPy's log1p is Intel's SVML on AVX-512
-    CPUs, glibc picks an FMA build of log1p on CPUs that have FMA (from
-    glibc 2.39), and neither rounds correctly (glibc's log1p of
-    (n_docs - df) / df missed the correctly rounded value on 49 of 20NG's
-    611 frequencies), so the same corpus gave different TF-IDF weights, and
-    SVMs, on different machines (the likely cause of the two 20NG linear
-    models in benchmarks/README.md). Before, ``log(n_docs / df)`` in float64
-    rounded the quotient first, which the log's condition
-    ``1 / log(n_docs / df)`` magnified for words in nearly every document
-    (n_docs = 18,846, df = n_docs - 1: 13,838 ulps).
+    system. NumPy's log1p is Intel's SVML on AVX-512 CPUs, glibc picks an
+    FMA build of log1p on CPUs that have FMA (from glibc 2.39), and neither
+    rounds correctly (glibc's log1p of (n_docs - df) / df missed the
+    correctly rounded value on 49 of 20NG's 611 frequencies), so the same
+    corpus gave different TF-IDF weights, and SVMs, on different machines
+    (the likely cause of the two 20NG linear models in benchmarks/README.md).
+    Before, ``log(n_docs / df)`` in float64 rounded the quotient first,
+    which the log's condition ``1 / log(n_docs / df)`` magnified for words
+    in nearly every document (n_docs = 18,846, df = n_docs - 1: 13,838
+    ulps).
 
     Distinct frequencies are few: they sum to at most the number of stored
     entries, so there are fewer than ``sqrt(2 * nnz)`` of them (611 in

@@ -438,8 +438,7 @@ def _compression(path):
     # is named "BZh..." stays plain.
     if magic[:3] == b"\x1f\x8b\x08":
         return "gzip"
-    if magic[:3] == b"BZh" and magic[3:4] in b"123456789" and magic[3:4] != b"" \
-            and magic[4:10] == b"1AY&SY":
+    if magic[:3] == b"BZh" and magic[4:10] == b"1AY&SY" and magic[3:4] in b"123456789":
         return "bzip2"
     if magic[:6] == b"\xfd7zXZ\x00":
         return "xz"
