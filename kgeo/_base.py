@@ -107,13 +107,12 @@ class EstimatorMixin:
         changed = []
         for name, value in self.get_params().items():
             default = defaults.get(name, inspect.Parameter.empty)
-            try:
-                # A NaN left at a NaN default is unchanged, as scikit-learn
-                # shows it, though NaN != NaN.
-                same = (value is default or (_is_scalar_nan(value) and _is_scalar_nan(default))
-                        or bool(value == default))
-            except Exception:  # arrays and other values without a plain ==
-                same = False
+            # scikit-learn's rule: the same repr, or a NaN left at a NaN
+            # default. Not ==, under which C=True, verbose=False and
+            # C=np.array([1.0]) equal their defaults: the repr hid values
+            # that fit then refuses (a review).
+            same = (value is default or (_is_scalar_nan(value) and _is_scalar_nan(default))
+                    or repr(value) == repr(default))
             if not same:
                 changed.append(f"{name}={value!r}")
         return f"{type(self).__name__}({', '.join(changed)})"

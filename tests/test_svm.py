@@ -3100,6 +3100,20 @@ def test_repr_shows_only_parameters_that_differ_from_the_defaults():
     assert repr(kgeo.SVM(C=2.0, kernel="rbf")) == "SVM(C=2.0, kernel='rbf')"
 
 
+@pytest.mark.parametrize("params, shown", [
+    ({"C": True}, "SVM(C=True)"),
+    ({"C": 1}, "SVM(C=1)"),
+    ({"C": np.array([1.0])}, "SVM(C=array([1.]))"),
+    ({"break_ties": 0}, "SVM(break_ties=0)"),
+    ({"verbose": False}, "SVM(verbose=False)"),
+])
+def test_repr_shows_a_value_equal_to_its_default_but_of_another_type(params, shown):
+    """Compared by repr, as scikit-learn's repr compares them: under ==,
+    True, 0 and array([1.]) matched their defaults, and the repr hid values
+    that fit refuses."""
+    assert repr(kgeo.SVM(**params)) == shown
+
+
 def test_repr_shows_an_array_parameter_it_cannot_compare():
     """A parameter whose == with the default gives an array (no single truth
     value) is shown, not hidden as if it were the default (from mutation
