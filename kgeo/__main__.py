@@ -213,6 +213,11 @@ def main(argv=None):
     except (ValueError, TypeError, OSError) as error:
         print(f"kgeo {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        # Ctrl-C: the shells' status for a command SIGINT ended (128 + 2),
+        # without the traceback through the fit's threads (a review).
+        print(f"kgeo {args.command}: interrupted", file=sys.stderr)
+        return 130
     except MemoryError as error:
         # e.g. kgeo demo --n-features 1000000000000: NumPy's message names the
         # array it could not allocate.

@@ -42,6 +42,7 @@ discusses each with measurements):
   are. The counts are reported (``n_empty_test`` in results.csv).
 """
 
+import contextlib
 import csv
 import hashlib
 import importlib.util
@@ -835,8 +836,28 @@ _OUTPUT_NAMES = ("results.csv", "results_by_split.csv", "significance.csv", "c_s
 _MANIFEST_NAME = ".kgeo-outputs.json"
 
 
-def _prepare_out_dir(out_dir):
-    """Create ``out_dir`` and prove it takes the output files, before any training."""
+@contextlib.contextmanager
+def _removed_if_empty(created):
+    """Remove the folders in ``created`` (outermost first) that are still
+    empty when the block fails: a run stopped by an error or Ctrl-C after
+    `_prepare_out_dir` made its output folder left the folder behind, empty
+    (a review)."""
+    try:
+        yield
+    except BaseException:
+        for folder in reversed(created):
+            try:
+                folder.rmdir()
+            except OSError:
+                break  # not empty (or gone): neither it nor its parents are ours to remove
+        raise
+
+
+def _prepare_out_dir(out_dir, created=None):
+    """Create ``out_dir`` and prove it takes the output files, before any training.
+
+    The folders it creates, outermost first, are appended to ``created``
+    when given (see `_removed_if_empty`)."""
     if not isinstance(out_dir, (str, os.PathLike)):
         raise TypeError(f"out_dir must be a path to a folder, got {out_dir!r}")
     if str(out_dir) == "":
@@ -845,7 +866,10 @@ def _prepare_out_dir(out_dir):
     if out_dir.exists() and not out_dir.is_dir():
         raise NotADirectoryError(f"out_dir {str(out_dir)!r} exists and is not a directory")
     try:
+        missing = [folder for folder in (out_dir, *out_dir.parents) if not folder.exists()]
         out_dir.mkdir(parents=True, exist_ok=True)
+        if created is not None:
+            created.extend(reversed(missing))
         probe = out_dir / f".kgeo-write-test-{os.getpid()}"
         probe.write_bytes(b"")
         probe.unlink()
@@ -995,10 +1019,19 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
     # the corpora are there, and the output folder takes files.
     for name in datasets:
         _LOCATORS[name](data_dir)
+    created = []
     if out_dir is not None:
-        out_dir = _prepare_out_dir(out_dir)
-        _refuse_foreign_outputs(out_dir, _names_written(c_sweep, figure), overwrite)
+        out_dir = _prepare_out_dir(out_dir, created)
+    with _removed_if_empty(created):
+        if out_dir is not None:
+            _refuse_foreign_outputs(out_dir, _names_written(c_sweep, figure), overwrite)
+        return _train_and_write(datasets, data_dir, out_dir, C, c_sweep, progress,
+                                vocabulary, n_jobs, figure, overwrite, started)
 
+
+def _train_and_write(datasets, data_dir, out_dir, C, c_sweep, progress, vocabulary, n_jobs,
+                     figure, overwrite, started):
+    """run_zhang2005's work once its arguments are checked."""
     cells, significance, y_true, info = [], [], {}, {}
     sweep_cells = [] if c_sweep else None
     sweep_summary = [] if c_sweep else None

@@ -836,6 +836,29 @@ def test_a_damaged_second_corpus_fails_before_any_training(ng_data, monkeypatch)
         run_zhang2005(["20ng", "webkb"], ng_data, ng_data / "out", progress=False)
 
 
+def test_a_failed_run_removes_the_output_folders_it_created(ng_data, monkeypatch):
+    """Folders run_zhang2005 made for its outputs go again, innermost first,
+    when the run fails after making them (a damaged corpus, or Ctrl-C during
+    the training); they were left behind, empty. A folder that existed, or
+    that holds a file by then, stays."""
+    (ng_data / "webkb").mkdir()
+    (ng_data / "webkb" / "webkb-data.gtar.gz").write_bytes(b"not an archive" * 100)
+    (ng_data / "kept").mkdir()
+    with pytest.raises(ValueError, match=r"is not a readable tar archive"):
+        run_zhang2005(["20ng", "webkb"], ng_data, ng_data / "kept" / "new" / "out",
+                      progress=False)
+    assert list((ng_data / "kept").iterdir()) == []
+
+    def interrupted(name, splits, *args, **kwargs):
+        (ng_data / "user").mkdir(exist_ok=True)
+        (ng_data / "user" / "notes.txt").write_text("mine")  # written during the run
+        raise KeyboardInterrupt
+    monkeypatch.setattr("kgeo.experiments._run_cells", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_zhang2005("20ng", ng_data, ng_data / "user" / "out", progress=False)
+    assert [p.name for p in (ng_data / "user").iterdir()] == ["notes.txt"]
+
+
 @pytest.mark.parametrize("option, value, match", [
     ("--C", "0", r"--C must be a finite number > 0, got 0.0"),
     ("--C", "nan", r"--C must be a finite number > 0, got nan"),
@@ -1652,6 +1675,19 @@ def test_cli_demo_with_stdout_closed_shows_no_traceback(tmp_path):
                                "'--n-classes', '2']; runpy.run_module('kgeo', run_name='__main__')"],
         stderr=subprocess.PIPE, text=True, timeout=300, cwd=tmp_path, env=env)
     assert "Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("command", [["demo"], ["reproduce", "zhang2005", "--dataset", "20ng",
+                                                "--data", "d", "--out", "x"]])
+def test_cli_interrupted_exits_130_without_a_traceback(command, monkeypatch, capsys):
+    """Ctrl-C during a command: one line and the shells' status for SIGINT
+    (130), not a traceback through the fit's threads."""
+    def interrupted(args):
+        raise KeyboardInterrupt
+    monkeypatch.setattr("kgeo.__main__._demo", interrupted)
+    monkeypatch.setattr("kgeo.__main__._reproduce", interrupted)
+    assert main(command) == 130
+    assert capsys.readouterr().err == f"kgeo {command[0]}: interrupted\n"
 
 
 def test_check_demo_args_boundary():
