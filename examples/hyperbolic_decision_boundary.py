@@ -44,26 +44,53 @@ def fit_pair(kernel, points=POINTS, **params):
     return kgeo.SVM(kernel=kernel, C=1e3, tol=1e-10, **params).fit(points, [0, 1])
 
 
-def crossing(model, fixed, solve_for, low, high):
+def crossing(model, fixed, solve_for, grid):
     """Where the decision value changes sign along lines: for each value of
     the coordinate held ``fixed`` (an array), the other one (``solve_for``:
-    0 for mu, 1 for sigma) in [low, high], by bisection to float64
-    resolution; NaN where the sign does not change there."""
-    fixed = np.asarray(fixed, dtype=np.float64)
-    low, high = np.full(fixed.shape, float(low)), np.full(fixed.shape, float(high))
+    0 for mu, 1 for sigma) within the ascending ``grid``, by bisection to
+    float64 resolution; NaN where no crossing can be traced there.
 
-    def value(other):
-        columns = (other, fixed) if solve_for == 0 else (fixed, other)
-        return model.decision_function(np.column_stack(columns))
-    f_low = value(low)
-    changes = np.sign(f_low) != np.sign(value(high))
-    for _ in range(80):  # an interval of 20 / 2^80: below float64's spacing
+    The signs are first read at the grid's points along each line, and the
+    bisection starts from the first two of opposite signs with only zeros
+    between them. A decision value of exactly 0 (b* is 0) is either the
+    boundary, where the two kernel values agree to the last bit, or both
+    kernel values underflowed, where its sign says nothing: it never ends a
+    bracket, the bisection stops at it, and the point is kept only if a
+    kernel value there is a normal float64. (Taking 0 for a sign of its own traced the edge of the
+    underflow for the boundary at t = 0.02, and bracket ends at mu = +-10
+    that underflowed refused gamma = 10.)
+    """
+    fixed = np.asarray(fixed, dtype=np.float64)
+    grid = np.asarray(grid, dtype=np.float64)
+
+    def points(other, at):
+        return np.column_stack((other, at) if solve_for == 0 else (at, other))
+    signs = np.sign(model.decision_function(points(np.tile(grid, fixed.size),
+                                                   np.repeat(fixed, grid.size))))
+    signs = signs.reshape(fixed.size, grid.size)
+    low, high = np.full(fixed.size, grid[0]), np.full(fixed.size, grid[-1])
+    sign_low, changes = np.zeros(fixed.size), np.zeros(fixed.size, dtype=bool)
+    for line, line_signs in enumerate(signs):
+        nonzero = np.flatnonzero(line_signs)
+        flips = np.flatnonzero(line_signs[nonzero[:-1]] != line_signs[nonzero[1:]])
+        if flips.size:
+            a, b = nonzero[flips[0]], nonzero[flips[0] + 1]
+            low[line], high[line], sign_low[line] = grid[a], grid[b], line_signs[a]
+            changes[line] = True
+    for _ in range(80):  # a bracket / 2^80: below float64's spacing
         middle = 0.5 * (low + high)
-        f_middle = value(middle)
-        same = np.sign(f_middle) == np.sign(f_low)
-        low, f_low = np.where(same, middle, low), np.where(same, f_middle, f_low)
+        sign_middle = np.sign(model.decision_function(points(middle, fixed)))
+        same = sign_middle == sign_low
+        low = np.where(same | (sign_middle == 0), middle, low)
         high = np.where(same, high, middle)
-    return np.where(changes, 0.5 * (low + high), np.nan)
+    found = 0.5 * (low + high)
+    params = {"t": model.t} if model.kernel == "hyperbolic" else {"gamma": model.gamma}
+    values = kgeo.pairwise_kernels(points(found, fixed), model.support_vectors_,
+                                   kernel=model.kernel, **params)
+    # Subnormal kernel values keep too few digits to place the crossing
+    # (at t = 0.001, 1e-326: distances 3e-5 apart).
+    traced = changes & (values.max(axis=1) >= np.finfo(np.float64).tiny)
+    return np.where(traced, found, np.nan)
 
 
 def fisher_rao(a, b):
@@ -107,9 +134,11 @@ def trace(t=0.5, gamma=0.5):
     hyperbolic = fit_pair("hyperbolic", t=t)
     gaussian = fit_pair("rbf", gamma=gamma)
     sigma_grid = np.linspace(0.1, 2.5, 49)
-    mu_g = crossing(gaussian, sigma_grid, 0, -10.0, 10.0)
+    mu_g = crossing(gaussian, sigma_grid, 0, np.linspace(-10.0, 10.0, 257))
     mu_grid = np.linspace(-3.0, 5.0, 161)
-    sigma_h = crossing(hyperbolic, mu_grid, 1, 1e-3, 20.0)
+    # Geometric in sigma, the scale (where the boundary nears the axis, a
+    # sigma of 0.01 is far from one of 0.05).
+    sigma_h = crossing(hyperbolic, mu_grid, 1, np.geomspace(1e-3, 20.0, 257))
     on = ~np.isnan(sigma_h)
     gon = ~np.isnan(mu_g)
     # A kernel that underflows between the points (a short t, a large
@@ -179,6 +208,17 @@ def check_plot_path(parser, path):
     if extension not in formats:
         parser.error(f"--plot: the file name must end in one of "
                      f"{', '.join('.' + f for f in sorted(formats))}; got {path!r}")
+    # Opened as the figure will be (a folder of that name, a read-only file
+    # or folder, /proc or /sys failed only after the computation); a file
+    # this check creates is removed again, an existing one is not changed.
+    existed = os.path.lexists(path)
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as error:
+        parser.error(f"--plot: cannot write {path!r}: {error.strerror or error}")
+    if not existed:
+        os.remove(path)
 
 
 def main(argv=None):
@@ -189,7 +229,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if not (0 < args.t < math.inf and 0 < args.gamma < math.inf):
         parser.error(f"--t and --gamma must be finite and > 0, got {args.t} and {args.gamma}")
-    if args.plot:
+    if args.plot is not None:  # "" too: refused for its missing extension
         check_plot_path(parser, args.plot)
     try:
         result = trace(args.t, args.gamma)
@@ -210,7 +250,7 @@ def main(argv=None):
           f"(mu / sqrt 2, sigma): points within {off:.1e} of it; "
           f"{result['hyperbolic_off_line']:.3f} from the best line")
     print(f"Gaussian boundary: points within {result['gaussian_off_line']:.1e} of a line")
-    if args.plot:
+    if args.plot is not None:
         plot(result, args.plot)
         print(f"figure written to {args.plot}")
 

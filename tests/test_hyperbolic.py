@@ -731,6 +731,40 @@ def test_figure_1_boundaries_are_a_geodesic_and_a_line(figure_1):
     assert np.count_nonzero(~np.isnan(sigma_h)) > 50
 
 
+@pytest.mark.parametrize("t, gamma", [(0.02, 0.5), (0.05, 0.5), (0.001, 0.5), (0.5, 10.0)])
+def test_figure_1_traces_the_boundaries_where_kernels_underflow_nearby(figure_1, t, gamma):
+    """Where both kernel values underflow to 0 along a line, the decision
+    value 0 says nothing: taken for a sign of its own, the trace followed
+    the underflow's edge (t = 0.02: distances 2.8 apart on the "boundary";
+    t = 0.001's subnormal kernel values put points 3e-5 off) and refused
+    gamma = 10, whose bracket ends underflowed."""
+    result = figure_1.trace(t=t, gamma=gamma)
+    assert result["distance_gap"] < 1e-12 * result["distance_scale"]
+    assert result["gaussian_off_line"] < 1e-12
+    assert np.count_nonzero(~np.isnan(result["gaussian"][0])) == 49
+
+
+def test_figure_1_refuses_a_figure_it_could_not_write(figure_1, tmp_path, capsys):
+    """Checked before the computation by opening the file as the figure
+    will be: a folder of the figure's name ran the whole trace, then ended
+    in IsADirectoryError. A name without a format ("") was ignored."""
+    pytest.importorskip("matplotlib")
+    (tmp_path / "taken.png").mkdir()
+    for argv, match in ((["--plot", str(tmp_path / "taken.png")], r"--plot: cannot write"),
+                        (["--plot", ""], r"--plot: the file name must end in one of")):
+        with pytest.raises(SystemExit) as stop:
+            figure_1.main(argv)
+        assert stop.value.code == 2
+        assert re.search(match, capsys.readouterr().err)
+    # The check leaves no file behind, and an existing figure unchanged.
+    figure = tmp_path / "figure.png"
+    figure_1.check_plot_path(None, str(figure))
+    assert not figure.exists()
+    figure.write_bytes(b"earlier")
+    figure_1.check_plot_path(None, str(figure))
+    assert figure.read_bytes() == b"earlier"
+
+
 def test_figure_1_script_prints_and_plots(figure_1, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     figure_1.main(["--plot", str(tmp_path / "figure1.png")])
