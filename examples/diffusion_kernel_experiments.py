@@ -89,6 +89,9 @@ def parse_args(argv=None):
         parser.error(f"--scales must lie in [1e-150, 1e150], got {args.scales}")
     if not 0 < args.C < math.inf:
         parser.error(f"--C must be finite and > 0, got {args.C}")
+    if args.C < sys.float_info.min:  # the SVMs refuse it, after the data is read
+        parser.error(f"--C must be at least {sys.float_info.min:.4g} (a normal float), "
+                     f"got {args.C}")
     if args.seed < 0:
         parser.error(f"--seed must be >= 0, got {args.seed}")
     return args

@@ -52,6 +52,9 @@ def parse_args(argv=None):
         parser.error(f"--components must be at least 1, got {args.components}")
     if not 0 < args.C < math.inf:
         parser.error(f"--C must be finite and > 0, got {args.C}")
+    if args.C < sys.float_info.min:  # the SVMs refuse it, after the data is read
+        parser.error(f"--C must be at least {sys.float_info.min:.4g} (a normal float), "
+                     f"got {args.C}")
     if not all(0 < f <= 1 for f in args.fractions):
         parser.error(f"--fractions must lie in (0, 1], got {args.fractions}")
     if args.repeats < 1:

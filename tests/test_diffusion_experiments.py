@@ -252,6 +252,8 @@ def test_reuters_table_runs(example, reuters_dir, capsys):
     # or infinite (scales).
     (["--table", "3", "--C", "-1"], r"--C must be finite and > 0, got -1.0"),
     (["--table", "3", "--C", "inf"], r"--C must be finite and > 0, got inf"),
+    (["--table", "3", "--C", "1e-320"], r"--C must be at least 2\.225e-308 \(a normal "
+                                        r"float\), got 1e-320"),
     (["--table", "3", "--seed", "-1"], r"--seed must be >= 0, got -1"),
     (["--table", "3", "--scales", "inf"], r"--scales must lie in \[1e-150, 1e150\]"),
     (["--table", "3", "--scales", "1e-300"], r"--scales must lie in \[1e-150, 1e150\]"),

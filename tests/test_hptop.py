@@ -3,6 +3,7 @@ log-odds written in the paper's parameters, its kernel against the paper's
 factorised form, its Gaussians against their definition."""
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -354,6 +355,23 @@ def test_reuters_example_runs(reuters_dir, load_example, capsys):
     # earn, the first category, is the easiest: both kernels find it (an
     # SVM given another category's scores would not).
     assert all(float(row[2]) > 90 for row in rows)
+
+
+def test_reuters_example_skips_draws_without_two_stories_per_category(reuters_dir,
+                                                                      load_example, capsys):
+    """A draw of 20 stories lacks corn and others: HPTOPEmbedding's fit
+    refused it and the script ended in a traceback. Such draws are skipped
+    and listed with the categories they lack."""
+    example = load_example("hp_top_reuters")
+    example.main(["--data", str(reuters_dir), "--sizes", "20", "--repeats", "2"])
+    out = capsys.readouterr().out
+    assert "| 20 | (no run: each of the 2 draws was skipped) |" in out
+    for run in (1, 2):
+        assert re.search(rf"20 stories, run {run}: skipped, fewer than 2 stories of .*corn",
+                         out)
+    assert example.short_components(np.ones((4, 10), dtype=bool)) == ["other"]
+    assert example.short_components(np.eye(10, dtype=bool)[[0, 0, 1, 1]]) == [
+        "money-fx", "grain", "crude", "trade", "interest", "ship", "wheat", "corn", "other"]
 
 
 # Found by mutation testing: the duplicate guard's accepting side.

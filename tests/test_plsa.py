@@ -731,6 +731,9 @@ def test_topic_tables_beyond_the_machines_memory_are_refused_up_front(n_componen
 
 @pytest.mark.parametrize("script, argv, match", [
     ("fisher_kernel_reuters", ["--C", "inf"], r"--C must be finite and > 0, got inf"),
+    # Subnormal: a traceback from the first SVM's fit, after PLSA's.
+    ("fisher_kernel_reuters", ["--C", "1e-320"], r"--C must be at least 2\.225e-308 \(a "
+                                                 r"normal float\), got 1e-320"),
     ("fisher_kernel_reuters", ["--seed", "-1"], r"--seed must be >= 0, got -1"),
     ("fisher_kernel_retrieval", ["--seed", "-1"], r"--seed must be >= 0, got -1"),
 ])
