@@ -104,7 +104,9 @@ def _demo(args):
 
 
 def _check_reproduce_args(args):
-    """As for the demo: errors name the option the user typed, not the parameter."""
+    """As for the demo: these errors name the option the user typed, not the
+    parameter. (run_zhang2005's own, on what the folders hold, name its
+    parameters, data_dir and out_dir.)"""
     if not (args.C > 0 and args.C < float("inf")):
         raise ValueError(f"--C must be a finite number > 0, got {args.C}")
     if args.C < sys.float_info.min:
