@@ -1020,10 +1020,9 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
     for name in datasets:
         _LOCATORS[name](data_dir)
     created = []
-    if out_dir is not None:
-        out_dir = _prepare_out_dir(out_dir, created)
     with _removed_if_empty(created):
         if out_dir is not None:
+            out_dir = _prepare_out_dir(out_dir, created)
             _refuse_foreign_outputs(out_dir, _names_written(c_sweep, figure), overwrite)
         return _train_and_write(datasets, data_dir, out_dir, C, c_sweep, progress,
                                 vocabulary, n_jobs, figure, overwrite, started)

@@ -858,6 +858,13 @@ def test_a_failed_run_removes_the_output_folders_it_created(ng_data, monkeypatch
         run_zhang2005("20ng", ng_data, ng_data / "user" / "out", progress=False)
     assert [p.name for p in (ng_data / "user").iterdir()] == ["notes.txt"]
 
+    def unwritable(path, data):
+        raise PermissionError(13, "Permission denied", str(path))
+    monkeypatch.setattr(Path, "write_bytes", unwritable)  # the folder's write probe
+    with pytest.raises(OSError, match=r"out_dir .* cannot be created or written"):
+        run_zhang2005("20ng", ng_data, ng_data / "kept" / "probe", progress=False)
+    assert list((ng_data / "kept").iterdir()) == []
+
 
 @pytest.mark.parametrize("option, value, match", [
     ("--C", "0", r"--C must be a finite number > 0, got 0.0"),
