@@ -777,8 +777,12 @@ class SVM(EstimatorMixin):
         check_on_simplex(X, name="X", kernel=self.kernel, empty_rows="allow")
         rows = np.flatnonzero(empty)
         has_words = np.bincount(y_index[~no_words & weighed], minlength=classes.shape[0])
-        if not np.all(has_words):
-            lost = int(np.flatnonzero(has_words == 0)[0])
+        # A class without a sample of positive weight at all is fit's error
+        # to name, not this one (which named such a class a class of empty
+        # documents when some other document was empty: a review).
+        weighed_classes = np.bincount(y_index[weighed], minlength=classes.shape[0])
+        if np.any((has_words == 0) & (weighed_classes > 0)):
+            lost = int(np.flatnonzero((has_words == 0) & (weighed_classes > 0))[0])
             of_weight = "" if weight is None else " of positive sample_weight"
             raise ValueError(
                 f"every document{of_weight} of class {_label(classes[lost])!r} is without a "

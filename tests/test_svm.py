@@ -5413,3 +5413,128 @@ def test_balanced_class_weight_survives_weights_whose_sum_overflows():
     scaled = kgeo.SVM(**params).fit(X, y, sample_weight=big)
     np.testing.assert_allclose(scaled.class_weight_, ref.class_weight_, rtol=1e-14)
     assert scaled._kernel_args["gamma"] == pytest.approx(ref._kernel_args["gamma"], rel=1e-14)
+
+
+# ==========================================================================
+# From a mutation review of fit's side of _svm.py (helper 165: 84 mutants,
+# 68 killed by the suite, 4 equivalent, 10 gaps, each failing a test below)
+# ==========================================================================
+
+
+def _fit_review_counts(seed=0, n=40, d=6, k=2):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % k
+    X = rng.integers(0, 5, size=(n, d)).astype(np.float64)
+    X[np.arange(n), y % d] += 3  # each class favours a word; no empty rows
+    return X, y
+
+
+# Mutant F13: `sample = row` in the sample-weighted box check (the index
+# among the kept samples instead of the index in X as given).
+def test_a_subnormal_box_names_the_sample_by_its_number_in_x_past_zero_weights():
+    X, y = _fit_review_counts()
+    w = np.ones(40)
+    w[:3] = 0.0
+    w[39] = 1e-320
+    with pytest.raises(ValueError, match=r"= 1e-319 for sample 39 \(1 sample"):
+        kgeo.SVM(C=10.0).fit(X, y, sample_weight=w)
+
+
+# A defect it found: a class whose samples all weigh 0 was reported as a
+# class "whose documents of positive sample_weight are all without a word"
+# when some *other* document was empty, although its documents have words;
+# the accurate message ("class 1 has no sample of positive weight") came
+# only where no document was empty.
+@pytest.mark.filterwarnings("ignore::kgeo.EmptyDocumentWarning")
+def test_a_class_of_weight_zero_is_named_as_such_beside_an_empty_document():
+    X = np.array([[1, 2, 0], [2, 1, 1], [0, 0, 0], [1, 0, 3], [0, 2, 2]], float)
+    y = [0, 0, 0, 1, 1]
+    with pytest.raises(ValueError, match=r"class 1 has no sample of positive weight"):
+        kgeo.SVM().fit(X, y, sample_weight=[1, 1, 1, 0, 0])
+
+
+# Mutant S5: the dense fast path (support vectors re-read from the caller's
+# array) taken for any dtype, not only float64: support_vectors_ then kept
+# X's dtype (float32, int) instead of float64 as sklearn's SVC has it.
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+@pytest.mark.parametrize("kernel", ["ngd", "linear", "rbf"])
+def test_support_vectors_are_float64_whatever_the_dense_dtype(kernel, dtype):
+    X, y = _fit_review_counts()
+    model = kgeo.SVM(kernel=kernel).fit(X.astype(dtype), y)
+    reference = kgeo.SVM(kernel=kernel).fit(X, y)
+    assert model.support_vectors_.dtype == np.float64
+    np.testing.assert_array_equal(model.support_, reference.support_)
+    np.testing.assert_array_equal(model.support_vectors_, reference.support_vectors_)
+
+
+def _stalled_fit(n_classes):
+    rng = np.random.default_rng(0)
+    Z = rng.poisson(1.0, (20 * n_classes, 8)).astype(float)
+    Z[:, 0] += 1
+    labels = np.tile(np.arange(n_classes), 20)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = kgeo.SVM(kernel="ngd", tol=1e-300, max_iter=10**6).fit(Z, labels)
+    return model, [w for w in caught if issubclass(w.category, kgeo.ConvergenceWarning)]
+
+
+# Mutants F33 (the stall warning names the last stalled pair, not the first)
+# and F34 (its stacklevel off by one: the warning points into kgeo).
+def test_the_stall_warning_counts_the_pairs_names_the_first_and_points_at_the_caller():
+    model, caught = _stalled_fit(3)
+    assert model.fit_status_ == 1
+    assert len(caught) == 1
+    assert "for 3 of 3 class pair(s), first (0, 1):" in str(caught[0].message)
+    assert caught[0].filename == __file__
+
+
+# Mutant P5: shrinking=np.bool_ refused (the suite passes only Python bools).
+def test_shrinking_takes_numpy_bools():
+    X, y = _fit_review_counts()
+    for value in (np.True_, np.False_):
+        model = kgeo.SVM(shrinking=value).fit(X, y)
+        reference = kgeo.SVM(shrinking=bool(value)).fit(X, y)
+        np.testing.assert_array_equal(model.dual_coef_, reference.dual_coef_)
+
+
+# Mutants P7 (max_iter=True accepted as 1) and P13 (degree=0 accepted by a
+# kernel that does not read it).
+@pytest.mark.parametrize("params, match", [
+    ({"max_iter": True}, r"max_iter must be -1 \(libsvm's limit\) or an integer >= 0, got True"),
+    ({"max_iter": False}, r"max_iter must be -1"),
+    ({"kernel": "ngd", "degree": 0}, r"degree must be an integer >= 1, got 0"),
+    ({"kernel": "linear", "degree": -2}, r"degree must be an integer >= 1, got -2"),
+])
+def test_more_invalid_parameters(params, match):
+    X, y = _fit_review_counts()
+    with pytest.raises(ValueError, match=match):
+        kgeo.SVM(**params).fit(X, y)
+
+
+# Mutant F36: rows whose k(x, x) overflows named by their place among the
+# rows sorted by class instead of their number in X.
+def test_an_overflowing_training_row_is_named_by_its_number_in_x():
+    rng = np.random.default_rng(0)
+    X = np.abs(rng.normal(size=(12, 3))) + 0.1
+    y = np.array([1, 0] * 6)  # not sorted: row 2 is the 8th row by class
+    X[2] = 1e50
+    with pytest.raises(ValueError, match=r"1 training row\(s\) \(first rows \[2\]\)"):
+        kgeo.SVM(kernel="poly", degree=4, gamma=1.0).fit(X, y)
+
+
+# Mutant F39: a precomputed matrix's reach taken as largest + shift, so a
+# large negative shift passed the overflow check.
+def test_a_large_negative_shift_of_a_kernel_matrix_is_refused_as_overflow():
+    y = np.array([1, 0] * 6)
+    K = np.full((12, 12), 1e307) + np.eye(12)
+    with pytest.raises(ValueError, match=r"kernel 'precomputed' overflows float64 on X"):
+        kgeo.SVM(kernel="precomputed", shift=-1.5e308).fit(K, y)
+
+
+# Mutant P4: cache_dtype checked only late in the fit, after X: parameters
+# are refused before the data are read (a bad X then hid a bad parameter).
+def test_cache_dtype_is_checked_before_the_data():
+    X, y = _fit_review_counts()
+    X[0, 0] = -1.0  # ngd refuses negative entries
+    with pytest.raises(ValueError, match=r"cache_dtype must be 'float64' or 'float32'"):
+        kgeo.SVM(cache_dtype="float16").fit(X, y)
