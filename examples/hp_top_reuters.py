@@ -118,7 +118,8 @@ def main(argv=None):
     print(f"Reuters-21578 ModApte: {X_train.shape[0]} training / {X_test.shape[0]} test "
           f"stories, {X_train.shape[1]} words (occurring 5 times or more in training), "
           f"TF, L2; binary SVMs, C = 1; F1 (%) on the test stories, mean over "
-          f"{args.repeats} runs\n")
+          f"{args.repeats} runs (draws without 2 stories of each category skipped, "
+          f"listed below)\n")
     print("| training stories | kernel | " + " | ".join(CATEGORIES) + " | macro F1 | micro F1 |")
     print("|" + " --- |" * (len(CATEGORIES) + 4))
     notes = []
@@ -145,6 +146,9 @@ def main(argv=None):
                   f"{100 * micro:.2f} |", flush=True)
         if not results:
             print(f"| {size} | (no run: each of the {runs} draws was skipped) |", flush=True)
+        elif len(next(iter(results.values()))) < runs:
+            notes.append(f"{size} stories: the mean of {len(next(iter(results.values())))} "
+                         f"of {runs} runs")
     if notes:
         print("\n" + "\n".join(notes))
     print(f"\n{time.perf_counter() - started:.0f} s in all")

@@ -55,8 +55,9 @@ def crossing(model, fixed, solve_for, grid):
     between them. A decision value of exactly 0 (b* is 0) is either the
     boundary, where the two kernel values agree to the last bit, or both
     kernel values underflowed, where its sign says nothing: it never ends a
-    bracket, the bisection stops at it, and the point is kept only if a
-    kernel value there is a normal float64. (Taking 0 for a sign of its own
+    bracket, the bracket closes on a middle point where it is 0 (both ends
+    move there), and the point found is kept only if a kernel value there
+    is a normal float64. (Taking 0 for a sign of its own
     traced the edge of the underflow for the boundary at t = 0.02, and
     bracket ends at mu = +-10 that underflowed refused gamma = 10.)
     """
@@ -211,14 +212,15 @@ def check_plot_path(parser, path):
     # Opened as the figure will be (a folder of that name, a read-only file
     # or folder, /proc or /sys failed only after the computation); a file
     # this check creates is removed again, an existing one is not changed.
-    existed = os.path.lexists(path)
+    target = os.path.realpath(path)  # a link's target is the file opened
+    existed = os.path.exists(target)
     try:
         with open(path, "ab"):
             pass
     except OSError as error:
         parser.error(f"--plot: cannot write {path!r}: {error.strerror or error}")
     if not existed:
-        os.remove(path)
+        os.remove(target)
 
 
 def main(argv=None):

@@ -2,10 +2,15 @@
 
 import argparse
 import os
+import signal
 import sys
 import time
 
 from ._version import __version__
+
+# main's status after Ctrl-C: the shells' status for a command SIGINT ended
+# (128 + 2), which console_main turns into SIGINT itself.
+INTERRUPTED = 130
 
 # The synthetic corpus's options and their defaults: given with --data they
 # would be ignored, so they default to None and are filled in here.
@@ -216,10 +221,10 @@ def main(argv=None):
         print(f"kgeo {args.command}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        # Ctrl-C: the shells' status for a command SIGINT ended (128 + 2),
-        # without the traceback through the fit's threads (a review).
+        # Ctrl-C: one line, not a traceback through the fit's threads (a
+        # review); console_main then ends the process by SIGINT.
         print(f"kgeo {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except MemoryError as error:
         # e.g. kgeo demo --n-features 1000000000000: NumPy's message names the
         # array it could not allocate.
@@ -228,5 +233,26 @@ def main(argv=None):
         return 2
 
 
+def console_main():
+    """The ``kgeo`` console script and ``python -m kgeo``: `main` on the
+    command line, its status returned; after Ctrl-C, the process ends by
+    SIGINT instead, as Python ends it for an uncaught KeyboardInterrupt. A
+    shell script running kgeo then stops too: given exit status 130, bash
+    takes the signal for handled by kgeo and runs the script on (a
+    review: `for d in ...; do kgeo reproduce ...; done` took one Ctrl-C
+    per loop)."""
+    status = main()
+    if status == INTERRUPTED and os.name == "posix":
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                if stream is not None:
+                    stream.flush()  # the signal ends the process without Python's flush
+            except (OSError, ValueError):
+                pass
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    return status
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console_main())

@@ -778,11 +778,13 @@ class SVM(EstimatorMixin):
         rows = np.flatnonzero(empty)
         has_words = np.bincount(y_index[~no_words & weighed], minlength=classes.shape[0])
         # A class without a sample of positive weight at all is fit's error
-        # to name, not this one (which named such a class a class of empty
-        # documents when some other document was empty: a review).
-        weighed_classes = np.bincount(y_index[weighed], minlength=classes.shape[0])
-        if np.any((has_words == 0) & (weighed_classes > 0)):
-            lost = int(np.flatnonzero((has_words == 0) & (weighed_classes > 0))[0])
+        # to name, with no warning before it; not this one (which named
+        # such a class a class of empty documents when some other document
+        # was empty: a review).
+        if not np.all(np.bincount(y_index[weighed], minlength=classes.shape[0])):
+            return weight
+        if not np.all(has_words):
+            lost = int(np.flatnonzero(has_words == 0)[0])
             of_weight = "" if weight is None else " of positive sample_weight"
             raise ValueError(
                 f"every document{of_weight} of class {_label(classes[lost])!r} is without a "

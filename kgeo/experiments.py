@@ -857,7 +857,7 @@ def _prepare_out_dir(out_dir, created=None):
     """Create ``out_dir`` and prove it takes the output files, before any training.
 
     The folders it creates, outermost first, are appended to ``created``
-    when given (see `_removed_if_empty`)."""
+    as it creates them, when given (see `_removed_if_empty`)."""
     if not isinstance(out_dir, (str, os.PathLike)):
         raise TypeError(f"out_dir must be a path to a folder, got {out_dir!r}")
     if str(out_dir) == "":
@@ -866,10 +866,20 @@ def _prepare_out_dir(out_dir, created=None):
     if out_dir.exists() and not out_dir.is_dir():
         raise NotADirectoryError(f"out_dir {str(out_dir)!r} exists and is not a directory")
     try:
-        missing = [folder for folder in (out_dir, *out_dir.parents) if not folder.exists()]
-        out_dir.mkdir(parents=True, exist_ok=True)
-        if created is not None:
-            created.extend(reversed(missing))
+        # One level at a time, each recorded as soon as it is made: a
+        # failure part way (a name too long) and a path through ".." leave
+        # nothing unrecorded, and a folder another process makes meanwhile
+        # is not taken for ours (mkdir(parents=True) after a look at which
+        # were missing did all three; a review).
+        for folder in reversed((out_dir, *out_dir.parents)):
+            if folder.is_dir():
+                continue
+            try:
+                folder.mkdir()
+            except FileExistsError:
+                continue
+            if created is not None:
+                created.append(folder)
         probe = out_dir / f".kgeo-write-test-{os.getpid()}"
         probe.write_bytes(b"")
         probe.unlink()
@@ -1006,7 +1016,9 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
 
     Every argument and the output folder are checked, and every corpus is
     loaded and split, before the first SVM is trained, so that a bad input
-    never fails a run after its work is done.
+    never fails a run after its work is done. A run that fails (Ctrl-C
+    included) removes the folders it created for ``out_dir`` while they
+    are still empty.
     """
     started = time.perf_counter()
     datasets = _check_datasets(dataset)

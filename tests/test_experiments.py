@@ -864,6 +864,17 @@ def test_a_failed_run_removes_the_output_folders_it_created(ng_data, monkeypatch
     with pytest.raises(OSError, match=r"out_dir .* cannot be created or written"):
         run_zhang2005("20ng", ng_data, ng_data / "kept" / "probe", progress=False)
     assert list((ng_data / "kept").iterdir()) == []
+    monkeypatch.undo()
+
+    # Made one level at a time, each recorded as made: a path through ".."
+    # left "new" behind (its removal as "new/../out" failed first), and a
+    # name too long for the system left the levels made before it.
+    monkeypatch.setattr("kgeo.experiments._train_and_write",
+                        lambda *a, **k: pytest.fail("no folder error"))
+    for out in (ng_data / "kept" / "new" / ".." / "out", ng_data / "kept" / "new" / ("x" * 300)):
+        with pytest.raises((OSError, pytest.fail.Exception)):
+            run_zhang2005("20ng", ng_data, out, progress=False)
+        assert list((ng_data / "kept").iterdir()) == []
 
 
 @pytest.mark.parametrize("option, value, match", [
@@ -1695,6 +1706,29 @@ def test_cli_interrupted_exits_130_without_a_traceback(command, monkeypatch, cap
     monkeypatch.setattr("kgeo.__main__._reproduce", interrupted)
     assert main(command) == 130
     assert capsys.readouterr().err == f"kgeo {command[0]}: interrupted\n"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="ends the process by SIGINT on POSIX only")
+def test_cli_interrupted_ends_by_sigint_so_a_calling_script_stops(tmp_path):
+    """The console script (and python -m kgeo) ends a run that Ctrl-C
+    interrupted by SIGINT, as Python does for an uncaught KeyboardInterrupt:
+    exit status 130 told a calling shell that kgeo had handled the signal,
+    and a loop of kgeo commands ran on. The message is printed first. The
+    child imports this kgeo."""
+    import signal
+
+    import kgeo
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (os.path.dirname(os.path.dirname(kgeo.__file__)), env.get("PYTHONPATH")) if p)
+    code = ("import sys\nimport kgeo.__main__ as m\n"
+            "def stop(args):\n    raise KeyboardInterrupt\n"
+            "m._demo = stop\nsys.argv = ['kgeo', 'demo']\nsys.exit(m.console_main())\n")
+    proc = subprocess.run([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True,
+                          timeout=120, cwd=tmp_path, env=env)
+    assert proc.returncode == -signal.SIGINT
+    assert proc.stderr == "kgeo demo: interrupted\n"
 
 
 def test_check_demo_args_boundary():

@@ -763,6 +763,11 @@ def test_figure_1_refuses_a_figure_it_could_not_write(figure_1, tmp_path, capsys
     figure.write_bytes(b"earlier")
     figure_1.check_plot_path(None, str(figure))
     assert figure.read_bytes() == b"earlier"
+    # A link to a file not yet there: the check created an empty target.
+    link = tmp_path / "link.png"
+    link.symlink_to(tmp_path / "target.png")
+    figure_1.check_plot_path(None, str(link))
+    assert not (tmp_path / "target.png").exists()
 
 
 def test_figure_1_script_prints_and_plots(figure_1, tmp_path, capsys):

@@ -5444,8 +5444,8 @@ def test_a_subnormal_box_names_the_sample_by_its_number_in_x_past_zero_weights()
 # class "whose documents of positive sample_weight are all without a word"
 # when some *other* document was empty, although its documents have words;
 # the accurate message ("class 1 has no sample of positive weight") came
-# only where no document was empty.
-@pytest.mark.filterwarnings("ignore::kgeo.EmptyDocumentWarning")
+# only where no document was empty (and after a warning about the empty one).
+@pytest.mark.filterwarnings("error::kgeo.EmptyDocumentWarning")
 def test_a_class_of_weight_zero_is_named_as_such_beside_an_empty_document():
     X = np.array([[1, 2, 0], [2, 1, 1], [0, 0, 0], [1, 0, 3], [0, 2, 2]], float)
     y = [0, 0, 0, 1, 1]
