@@ -363,12 +363,17 @@ def test_reuters_example_skips_draws_without_two_stories_per_category(reuters_di
     refused it and the script ended in a traceback. Such draws are skipped
     and listed with the categories they lack."""
     example = load_example("hp_top_reuters")
-    example.main(["--data", str(reuters_dir), "--sizes", "20", "--repeats", "2"])
+    example.main(["--data", str(reuters_dir), "--sizes", "20,150", "--repeats", "4"])
     out = capsys.readouterr().out
-    assert "| 20 | (no run: each of the 2 draws was skipped) |" in out
-    for run in (1, 2):
+    assert "| 20 | (no run: each of the 4 draws was skipped) |" in out
+    for run in (1, 2, 3, 4):
         assert re.search(rf"20 stories, run {run}: skipped, fewer than 2 stories of .*corn",
                          out)
+    # 150 stories: the seed's draws keep 1 of 4 runs, and say so.
+    skipped = len(re.findall(r"150 stories, run \d: skipped", out))
+    assert 0 < skipped < 4
+    assert f"150 stories: the mean of {4 - skipped} of 4 runs" in out
+    assert len([line for line in out.splitlines() if line.startswith("| 150 |")]) == 2
     assert example.short_components(np.ones((4, 10), dtype=bool)) == ["other"]
     assert example.short_components(np.eye(10, dtype=bool)[[0, 0, 1, 1]]) == [
         "money-fx", "grain", "crude", "trade", "interest", "ship", "wheat", "corn", "other"]
