@@ -57,9 +57,9 @@ def crossing(model, fixed, solve_for, grid):
     kernel values underflowed, where its sign says nothing: it never ends a
     bracket, the bracket closes on a middle point where it is 0 (both ends
     move there), and the point found is kept only if a kernel value there
-    is a normal float64. (Taking 0 for a sign of its own
-    traced the edge of the underflow for the boundary at t = 0.02, and
-    bracket ends at mu = +-10 that underflowed refused gamma = 10.)
+    is a normal float64. (Taking 0 for a sign of its own traced the edge of
+    the underflow for the boundary at t = 0.02, and bracket ends at
+    mu = +-10 that underflowed refused gamma = 10.)
     """
     fixed = np.asarray(fixed, dtype=np.float64)
     grid = np.asarray(grid, dtype=np.float64)
