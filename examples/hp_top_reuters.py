@@ -144,11 +144,11 @@ def main(argv=None):
             cells = " | ".join(f"{100 * v:.1f}" for v in per_category)
             print(f"| {size} | {name} | {cells} | {100 * per_category.mean():.2f} | "
                   f"{100 * micro:.2f} |", flush=True)
-        if not results:
+        kept = len(next(iter(results.values()), []))
+        if not kept:
             print(f"| {size} | (no run: each of the {runs} draws was skipped) |", flush=True)
-        elif len(next(iter(results.values()))) < runs:
-            notes.append(f"{size} stories: the mean of {len(next(iter(results.values())))} "
-                         f"of {runs} runs")
+        elif kept < runs:
+            notes.append(f"{size} stories: the mean of {kept} of {runs} runs")
     if notes:
         print("\n" + "\n".join(notes))
     print(f"\n{time.perf_counter() - started:.0f} s in all")
