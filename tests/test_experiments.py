@@ -869,12 +869,15 @@ def test_a_failed_run_removes_the_output_folders_it_created(ng_data, monkeypatch
     # Made one level at a time, each recorded as made: a path through ".."
     # left "new" behind (its removal as "new/../out" failed first), and a
     # name too long for the system left the levels made before it.
-    monkeypatch.setattr("kgeo.experiments._train_and_write",
-                        lambda *a, **k: pytest.fail("no folder error"))
-    for out in (ng_data / "kept" / "new" / ".." / "out", ng_data / "kept" / "new" / ("x" * 300)):
-        with pytest.raises((OSError, pytest.fail.Exception)):
-            run_zhang2005("20ng", ng_data, out, progress=False)
-        assert list((ng_data / "kept").iterdir()) == []
+    def training_fails(*args, **kwargs):
+        raise RuntimeError("training failed")
+    monkeypatch.setattr("kgeo.experiments._train_and_write", training_fails)
+    with pytest.raises(RuntimeError, match="training failed"):
+        run_zhang2005("20ng", ng_data, ng_data / "kept" / "new" / ".." / "out", progress=False)
+    assert list((ng_data / "kept").iterdir()) == []
+    with pytest.raises(OSError, match=r"out_dir .* cannot be created or written"):
+        run_zhang2005("20ng", ng_data, ng_data / "kept" / "new" / ("x" * 300), progress=False)
+    assert list((ng_data / "kept").iterdir()) == []
 
 
 @pytest.mark.parametrize("option, value, match", [
