@@ -33,13 +33,19 @@ from ._pairwise import (
 from ._plsa import PLSA, PLSAFisherEmbedding
 from ._svm import SVM
 from ._version import __version__
-from .exceptions import ConvergenceWarning, EmptyDocumentWarning, NotFittedError
+from .exceptions import (
+    ConvergenceWarning,
+    EmptyDocumentWarning,
+    InvalidParameterError,
+    NotFittedError,
+)
 
 __all__ = [
     "KERNELS",
     "ConvergenceWarning",
     "EmptyDocumentWarning",
     "HPTOPEmbedding",
+    "InvalidParameterError",
     "MultinomialEmbedding",
     "NotFittedError",
     "PLSA",

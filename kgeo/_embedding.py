@@ -13,6 +13,7 @@ from ._base import (EstimatorMixin, TransformerMixin, check_is_fitted,
                     count_transformer_tags, wraps_output)
 from ._validation import (as_float64, as_rectangular, check_counts, check_n_features,
                           feature_names, is_one_of)
+from .exceptions import not_fitted_error, parameter_errors
 
 __all__ = ["MultinomialEmbedding", "spherical_normal_mle"]
 
@@ -64,6 +65,9 @@ class MultinomialEmbedding(TransformerMixin, EstimatorMixin):
         ``tf`` keeps the counts; ``tfidf`` multiplies term ``i`` by
         ``idf_i = log(m / df_i)``, with ``m`` documents and ``df_i`` of them
         containing term ``i`` at ``fit``. Terms absent at ``fit`` get weight 0.
+        Read by ``transform`` too: set to ``tf`` after a TF-IDF fit, it gives
+        TF; set to ``tfidf`` after a TF fit (which learns no document
+        frequencies), it raises ``NotFittedError``.
     norm : {"l1", "l2"} or None, default="l1"
         Row normalisation. A row whose weights are all zero (for example a
         document made only of terms present in every training document,
@@ -94,6 +98,7 @@ class MultinomialEmbedding(TransformerMixin, EstimatorMixin):
         self.weighting = weighting
         self.norm = norm
 
+    @parameter_errors()
     def _check_params(self):
         if not is_one_of(self.weighting, ("tf", "tfidf")):
             raise ValueError(f"weighting must be 'tf' or 'tfidf', got {self.weighting!r}")
@@ -136,6 +141,9 @@ class MultinomialEmbedding(TransformerMixin, EstimatorMixin):
         else:
             idf = np.ones(X.shape[1])
         self.idf_ = idf
+        # What transform may read: weighting="tfidf" set after a TF fit has
+        # no document frequencies to use.
+        self._weighting_fitted = self.weighting
         self.n_features_in_ = X.shape[1]
         self._set_feature_names(names)
         return self
@@ -154,6 +162,12 @@ class MultinomialEmbedding(TransformerMixin, EstimatorMixin):
         """
         check_is_fitted(self, "idf_")
         self._check_params()
+        # weighting is read here, as scikit-learn's TfidfTransformer reads
+        # use_idf: set to "tf" after a TF-IDF fit, it was ignored (a review).
+        if self.weighting == "tfidf" and getattr(self, "_weighting_fitted", "tfidf") == "tf":
+            raise not_fitted_error(
+                "This MultinomialEmbedding was fitted with weighting='tf', which learns no "
+                "document frequencies; fit it again for weighting='tfidf'")
         self._check_feature_names(X)
         X = check_counts(X, estimator="MultinomialEmbedding")
         check_n_features(X, estimator="MultinomialEmbedding", n_features=self.n_features_in_)
@@ -161,7 +175,7 @@ class MultinomialEmbedding(TransformerMixin, EstimatorMixin):
         # makes no zero, so it is skipped (a third of the transform's time).
         # Judged on the words X holds, not on all of idf_: for hashed
         # features (2**27 columns) that scan took 0.35 s per call.
-        idf = self.idf_[X.indices]
+        idf = self.idf_[X.indices] if self.weighting == "tfidf" else np.ones(0)
         if np.any(idf != 1.0):
             with np.errstate(over="ignore", under="ignore"):
                 weighted = X.data * idf

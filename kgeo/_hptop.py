@@ -35,6 +35,7 @@ from ._base import EstimatorMixin, TransformerMixin, check_is_fitted, wraps_outp
 from ._svm import SVM
 from ._validation import (check_labels, check_matrix, check_n_features, check_positive,
                           feature_names)
+from .exceptions import parameter_errors
 
 __all__ = ["HPTOPEmbedding"]
 
@@ -199,6 +200,7 @@ class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
         self.prior_scores = prior_scores
         self.n_jobs = n_jobs
 
+    @parameter_errors()
     def _check_params(self):
         check_positive(self.C, "C")
         if not isinstance(self.prior_scores, (bool, np.bool_)):
@@ -240,6 +242,7 @@ class HPTOPEmbedding(TransformerMixin, EstimatorMixin):
         classes, codes = np.unique(labels, return_inverse=True)
         return classes, codes[:, None] == np.arange(classes.shape[0])
 
+    @parameter_errors()
     def _target_column(self, classes):
         """The column of ``target`` among ``classes``. Booleans name only
         boolean categories, and those only booleans (``False == 0``)."""

@@ -32,6 +32,8 @@ import types
 
 import numpy as np
 
+from .exceptions import parameter_errors
+
 cdef float64_t PI = 3.14159265358979323846
 
 
@@ -2001,15 +2003,17 @@ _LOG_MIN = -708.39
 
 def _real(value, name, kernel):
     import numbers
+    import reprlib
     try:
         # float(10**400) overflows: not a float64 either.
         as_float = float(value) if isinstance(value, numbers.Real) else None
     except OverflowError:
         as_float = None
     if isinstance(value, (bool, np.bool_)) or as_float is None or not math.isfinite(as_float):
+        # reprlib: 10**400 would put its 401 digits in the message.
         raise ValueError(
             f"kernel {kernel!r}: {name} must be a finite real number, got "
-            f"{value!r}")
+            f"{reprlib.repr(value)}")
     return as_float
 
 
@@ -2095,6 +2099,7 @@ def kernel_params(name):
     return dict(KERNELS[name][0])
 
 
+@parameter_errors()
 def get_kernel(name, n_features, shift=0.0, **params):
     """Build the kernel object for ``name`` on data with ``n_features`` columns.
 

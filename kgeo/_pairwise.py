@@ -21,9 +21,10 @@ from ._kernels import (
     kernel_matrix,
     sqrt_of_row_shares,
 )
-from ._validation import (as_rectangular, check_matrix, check_on_simplex, check_positive,
-                          objects_as_float64, row_slices, sparse_as_float64_csr,
+from ._validation import (as_float64, as_rectangular, check_matrix, check_on_simplex,
+                          check_positive, objects_as_float64, row_slices, sparse_as_float64_csr,
                           spherical_normal_sigmas)
+from .exceptions import parameter_errors
 
 __all__ = [
     "pairwise_kernels",
@@ -162,6 +163,7 @@ def omp_num_threads():
 _THREADS_PER_CPU = 4
 
 
+@parameter_errors()
 def resolve_n_jobs(n_jobs):
     """Number of threads for ``n_jobs``.
 
@@ -746,7 +748,9 @@ def _check_square(K):
         K = objects_as_float64(K, "K")
     if K.dtype.kind not in "biuf":
         raise TypeError(f"K must hold real numbers, got dtype {K.dtype}")
-    K = K.astype(np.float64, copy=False)
+    # A long double beyond float64's range is refused as such, not cast to
+    # the infinity the check below would name.
+    K = as_float64(K, "K")
     if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] == 0:
         raise ValueError(f"K must be a non-empty square matrix, got shape {K.shape}")
     n_bad = int(np.count_nonzero(~np.isfinite(K)))

@@ -41,7 +41,7 @@ from ._kernels import parallel_threads
 from ._pairwise import resolve_n_jobs
 from ._validation import (_callers_stacklevel, check_counts, check_n_features, check_positive,
                           feature_names, is_one_of, listed_rows)
-from .exceptions import ConvergenceWarning, sklearn_compatible
+from .exceptions import ConvergenceWarning, parameter_errors, sklearn_compatible
 
 __all__ = ["PLSA", "PLSAFisherEmbedding"]
 
@@ -52,6 +52,7 @@ _UNUSED_TOPIC = float(np.sqrt(np.finfo(np.float64).eps))
 _INT32_MAX = np.iinfo(np.int32).max
 
 
+@parameter_errors()
 def _check_integer(value, name, minimum):
     if (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral)
             or value < minimum):
@@ -59,6 +60,7 @@ def _check_integer(value, name, minimum):
     return int(value)
 
 
+@parameter_errors()
 def _check_random_state(random_state):
     if random_state is None or isinstance(random_state, np.random.Generator):
         return np.random.default_rng(random_state)
@@ -321,6 +323,7 @@ class PLSA(TransformerMixin, EstimatorMixin):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
+    @parameter_errors()
     def _check_params(self):
         _check_integer(self.n_components, "n_components", 1)
         check_positive(self.topic_word_smoothing, "topic_word_smoothing", allow_zero=True)
@@ -372,12 +375,15 @@ class PLSA(TransformerMixin, EstimatorMixin):
                 f"X uses (for a CSR X: X[:, np.unique(X.indices)])")
         rng = _check_random_state(self.random_state)
         counts, words, indptr = _csr_arrays(X)
-        # Counts above 1 are divided, with the smoothing, by a power of 2
-        # near their largest: the same steps to the bit, but n / s and the
-        # sums stay finite for counts up to the largest float64. The
-        # objective is reported in the counts' own units.
-        scale = _plsa_em.scale_above(counts.max())
-        counts = counts / scale if scale > 1 else counts
+        # Counts above 1 (or all subnormal) are divided, with the
+        # smoothing, by a power of 2 near their largest: the same steps to
+        # the bit, but n / s and the sums stay finite for counts up to the
+        # largest float64, and subnormal counts keep their ratios (EM on
+        # them stopped after 3 steps with P(z | d) rows not summing to 1).
+        # The objective is reported in the counts' own units.
+        scale = _plsa_em.count_scale(
+            counts.max(), max(self.topic_word_smoothing, self.doc_topic_smoothing))
+        counts = counts / scale if scale != 1 else counts
         # The E-step takes the entries of the smallest count (a word seen
         # once) as a product per document, one log for them all; not for
         # counts so small that their terms n log s could be subnormal, where
@@ -414,6 +420,10 @@ class PLSA(TransformerMixin, EstimatorMixin):
         doc_log_likelihood = np.empty(n_docs)
 
         curve = []
+        # The steps are compared in the scaled units: the same decisions as
+        # in the counts' own, where subnormal counts give an objective whose
+        # gains are lost to rounding.
+        last_scaled = None
         converged = False
         for step in range(self.max_iter + 1):
             _plsa_em.em_sums(counts, words, indptr, word_docs, word_indptr, word_entries,
@@ -446,11 +456,12 @@ class PLSA(TransformerMixin, EstimatorMixin):
                     f"is a pseudo-count per topic and word: make it smaller")
             if self.verbose and step % self.verbose == 0:
                 print(f"PLSA step {step}: objective {objective:.10g}")
-            if curve and objective - curve[-1] <= self.tol * abs(objective):
-                curve.append(objective)
+            scaled = doc_log_likelihood.sum() + log_prior / scale
+            curve.append(objective)
+            if last_scaled is not None and scaled - last_scaled <= self.tol * abs(scaled):
                 converged = True
                 break
-            curve.append(objective)
+            last_scaled = scaled
             if step == self.max_iter:
                 break
             # M-step: expected counts (the ratios times the current
@@ -677,6 +688,7 @@ class PLSAFisherEmbedding(TransformerMixin, EstimatorMixin):
                     fold_in_tol=self.fold_in_tol, random_state=rng, n_jobs=self.n_jobs,
                     verbose=self.verbose)
 
+    @parameter_errors()
     def _check_params(self):
         if not is_one_of(self.topic_scores, ("approximate", "exact")):
             raise ValueError(f"topic_scores must be 'approximate' or 'exact', got "

@@ -157,24 +157,47 @@ def log_sum(const float64_t[:, ::1] values):
     return logs
 
 
-cpdef float64_t scale_above(float64_t x) noexcept nogil:
-    """1, or for x > 1 the power of 2 in (x / 2, x]: dividing by it is exact
-    and leaves values below 2 (2**1024, which overflows, is never needed)."""
-    cdef int exponent
-    if x <= 1.0:
+# How far above the counts a smoothing scaled up with them may go: its sums
+# over topics and words (at most 2**100 terms) stay finite.
+cdef int SMOOTHING_ROOM = 900
+
+
+cpdef float64_t count_scale(float64_t largest, float64_t smoothing) noexcept nogil:
+    """The power of 2 that counts whose largest is ``largest``, and the
+    ``smoothing`` added to them, are divided by. Dividing by it changes no
+    bit of EM's steps, which read only their ratios.
+
+    For a largest count above 1, the power in (largest / 2, largest]: the
+    counts stay below 2, so their sums and ``n / s`` stay finite up to the
+    largest float64 (2**1024, which overflows, is never needed). For a
+    subnormal largest count, the power that brings it to [1, 2): EM on
+    subnormal counts lost their bits (rows of P(z | d) summing to 0.85 at
+    5e-324); it is scaled up no further than leaves the smoothing over the
+    scale below 2**SMOOTHING_ROOM (counts so far below the smoothing add
+    nothing to it). Otherwise 1: normal counts up to 1 are used as given.
+    """
+    cdef int exponent, smoothing_exponent
+    if largest > 1.0:
+        frexp(largest, &exponent)
+        return ldexp(1.0, exponent - 1)
+    if not (0.0 < largest < DBL_MIN):
         return 1.0
-    frexp(x, &exponent)
-    return ldexp(1.0, exponent - 1)
+    frexp(largest, &exponent)
+    exponent -= 1
+    if smoothing > 0.0:
+        frexp(smoothing, &smoothing_exponent)
+        exponent = min(max(exponent, smoothing_exponent - SMOOTHING_ROOM), 0)
+    return ldexp(1.0, exponent)
 
 
 cdef inline float64_t row_scale(const float64_t[::1] counts, const int64_t[::1] indptr,
-                                intp_t d) noexcept nogil:
-    """``scale_above`` of document d's largest count."""
+                                intp_t d, float64_t smoothing) noexcept nogil:
+    """``count_scale`` of document d's largest count."""
     cdef float64_t largest = 0.0
     cdef intp_t p
     for p in range(indptr[d], indptr[d + 1]):
         largest = max(largest, counts[p])
-    return scale_above(largest)
+    return count_scale(largest, smoothing)
 
 
 def em_sums(const float64_t[::1] counts, const int32_t[::1] words,
@@ -490,7 +513,7 @@ cdef int fold_in_document(const float64_t[::1] counts, const int32_t[::1] words,
     cdef float64_t* step = scratch + 4 * n_topics
     cdef float64_t* jacobian = scratch + 5 * n_topics
     cdef const float64_t* phi
-    cdef float64_t scale = row_scale(counts, indptr, d)
+    cdef float64_t scale = row_scale(counts, indptr, d, smoothing)
     cdef float64_t prior = smoothing / scale
     if (indptr[d + 1] - indptr[d]) * n_topics >= (1 << 16):
         every = 1
@@ -760,11 +783,11 @@ def fold_in(const float64_t[::1] counts, const int32_t[::1] words,
     same bits, whatever the batch and thread count. A document with no such
     word (and ``smoothing = 0``) keeps the uniform start.
 
-    A document whose largest count exceeds 1 is folded in with its counts
-    and the smoothing divided by a power of 2 near it, which changes no
-    bit of the steps: ``n / s`` and the counts' sum then stay finite for
-    counts up to the largest float64. (Nothing is scaled up, which could
-    overflow the smoothing for subnormal counts.)
+    A document whose largest count exceeds 1, or is subnormal, is folded in
+    with its counts and the smoothing divided by a power of 2 near it
+    (``count_scale``), which changes no bit of the steps: ``n / s`` and the
+    counts' sum then stay finite for counts up to the largest float64, and
+    subnormal counts keep the ratios they hold.
 
     Writes ``doc_topic``, and into ``settled`` whether each document stopped
     before ``max_iter`` ran out (1) or not (0), or ``OVERFLOWED`` where its
@@ -855,7 +878,7 @@ def fisher_word_scores(const float64_t[::1] counts, const int32_t[::1] words,
     with nogil:
         for d in range(n_docs):
             theta = &doc_topic[d, 0]
-            scale = row_scale(counts, indptr, d)
+            scale = row_scale(counts, indptr, d, 0.0)
             length = 0.0
             for p in range(indptr[d], indptr[d + 1]):
                 length += counts[p] / scale

@@ -48,7 +48,12 @@ from ._validation import (_callers_stacklevel, check_dense_rows, check_feature_n
                           check_real, check_sample_weight, checked_accuracy, dense_as_csr,
                           feature_names, listed_rows,
                           spherical_normal_sigmas)
-from .exceptions import ConvergenceWarning, EmptyDocumentWarning, sklearn_compatible
+from .exceptions import (
+    ConvergenceWarning,
+    EmptyDocumentWarning,
+    parameter_errors,
+    sklearn_compatible,
+)
 
 __all__ = ["SVM"]
 
@@ -151,16 +156,6 @@ def _squashed(conf):
     if huge.any():
         out[huge] = np.nan_to_num(np.sign(conf[huge]), nan=0.0) / 3
     return out
-
-
-def _as_value_error(check, value, name):
-    """``check(value, name)``, its TypeError raised as a ValueError: the
-    kernels that read the parameter raise ValueError for any bad value, so
-    one that does not read it reports the same class."""
-    try:
-        check(value, name)
-    except TypeError as error:
-        raise ValueError(str(error)) from None
 
 
 def _params_of(kernel):
@@ -685,6 +680,7 @@ class SVM(EstimatorMixin):
     # parameters
     # ------------------------------------------------------------------
 
+    @parameter_errors()
     def _check_params(self):
         _params_of(self.kernel)  # raises for an unknown kernel, listing them
         check_positive(self.C, "C")
@@ -710,6 +706,7 @@ class SVM(EstimatorMixin):
         resolve_n_jobs(self.n_jobs)
         self._check_kernel_params()
 
+    @parameter_errors()
     def _check_break_ties(self):
         """``break_ties`` as a bool; checked at fit and again by ``predict``
         (it may be set after the fit)."""
@@ -733,17 +730,16 @@ class SVM(EstimatorMixin):
         if _reads_kernel_matrix(self.kernel):
             # Named kernels check their shift in get_kernel; a matrix's is
             # first read after the whole matrix has been computed and checked.
-            _as_value_error(check_real, self.shift,
-                            f"{_matrix_kernel_name(self.kernel)}: shift")
+            check_real(self.shift, f"{_matrix_kernel_name(self.kernel)}: shift")
         if "gamma" not in used:
             if isinstance(self.gamma, str):
                 if self.gamma not in ("scale", "auto"):
                     raise ValueError(
                         f"gamma must be 'scale', 'auto' or a float > 0, got {self.gamma!r}")
             else:
-                _as_value_error(check_positive, self.gamma, "gamma")
+                check_positive(self.gamma, "gamma")
         if "coef0" not in used:
-            _as_value_error(check_real, self.coef0, "coef0")
+            check_real(self.coef0, "coef0")
         # float() for every real type: np.float32's inf and NaN are not
         # floats, and int() of them raised OverflowError or a ValueError
         # that did not name degree.
@@ -753,7 +749,7 @@ class SVM(EstimatorMixin):
                                      or self.degree != int(self.degree) or self.degree < 1):
             raise ValueError(f"degree must be an integer >= 1, got {self.degree!r}")
         if "t" not in used:
-            _as_value_error(check_positive, self.t, "t")
+            check_positive(self.t, "t")
         if "normalize" not in used and not isinstance(self.normalize, (bool, np.bool_)):
             raise ValueError(f"normalize must be True or False, got {self.normalize!r}")
 
@@ -813,6 +809,7 @@ class SVM(EstimatorMixin):
                 params[name] = getattr(self, name)
         return params
 
+    @parameter_errors()
     def _resolve_gamma(self, X, weight=None):
         if isinstance(self.gamma, str):
             if self.gamma == "auto":
@@ -826,6 +823,7 @@ class SVM(EstimatorMixin):
             raise ValueError("gamma must be 'scale', 'auto' or a float > 0, got None")
         return self.gamma
 
+    @parameter_errors()
     def _class_weights(self, counts):
         """``class_weight`` per class; ``counts``: each class's samples (their
         summed sample weights, where given) for "balanced"."""

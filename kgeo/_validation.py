@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._kernels import dense_rows_summary, dense_rows_to_csr, kernel_matrix_summary
-from .exceptions import DataConversionWarning, sklearn_compatible
+from .exceptions import DataConversionWarning, parameter_errors, sklearn_compatible
 
 _MAX_ROWS_LISTED = 10
 
@@ -458,6 +458,12 @@ def objects_as_float64(arr, name):
     and pandas.NA a ValueError that says a value is missing. A finite number
     beyond float64's range, and a Decimal signalling NaN, are ValueErrors
     that say so."""
+    # NumPy parses text as numbers (" 3 ", "1e3", b"2"): refused, as an array
+    # of str is (a review: a frame's text columns were read as counts).
+    text = next((v for v in arr.flat if isinstance(v, (str, bytes))), None)
+    if text is not None:
+        raise TypeError(f"{name} must hold numbers (bool, int or float), got the "
+                        f"{type(text).__name__} {_short_repr(text)} among its entries")
     try:
         with np.errstate(over="ignore"):  # a wider float beyond range: refused below
             converted = arr.astype(np.float64)
@@ -1159,6 +1165,7 @@ def _short_repr(value):
     return reprlib.repr(value)
 
 
+@parameter_errors()
 def check_real(value, name, *, requirement="a finite real number"):
     """Return ``value`` as a finite float, or raise naming ``name``.
 
@@ -1179,6 +1186,7 @@ def check_real(value, name, *, requirement="a finite real number"):
     return as_float
 
 
+@parameter_errors()
 def check_positive(value, name, *, allow_zero=False):
     """Return ``value`` as a float, or raise if it is not a finite positive number."""
     requirement = f"finite and {'>= 0' if allow_zero else '> 0'}"

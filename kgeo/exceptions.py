@@ -4,15 +4,29 @@ They mirror scikit-learn's classes of the same names (same bases), so code
 written against scikit-learn catches them, without importing it at runtime.
 """
 
+import contextlib
 import functools
 import sys
 
 __all__ = ["ConvergenceWarning", "DataConversionWarning", "EmptyDocumentWarning",
-           "NotFittedError"]
+           "InvalidParameterError", "NotFittedError"]
 
 
 class NotFittedError(ValueError, AttributeError):
     """An estimator was used before ``fit``."""
+
+
+class InvalidParameterError(ValueError, TypeError):
+    """A parameter has a value of the wrong type or out of its range.
+
+    Both a ``ValueError`` and a ``TypeError``, as scikit-learn's class of
+    this name is: ``SVM(C=None)`` and ``SVM(C=-1)`` raise the same class,
+    and ``except ValueError`` catches both, as it does for ``SVC``.
+    """
+
+
+# Where scikit-learn defines each class; sklearn.exceptions unless named here.
+_SKLEARN_MODULES = {"InvalidParameterError": "sklearn.utils._param_validation"}
 
 
 def sklearn_compatible(cls):
@@ -22,10 +36,14 @@ def sklearn_compatible(cls):
     scikit-learn is never imported for this: where the caller already uses it,
     what kgeo raises or warns with is also caught or filtered as scikit-learn's.
     """
-    sklearn_exceptions = sys.modules.get("sklearn.exceptions")
-    if sklearn_exceptions is None or not hasattr(sklearn_exceptions, cls.__name__):
+    module = sys.modules.get(_SKLEARN_MODULES.get(cls.__name__, "sklearn.exceptions"))
+    sklearn_cls = getattr(module, cls.__name__, None)
+    # A private module's class may move or change: taken only where it is
+    # what kgeo's is (the same bases), else kgeo's alone.
+    if not (isinstance(sklearn_cls, type)
+            and all(issubclass(sklearn_cls, base) for base in cls.__bases__)):
         return cls
-    return _with_sklearn_base(cls, getattr(sklearn_exceptions, cls.__name__))
+    return _with_sklearn_base(cls, sklearn_cls)
 
 
 @functools.cache
@@ -55,6 +73,23 @@ def _rebuild(cls, args, state):
 def not_fitted_error(message):
     """A ``NotFittedError`` (scikit-learn's too, where it is loaded)."""
     return sklearn_compatible(NotFittedError)(message)
+
+
+@contextlib.contextmanager
+def parameter_errors():
+    """Raise a ``ValueError`` or ``TypeError`` from the checks of parameters
+    in the block as an ``InvalidParameterError`` with the same message.
+
+    The checks raise TypeError for a value of the wrong type and ValueError
+    for one out of range; scikit-learn raises one class for both, so code
+    that catches either for a bad parameter works the same with kgeo.
+    """
+    try:
+        yield
+    except InvalidParameterError:
+        raise
+    except (TypeError, ValueError) as error:
+        raise sklearn_compatible(InvalidParameterError)(*error.args) from None
 
 
 class ConvergenceWarning(UserWarning):

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from ._stoplist import SMART_STOPLIST
 from ._validation import check_ordered, is_data_frame
-from .exceptions import not_fitted_error
+from .exceptions import not_fitted_error, parameter_errors
 
 __all__ = ["RainbowVectorizer"]
 
@@ -81,6 +81,7 @@ def _without_html(doc):
     return "".join(pieces)
 
 
+@parameter_errors()
 def _check_count_threshold(value, name):
     if value is None:
         return None
@@ -290,6 +291,7 @@ class RainbowVectorizer:
 
     # -- the lexer ---------------------------------------------------------
 
+    @parameter_errors()
     def _lexer(self):
         """Validate the lexing parameters; return ``(prepare, find, keep)``.
 
@@ -307,6 +309,10 @@ class RainbowVectorizer:
         elif stoplist is None:
             stop = frozenset()
         else:
+            if isinstance(stoplist, (bytes, bytearray)):
+                raise TypeError(
+                    f"stoplist must be 'smart', None or a collection of str words, got "
+                    f"{type(stoplist).__name__}")
             if isinstance(stoplist, collections.abc.Iterator):
                 # A generator or other one-shot iterator would be empty from
                 # the second fit (or tokenize) on: stop words back.
@@ -396,6 +402,7 @@ class RainbowVectorizer:
 
     # -- fitting -----------------------------------------------------------
 
+    @parameter_errors()
     def _check_dtype(self):
         try:
             dtype = np.dtype(self.dtype)
@@ -485,6 +492,15 @@ class RainbowVectorizer:
                 f"{self.prune_by_doc_count}, prune_by_occur_count={self.prune_by_occur_count})")
         # Columns in sorted word order, as scikit-learn's vectorisers number them.
         kept = kept[np.argsort(words[kept], kind="stable")]
+        remap = np.full(len(ids), -1, dtype=np.int64)
+        remap[kept] = np.arange(kept.size)
+        new_indices = remap[X.indices]
+        keep_entry = new_indices >= 0
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[keep_entry]
+        indptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=X.shape[0]))))
+        # Built (and its dtype check passed) before any attribute changes: a
+        # refused refit replaced the previous fit with the refused data's.
+        X = self._finish(X.data[keep_entry], new_indices[keep_entry], indptr, kept.size, dtype)
         self.vocabulary_ = _FittedVocabulary((w, j) for j, w in enumerate(words[kept].tolist()))
         # Numbered here, so transform need not check it until it is edited
         # (see _check_vocabulary).
@@ -492,14 +508,7 @@ class RainbowVectorizer:
         self.document_frequency_ = df[kept].astype(np.int64)
         self.occurrence_count_ = total[kept]
         self.n_documents_fit_ = len(docs)
-
-        remap = np.full(len(ids), -1, dtype=np.int64)
-        remap[kept] = np.arange(kept.size)
-        new_indices = remap[X.indices]
-        keep_entry = new_indices >= 0
-        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[keep_entry]
-        indptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=X.shape[0]))))
-        return self._finish(X.data[keep_entry], new_indices[keep_entry], indptr, kept.size, dtype)
+        return X
 
     def __setstate__(self, state):
         # Pickled before the vocabulary noted its edits (a plain dict, which

@@ -567,3 +567,50 @@ def test_l1_rows_with_a_subnormal_sum_are_correctly_rounded():
     for row, got in zip(rows, Z):
         total = sum(Fraction(float(v)) for v in row)
         assert got.tolist() == [float(Fraction(float(v)) / total) for v in row]
+
+
+# --- weighting is read by transform (a review: it was ignored after fit) ----
+
+def test_weighting_set_to_tf_after_a_tfidf_fit_gives_tf():
+    """As scikit-learn's TfidfTransformer reads use_idf at transform: before,
+    transform kept applying the fitted idf_, silently, while get_params said
+    "tf"."""
+    X = np.array([[1.0, 0.0, 2.0], [1.0, 1.0, 0.0], [0.0, 3.0, 1.0]])
+    embedding = kgeo.MultinomialEmbedding("tfidf", norm="l2").fit(X)
+    tfidf = embedding.transform(X).toarray()
+    embedding.set_params(weighting="tf")
+    np.testing.assert_array_equal(embedding.transform(X).toarray(),
+                                  kgeo.MultinomialEmbedding("tf", norm="l2").fit_transform(
+                                      X).toarray())
+    embedding.set_params(weighting="tfidf")
+    np.testing.assert_array_equal(embedding.transform(X).toarray(), tfidf)
+
+
+def test_weighting_set_to_tfidf_after_a_tf_fit_asks_for_a_fit():
+    """A TF fit learns no document frequencies: TF-IDF then is refused, not
+    given as TF."""
+    X = np.array([[1.0, 0.0, 2.0], [1.0, 1.0, 0.0]])
+    embedding = kgeo.MultinomialEmbedding("tf").fit(X)
+    embedding.set_params(weighting="tfidf")
+    with pytest.raises(kgeo.NotFittedError, match="fitted with weighting='tf'.*fit it again"):
+        embedding.transform(X)
+    np.testing.assert_allclose(embedding.fit(X).transform(X).toarray(),
+                               ref_embedding(X, X, "tfidf", "l1"), rtol=1e-14)
+
+
+@pytest.mark.parametrize("X", [
+    np.array([["1", "2"], ["3", " 4 "]], dtype=object),
+    np.array([[b"1", 2.0], [3.0, 4.0]], dtype=object),
+    [[Fraction(1), "1e3"], [2.0, 3.0]],
+], ids=["str", "bytes", "list of a Fraction and a str"])
+def test_text_among_numbers_is_refused(X):
+    """BUG FIX: NumPy parses text held as objects (" 4 ", "1e3", b"1"), so a
+    frame's text columns were read as counts, where an array of str was
+    refused; now both are."""
+    with pytest.raises(TypeError, match=r"must hold numbers \(bool, int or float\), got the "
+                                        r"(str|bytes) .* among its entries"):
+        kgeo.MultinomialEmbedding().fit(X)
+    with pytest.raises(TypeError, match="got the (str|bytes)"):
+        kgeo.pairwise_kernels(X, kernel="linear")
+    with pytest.raises(TypeError, match="got the (str|bytes)"):
+        kgeo.is_positive_definite(X)

@@ -313,3 +313,166 @@ def test_errors_and_warnings_pickle_where_sklearn_is_loaded():
     warning = sklearn_compatible(ConvergenceWarning)("max_iter=1 reached")
     copy = pickle.loads(pickle.dumps(warning))
     assert type(copy) is type(warning) and copy.args == ("max_iter=1 reached",)
+
+
+# ---------------------------------------------------------------------------
+# One class for a bad parameter, whatever its fault (type or range), as
+# scikit-learn's InvalidParameterError: before it, SVM(C=None) raised
+# TypeError and SVM(C=-1) ValueError, so code catching one missed the other.
+# ---------------------------------------------------------------------------
+
+def _docs():
+    import numpy as np
+
+    return np.array([[3.0, 1, 0, 2], [0, 2, 4, 1], [2, 2, 1, 0], [1, 0, 3, 3]] * 3)
+
+
+def _labels():
+    return [0, 1, 0, 1] * 3
+
+
+_FITS_WITH_BAD_PARAMETERS = {
+    "SVM C=None": lambda: kgeo.SVM(C=None).fit(_docs(), _labels()),
+    "SVM C=-1": lambda: kgeo.SVM(C=-1).fit(_docs(), _labels()),
+    "SVM tol='x'": lambda: kgeo.SVM(tol="x").fit(_docs(), _labels()),
+    "SVM cache_dtype=float16": lambda: kgeo.SVM(cache_dtype="float16").fit(_docs(), _labels()),
+    "SVM shrinking='yes'": lambda: kgeo.SVM(shrinking="yes").fit(_docs(), _labels()),
+    "SVM max_iter=1.5": lambda: kgeo.SVM(max_iter=1.5).fit(_docs(), _labels()),
+    "SVM verbose=None": lambda: kgeo.SVM(verbose=None).fit(_docs(), _labels()),
+    "SVM n_jobs=0": lambda: kgeo.SVM(n_jobs=0).fit(_docs(), _labels()),
+    "SVM kernel='foo'": lambda: kgeo.SVM(kernel="foo").fit(_docs(), _labels()),
+    "SVM kernel=None": lambda: kgeo.SVM(kernel=None).fit(_docs(), _labels()),
+    "SVM unused gamma=None": lambda: kgeo.SVM(kernel="linear", gamma=None).fit(_docs(), _labels()),
+    "SVM unused coef0='a'": lambda: kgeo.SVM(coef0="a").fit(_docs(), _labels()),
+    "SVM unused t=-1": lambda: kgeo.SVM(t=-1).fit(_docs(), _labels()),
+    "SVM rbf gamma='x'": lambda: kgeo.SVM(kernel="rbf", gamma="x").fit(_docs(), _labels()),
+    "SVM rbf gamma=None": lambda: kgeo.SVM(kernel="rbf", gamma=None).fit(_docs(), _labels()),
+    "SVM rbf gamma=-1": lambda: kgeo.SVM(kernel="rbf", gamma=-1.0).fit(_docs(), _labels()),
+    "SVM poly degree=0": lambda: kgeo.SVM(kernel="poly", degree=0).fit(_docs(), _labels()),
+    "SVM diffusion t='a'": lambda: kgeo.SVM(kernel="diffusion", t="a").fit(_docs(), _labels()),
+    "SVM diffusion normalize=1": lambda: kgeo.SVM(kernel="diffusion",
+                                                  normalize=1).fit(_docs(), _labels()),
+    "SVM shift=nan": lambda: kgeo.SVM(shift=float("nan")).fit(_docs(), _labels()),
+    "SVM class_weight='x'": lambda: kgeo.SVM(class_weight="x").fit(_docs(), _labels()),
+    "SVM class_weight={9: 1}": lambda: kgeo.SVM(class_weight={9: 1}).fit(_docs(), _labels()),
+    "SVM class_weight={0: None}": lambda: kgeo.SVM(
+        class_weight={0: None}).fit(_docs(), _labels()),
+    "SVM break_ties=1": lambda: kgeo.SVM(break_ties=1).fit(_docs(), _labels()),
+    "PLSA n_components=0": lambda: kgeo.PLSA(n_components=0).fit(_docs()),
+    "PLSA n_components=None": lambda: kgeo.PLSA(n_components=None).fit(_docs()),
+    "PLSA tol=-1": lambda: kgeo.PLSA(tol=-1.0).fit(_docs()),
+    "PLSA random_state='x'": lambda: kgeo.PLSA(random_state="x").fit(_docs()),
+    "PLSA n_jobs=1.5": lambda: kgeo.PLSA(n_jobs=1.5).fit(_docs()),
+    "PLSAFisherEmbedding topic_scores='x'": lambda: kgeo.PLSAFisherEmbedding(
+        topic_scores="x").fit(_docs()),
+    "PLSAFisherEmbedding n_components=(0,)": lambda: kgeo.PLSAFisherEmbedding(
+        n_components=(0,)).fit(_docs()),
+    "MultinomialEmbedding weighting='x'": lambda: kgeo.MultinomialEmbedding(
+        weighting="x").fit(_docs()),
+    "MultinomialEmbedding norm=2": lambda: kgeo.MultinomialEmbedding(norm=2).fit(_docs()),
+    "HPTOPEmbedding C=None": lambda: kgeo.HPTOPEmbedding(C=None).fit(_docs(), _labels()),
+    "HPTOPEmbedding prior_scores=1": lambda: kgeo.HPTOPEmbedding(
+        prior_scores=1).fit(_docs(), _labels()),
+    "HPTOPEmbedding target=[0]": lambda: kgeo.HPTOPEmbedding(target=[0]).fit(_docs(), _labels()),
+    "HPTOPEmbedding target=7": lambda: kgeo.HPTOPEmbedding(target=7).fit(_docs(), _labels()),
+    "RainbowVectorizer stoplist='x'": lambda: kgeo.text.RainbowVectorizer(
+        stoplist="x").fit(["a doc"]),
+    "RainbowVectorizer stoplist=5": lambda: kgeo.text.RainbowVectorizer(
+        stoplist=5).fit(["a doc"]),
+    "RainbowVectorizer skip_html=1": lambda: kgeo.text.RainbowVectorizer(
+        skip_html=1).fit(["a doc"]),
+    "RainbowVectorizer min_word_length=0": lambda: kgeo.text.RainbowVectorizer(
+        min_word_length=0).fit(["a doc"]),
+    "RainbowVectorizer dtype=str": lambda: kgeo.text.RainbowVectorizer(
+        dtype=str).fit(["a doc"]),
+    "RainbowVectorizer prune_by_doc_count=-1": lambda: kgeo.text.RainbowVectorizer(
+        prune_by_doc_count=-1).fit(["a doc"]),
+    "pairwise_kernels kernel='x'": lambda: kgeo.pairwise_kernels(_docs(), kernel="x"),
+    "pairwise_kernels unknown parameter": lambda: kgeo.pairwise_kernels(_docs(), gamma=1.0),
+    "pairwise_kernels rbf gamma='a'": lambda: kgeo.pairwise_kernels(_docs(), kernel="rbf",
+                                                                    gamma="a"),
+    "pairwise_kernels shift=None": lambda: kgeo.pairwise_kernels(_docs(), shift=None),
+    "pairwise_kernels n_jobs=0": lambda: kgeo.pairwise_kernels(_docs(), n_jobs=0),
+    "geodesic_distance n_jobs=True": lambda: kgeo.geodesic_distance(_docs(), n_jobs=True),
+    "is_positive_definite tol=None": lambda: kgeo.is_positive_definite([[1.0]], tol=None),
+    "is_conditionally_positive_definite tol=-1": lambda:
+        kgeo.is_conditionally_positive_definite([[1.0]], tol=-1.0),
+}
+
+
+@pytest.mark.parametrize("call", _FITS_WITH_BAD_PARAMETERS.values(),
+                         ids=_FITS_WITH_BAD_PARAMETERS.keys())
+def test_a_bad_parameter_raises_invalid_parameter_error(call):
+    """Of the wrong type or out of range, a parameter raises one class, which
+    ``except ValueError``, ``except TypeError`` and scikit-learn's
+    ``InvalidParameterError`` all catch (scikit-learn is loaded here)."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    with pytest.raises(kgeo.InvalidParameterError) as excinfo:
+        call()
+    assert isinstance(excinfo.value, (ValueError)) and isinstance(excinfo.value, TypeError)
+    assert isinstance(excinfo.value, InvalidParameterError)
+    assert excinfo.value.__cause__ is None and excinfo.value.__suppress_context__
+
+
+@pytest.mark.parametrize("call, error", [
+    (lambda: kgeo.SVM().fit(-_docs(), _labels()), ValueError),
+    (lambda: kgeo.SVM().fit(_docs(), [0] * 12), ValueError),
+    (lambda: kgeo.SVM().fit(None, _labels()), TypeError),
+    (lambda: kgeo.SVM().fit(_docs(), _labels(), sample_weight=[1.0] * 3), ValueError),
+    (lambda: kgeo.pairwise_kernels(_docs(), _docs()[:, :2]), ValueError),
+    (lambda: kgeo.is_positive_definite([[1.0, 2.0]]), ValueError),
+], ids=["negative X", "one class", "X=None", "short sample_weight", "Y's width", "K's shape"])
+def test_bad_data_is_no_invalid_parameter_error(call, error):
+    """Only parameters raise the class: bad data keeps its ValueError or
+    TypeError (a parameter check that let a data error through would be
+    named wrongly)."""
+    with pytest.raises(error) as excinfo:
+        call()
+    assert not isinstance(excinfo.value, kgeo.InvalidParameterError)
+
+
+def test_invalid_parameter_error_pickles_and_keeps_its_message():
+    """The class made to be both kgeo's and scikit-learn's crosses process
+    boundaries (a grid search's workers) as itself, message included."""
+    import pickle
+
+    with pytest.raises(kgeo.InvalidParameterError) as excinfo:
+        kgeo.SVM(C=-1).fit(_docs(), _labels())
+    assert str(excinfo.value) == "C must be finite and > 0, got -1.0"
+    copy = pickle.loads(pickle.dumps(excinfo.value))
+    assert type(copy) is type(excinfo.value) and copy.args == excinfo.value.args
+
+
+def test_a_private_sklearn_class_of_other_bases_is_not_taken(monkeypatch):
+    """scikit-learn's InvalidParameterError lives in a private module: if it
+    ever stops being both a ValueError and a TypeError there, kgeo's class
+    is raised alone, so that ``except TypeError`` still catches it."""
+    import sys
+    import types
+
+    from kgeo.exceptions import InvalidParameterError, sklearn_compatible
+
+    fake = types.ModuleType("sklearn.utils._param_validation")
+    fake.InvalidParameterError = type("InvalidParameterError", (ValueError,), {})
+    monkeypatch.setitem(sys.modules, "sklearn.utils._param_validation", fake)
+    assert sklearn_compatible(InvalidParameterError) is InvalidParameterError
+    with pytest.raises(TypeError, match="^C must be a real number") as excinfo:
+        kgeo.SVM(C="1").fit(_docs(), _labels())
+    assert type(excinfo.value) is InvalidParameterError
+
+
+def test_kgeo_raises_its_own_invalid_parameter_error_without_importing_sklearn(tmp_path):
+    """Without scikit-learn loaded, the error is kgeo's class alone, both a
+    ValueError and a TypeError, and kgeo did not import scikit-learn for it."""
+    code = ("import sys, kgeo\n"
+            "try:\n"
+            "    kgeo.SVM(C=None).fit([[1.0, 2.0], [2.0, 1.0]], [0, 1])\n"
+            "except TypeError as error:\n"
+            "    assert type(error) is kgeo.InvalidParameterError, type(error).__mro__\n"
+            "    assert isinstance(error, ValueError)\n"
+            "else:\n"
+            "    raise AssertionError('C=None did not raise')\n"
+            "assert 'sklearn' not in sys.modules, 'kgeo imported scikit-learn'\n"
+            "print('ok')\n")
+    _prints_ok_in_a_fresh_process(code, tmp_path)

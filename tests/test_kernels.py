@@ -2221,3 +2221,29 @@ def test_asymmetry_is_measured_against_the_largest_entry_not_its_scaled_copy(che
     with pytest.raises(ValueError, match="must be symmetric"):
         check(K)
     check(np.array([[1.0, 1.0], [1.0 + 0.5e-10, 1.0]]))  # 0.5e-10 of max|K|: not refused
+
+
+# --- from a review of the public functions' input checks --------------------
+
+@pytest.mark.parametrize("check", [kgeo.is_positive_definite,
+                                   kgeo.is_conditionally_positive_definite])
+def test_a_long_double_beyond_float64_is_refused_as_such(check):
+    """BUG FIX: a finite np.longdouble beyond float64's range was cast to
+    inf (with NumPy's RuntimeWarning) and refused as "NaN or infinity", a
+    value the caller never passed."""
+    if np.finfo(np.longdouble).max <= np.finfo(np.float64).max:
+        pytest.skip("long double is float64 on this platform")
+    K = np.array([[np.longdouble("1e400"), 0], [0, 1]], dtype=np.longdouble)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="beyond float64's range"):
+            check(K)
+
+
+def test_a_huge_integer_parameter_is_shown_short():
+    """kernel parameters refused as beyond float64 name themselves in a few
+    characters, not the 401 digits of 10**400."""
+    message = r"shift must be a finite real number, got 1000000000+\.\.\.0+$"
+    with pytest.raises(kgeo.InvalidParameterError, match=message) as e:
+        kgeo.pairwise_kernels([[1.0, 2.0]], shift=10 ** 400)
+    assert len(str(e.value)) < 120

@@ -871,3 +871,136 @@ def test_unpickling_an_old_vectorizer_keeps_a_vocabulary_assigned_by_hand():
     loaded = pickle.loads(pickle.dumps(vec))
     assert dict(loaded.vocabulary_) == {"cherry": 0, "apple": 1}
     np.testing.assert_array_equal(loaded.transform(["apple cherry cherry"]).toarray(), [[2, 1]])
+
+
+# ---------------------------------------------------------------------------
+# From a mutation review of text.py (helper 168: 75 mutants, 43 killed by the
+# suite, 18 equivalent, 14 gaps, each failing its test below) and the two
+# defects it found (a refused refit kept, a bytes stoplist misnamed)
+# ---------------------------------------------------------------------------
+def test_numpy_bools_are_accepted_as_flags():  # M17
+    # A grid built from np.array([True, False]) passes np.bool_ values.
+    vec = RainbowVectorizer(stoplist=None, skip_header=np.True_, skip_html=np.False_,
+                            tag_digits=np.True_)
+    assert vec.tokenize("Header: x\n\nbody 42") == ["body", "<DIGITS2>"]
+
+
+@pytest.mark.parametrize("name", ["min_word_length", "max_word_length"])
+def test_word_lengths_refuse_bools(name):  # M18
+    with pytest.raises(ValueError, match=rf"^{name} must be an integer in \[1, 2147483647\], "
+                                         r"got True$"):
+        RainbowVectorizer(**{name: True}).tokenize("some words")
+
+
+def test_word_length_limit_is_inclusive():  # M19, M20
+    big = 2**31 - 1
+    vec = RainbowVectorizer(stoplist=None, max_word_length=big)
+    assert vec.tokenize("ab " + "c" * 150) == ["ab", "c" * 150]
+    assert RainbowVectorizer(stoplist=None, min_word_length=big,
+                             max_word_length=big).tokenize("abc") == []
+    with pytest.raises(ValueError, match=r"max_word_length must be an integer in "
+                                         r"\[1, 2147483647\], got 2147483648"):
+        RainbowVectorizer(max_word_length=2**31).tokenize("abc")
+
+
+def test_long_digit_runs_are_one_tag():  # M22
+    vec = RainbowVectorizer(stoplist=None, tag_digits=True)
+    assert vec.tokenize("call 4125551234567 now") == ["call", "<DIGITS13>", "now"]
+
+
+def test_a_refused_vocabulary_stays_refused():  # M45
+    # The edit flag is cleared before the check: a failed check must raise it
+    # again, or the second transform trusts the broken vocabulary.
+    vec = RainbowVectorizer(stoplist=None).fit(["apple banana cherry"])
+    vec.vocabulary_["elder"] = 0  # merges elder into apple's column
+    for _ in range(2):
+        with pytest.raises(ValueError, match="given to another word too"):
+            vec.transform(["banana"])
+
+
+def test_a_column_equal_to_the_vocabulary_size_is_refused():  # M46
+    # dict's own methods bypass the edit flag: the largest column found must
+    # still be < len(vocabulary_) (a column == n is out of range too).
+    vec = RainbowVectorizer(stoplist=None).fit(["apple banana"])
+    dict.__setitem__(vec.vocabulary_, "apple", 2)
+    with pytest.raises(ValueError, match=r"got 2 for 'apple'"):
+        vec.transform(["apple"])
+
+
+def test_popitem_is_an_edit():  # M47
+    vec = RainbowVectorizer(stoplist=None).fit(["apple banana cherry durian"])
+    vocabulary = vec.vocabulary_
+    vocabulary["apple"] = vocabulary.pop("apple")  # re-inserted last, numbering intact
+    vec.transform(["apple"])                        # checked and trusted again
+    assert vocabulary.popitem() == ("apple", 0)     # columns 1..3 left for 3 words
+    with pytest.raises(ValueError, match="each number once"):
+        vec.transform(["banana"])
+
+
+def test_interchange_protocol_frames_are_refused():  # M55
+    class Frame:  # a data frame known only by __dataframe__, iterating its column names
+        def __dataframe__(self, *args, **kwargs):
+            raise NotImplementedError
+
+        def __iter__(self):
+            return iter(["text"])
+
+    with pytest.raises(TypeError, match=r"got a data frame \(Frame\)"):
+        RainbowVectorizer().fit(Frame())
+
+
+@pytest.mark.parametrize("dtype, message", [
+    (np.float16, r"float32 or float64 dtype .*, got float16"),
+    ("not a dtype", r"dtype must be a numpy numeric dtype"),
+])
+def test_transform_checks_dtype_set_after_fit(dtype, message):  # M58
+    vec = RainbowVectorizer(stoplist=None).fit(["apple banana"])
+    vec.set_params(dtype=dtype)
+    with pytest.raises(TypeError, match=message):
+        vec.transform(["apple"])
+
+
+def test_repr_hides_a_default_equal_in_value_not_identity():  # M60
+    stoplist = "".join(["sm", "art"])  # read from a config file, say: not interned
+    assert repr(RainbowVectorizer(stoplist=stoplist)) == "RainbowVectorizer()"
+
+
+def test_capitalised_stop_words_dropped_in_non_ascii_texts():  # M62
+    # A non-ASCII text is searched as it is; the run must be lower-cased
+    # before the stop-list look-up.
+    assert RainbowVectorizer().tokenize("The café ORBIT") == ["caf", "orbit"]
+
+
+def test_stoplist_name_is_case_sensitive():  # M63
+    with pytest.raises(ValueError, match=r"stoplist must be 'smart', None or an iterable "
+                                         r"of words, got 'SMART'"):
+        RainbowVectorizer(stoplist="SMART").fit(["words here"])
+
+
+@pytest.mark.parametrize("dtype", [bool, np.complex128])
+def test_bool_and_complex_dtypes_are_refused(dtype):  # M31, M32
+    with pytest.raises(TypeError, match=r"^dtype must be a numpy integer, float32 or float64 "
+                                        r"dtype \(what SciPy's sparse matrices hold\), got "):
+        RainbowVectorizer(dtype=dtype).fit_transform(["apple banana apple"])
+
+
+def test_a_refused_refit_leaves_the_previous_fit_intact():
+    vec = RainbowVectorizer(stoplist=None, dtype=np.int8).fit(["apple banana", "apple"])
+    with pytest.raises(ValueError, match="dtype int8 cannot hold a count of 200"):
+        vec.fit(["cherry " * 200])
+    assert vec.vocabulary_ == {"apple": 0, "banana": 1}
+    assert vec.n_documents_fit_ == 2
+    np.testing.assert_array_equal(vec.document_frequency_, [2, 1])
+    np.testing.assert_array_equal(vec.transform(["banana cherry"]).toarray(), [[0, 1]])
+
+
+def test_a_refused_first_fit_leaves_the_vectorizer_unfitted():
+    vec = RainbowVectorizer(stoplist=None, dtype=np.int8)
+    with pytest.raises(ValueError, match="cannot hold a count"):
+        vec.fit_transform(["cherry " * 200])
+    assert not hasattr(vec, "vocabulary_")
+
+
+def test_a_bytes_stoplist_is_named_as_such():
+    with pytest.raises(TypeError, match=r"stoplist .*got bytes"):
+        RainbowVectorizer(stoplist=b"the").fit(["the apple"])
