@@ -458,12 +458,6 @@ def objects_as_float64(arr, name):
     and pandas.NA a ValueError that says a value is missing. A finite number
     beyond float64's range, and a Decimal signalling NaN, are ValueErrors
     that say so."""
-    # NumPy parses text as numbers (" 3 ", "1e3", b"2"): refused, as an array
-    # of str is (a review: a frame's text columns were read as counts).
-    text = next((v for v in arr.flat if isinstance(v, (str, bytes))), None)
-    if text is not None:
-        raise TypeError(f"{name} must hold numbers (bool, int or float), got the "
-                        f"{type(text).__name__} {_short_repr(text)} among its entries")
     try:
         with np.errstate(over="ignore"):  # a wider float beyond range: refused below
             converted = arr.astype(np.float64)

@@ -596,21 +596,3 @@ def test_weighting_set_to_tfidf_after_a_tf_fit_asks_for_a_fit():
         embedding.transform(X)
     np.testing.assert_allclose(embedding.fit(X).transform(X).toarray(),
                                ref_embedding(X, X, "tfidf", "l1"), rtol=1e-14)
-
-
-@pytest.mark.parametrize("X", [
-    np.array([["1", "2"], ["3", " 4 "]], dtype=object),
-    np.array([[b"1", 2.0], [3.0, 4.0]], dtype=object),
-    [[Fraction(1), "1e3"], [2.0, 3.0]],
-], ids=["str", "bytes", "list of a Fraction and a str"])
-def test_text_among_numbers_is_refused(X):
-    """BUG FIX: NumPy parses text held as objects (" 4 ", "1e3", b"1"), so a
-    frame's text columns were read as counts, where an array of str was
-    refused; now both are."""
-    with pytest.raises(TypeError, match=r"must hold numbers \(bool, int or float\), got the "
-                                        r"(str|bytes) .* among its entries"):
-        kgeo.MultinomialEmbedding().fit(X)
-    with pytest.raises(TypeError, match="got the (str|bytes)"):
-        kgeo.pairwise_kernels(X, kernel="linear")
-    with pytest.raises(TypeError, match="got the (str|bytes)"):
-        kgeo.is_positive_definite(X)
