@@ -347,8 +347,9 @@ def spherical_normal_mle(sets):
     """
     if isinstance(sets, np.ndarray) and sets.ndim == 3:
         sets = list(sets)
-    # A mapping's iteration gives its keys, not its sets (a review).
-    if (isinstance(sets, (str, bytes, collections.abc.Mapping))
+    # A mapping's iteration gives its keys, not its sets, and a set's its
+    # sets in hash order, which no label can be matched to (reviews).
+    if (isinstance(sets, (str, bytes, collections.abc.Mapping, collections.abc.Set))
             or not hasattr(sets, "__len__")):
         raise TypeError(f"sets must be a sequence of 2-D arrays, got {type(sets).__name__}")
     if len(sets) == 0:

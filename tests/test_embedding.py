@@ -596,3 +596,24 @@ def test_weighting_set_to_tfidf_after_a_tf_fit_asks_for_a_fit():
         embedding.transform(X)
     np.testing.assert_allclose(embedding.fit(X).transform(X).toarray(),
                                ref_embedding(X, X, "tfidf", "l1"), rtol=1e-14)
+
+
+# --- from a mutation review of _embedding.py and _hptop.py (helper 171: 122
+# mutants, 103 killed, 14 equivalent, 5 gaps, each failing its test) ---------
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+@pytest.mark.parametrize("norm", ["l1", "l2"])
+def test_rescued_tfidf_rows_keep_their_words_different_idfs(norm):
+    # Subnormal counts make subnormal TF-IDF weights, and the row is weighted
+    # again after dividing by its largest count: the idf must be applied
+    # there too. (Every rescue test had rows whose words share one idf, so a
+    # rescue that forgot the idf still gave their point.)
+    train = np.array([[1.0, 1.0], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0]])
+    embedding = kgeo.MultinomialEmbedding("tfidf", norm).fit(train)
+    np.testing.assert_allclose(embedding.idf_, [np.log(4.0), np.log(2.0)], rtol=1e-15)
+    got = embedding.transform(np.array([[1e-310, 3e-310]])).toarray()
+    expected = embedding.transform(np.array([[1.0, 3.0]])).toarray()
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0)
+    weights = np.array([np.log(4.0), 3 * np.log(2.0)])
+    size = weights.sum() if norm == "l1" else np.sqrt((weights ** 2).sum())
+    np.testing.assert_allclose(got[0], weights / size, rtol=1e-12)

@@ -566,3 +566,60 @@ def test_nan_scores_are_refused_as_overflow():
     decision = np.array([[0.1, 0.2, 2e160], [0.1, 0.2, 0.3]])
     with pytest.raises(ValueError, match="make HP-TOP's scores overflow float64"):
         hp_top_scores(documents, decision, np.zeros(3), np.ones(3), 0)
+
+
+# --- from a mutation review of _embedding.py and _hptop.py (helper 171: 122
+# mutants, 103 killed, 14 equivalent, 5 gaps, each failing its test) ---------
+
+def test_a_spread_below_the_rounding_margin_is_refused():
+    """The duplicate guard refuses a variance up to rounding**2 with
+    rounding = 8 eps x the term scale: near-copies whose decision values have
+    a variance of a quarter of that are rounding, not a Gaussian (a margin of
+    1 eps x the term scale accepted them and gave scores of 1.4e14)."""
+    eps = np.finfo(np.float64).eps
+    X, y = make_topic_corpus(240, 300, 4, words_per_document=40, topic_weight=0.3,
+                             random_state=2)
+    X = kgeo.MultinomialEmbedding("tf", "l2").fit_transform(X)
+    labels = np.append(y, [9] * 7)
+
+    def with_near(step):
+        return sp.vstack([X] + [X[1] * (1 + step * k) for k in range(7)]).tocsr()
+
+    hyperplane = kgeo.SVM(kernel="linear").fit(with_near(1e-10), labels == 9)
+    scale = HPTOPEmbedding._term_scale(hyperplane, with_near(1e-10)[labels == 9])
+    u = hyperplane.decision_function(X[1])[0] - hyperplane.intercept_[0]
+    # Values (1 + step k) u + b, k = 0..6: variance 4 (step u)^2 = rounding^2 / 4
+    step = 0.5 * 8 * eps * scale / (2 * abs(u))
+    near = with_near(step)
+    values = kgeo.SVM(kernel="linear").fit(near, labels == 9).decision_function(near)[-7:]
+    rounding = 8 * eps * scale
+    assert (rounding / 8) ** 2 < values.var() < rounding ** 2
+    with pytest.raises(ValueError, match="category 9 are equal on all its 7 documents"):
+        HPTOPEmbedding().fit(near, labels)
+
+
+def _three_categories():
+    rng = np.random.default_rng(0)
+    y = np.arange(30) % 3
+    X = rng.random((30, 8)) + 2.0 * (np.arange(8)[None, :] % 3 == y[:, None])
+    return X, y
+
+
+def test_n_jobs_reaches_the_categories_svms():
+    # n_jobs is documented as "Threads of the categories' SVMs": it must be
+    # passed to them (and so be checked by them), not dropped.
+    X, y = _three_categories()
+    model = kgeo.HPTOPEmbedding(n_jobs=2).fit(X, y)
+    assert [h.n_jobs for h in model.hyperplanes_] == [2, 2, 2]
+    with pytest.raises(ValueError, match="Invalid n_jobs 0"):
+        kgeo.HPTOPEmbedding(n_jobs=0).fit(X, y)
+
+
+@pytest.mark.parametrize("target", [{0: 1}, {0}])
+def test_a_target_that_is_a_dict_or_a_set_is_refused_as_not_one_category(target):
+    rng = np.random.default_rng(0)
+    y = np.arange(30) % 3
+    X = rng.random((30, 6)) + 2.0 * (np.arange(6)[None, :] % 3 == y[:, None])
+    with pytest.raises(TypeError, match=r"target must be one category \(a label, or a column "
+                                        r"of an indicator y\), got (dict|set)"):
+        kgeo.HPTOPEmbedding(target=target).fit(X, y)

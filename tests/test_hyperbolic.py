@@ -909,3 +909,26 @@ def test_values_are_cut_to_0_only_below_the_smallest_subnormal():
     first_zero = np.argmax(K == 0.0)
     assert K[-1] == 0.0 and np.all(K[first_zero:] == 0.0)
     assert K[first_zero - 1] == np.nextafter(0.0, 1.0)
+
+
+# --- from a mutation review of _embedding.py and _hptop.py (helper 171: 122
+# mutants, 103 killed, 14 equivalent, 5 gaps, each failing its test) ---------
+
+def test_spherical_normal_mle_takes_boolean_points_as_numbers():
+    # The docstring: "only numbers (and booleans) are points"; a set of
+    # booleans is the set of their 0/1 values, not a TypeError.
+    points = np.array([[True, False, True], [False, False, True], [True, True, False]])
+    rows = kgeo.spherical_normal_mle([points, points.astype(object)])
+    expected = kgeo.spherical_normal_mle([points.astype(np.float64)])[0]
+    np.testing.assert_array_equal(rows, [expected, expected])
+
+
+@pytest.mark.parametrize("kind", [set, frozenset])
+def test_spherical_normal_mle_refuses_a_set_of_sets(kind):
+    """BUG FIX: a set of sets was taken, its rows in hash order, which no
+    label can be matched to; refused as a mapping is."""
+    a = ((1.0, 0.0), (2.0, 0.0))
+    b = ((0.0, 1.0), (3.0, 4.0))
+    message = f"sets must be a sequence of 2-D arrays, got {kind.__name__}"
+    with pytest.raises(TypeError, match=message):
+        kgeo.spherical_normal_mle(kind([a, b]))
