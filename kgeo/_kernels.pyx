@@ -28,6 +28,7 @@ from kgeo._parallel cimport Interruptible, interruptible_init, poll_signals
 
 import math
 import numbers
+import reprlib
 import types
 
 import numpy as np
@@ -2003,7 +2004,6 @@ _LOG_MIN = -708.39
 
 def _real(value, name, kernel):
     import numbers
-    import reprlib
     try:
         # float(10**400) overflows: not a float64 either.
         as_float = float(value) if isinstance(value, numbers.Real) else None
@@ -2099,7 +2099,6 @@ def kernel_params(name):
     return dict(KERNELS[name][0])
 
 
-@parameter_errors()
 def get_kernel(name, n_features, shift=0.0, **params):
     """Build the kernel object for ``name`` on data with ``n_features`` columns.
 
@@ -2119,53 +2118,58 @@ def get_kernel(name, n_features, shift=0.0, **params):
     -------
     kernel : Kernel
     """
-    defaults = kernel_params(name)
-    unknown = sorted(set(params) - set(defaults))
-    if unknown:
-        accepted = ", ".join(sorted(defaults)) or "none"
-        raise ValueError(
-            f"kernel {name!r} got unknown parameter(s) {', '.join(unknown)}; "
-            f"it accepts: {accepted}")
-    p = {**defaults, **params}
-    shift = _real(shift, "shift", name)
-    if "gamma" in p:
-        gamma = 1.0 / n_features if p["gamma"] is None else _real(p["gamma"], "gamma", name)
-        if gamma <= 0:
-            raise ValueError(f"kernel {name!r}: gamma must be > 0, got {gamma!r}")
-    if "coef0" in p:
-        coef0 = _real(p["coef0"], "coef0", name)
-    if "t" in p:
-        t = _real(p["t"], "t", name)
-        if t <= 0:
-            raise ValueError(f"kernel {name!r}: t must be > 0, got {t!r}")
-        if not np.isfinite(1.0 / t):
-            # The kernels read 1 / t: inf would make k(x, x) = exp(-0 * inf), NaN.
+    # The parameters alone: what n_features makes of them (the heat kernels'
+    # factors, the hyperbolic kernel's smallest t) is refused as data.
+    with parameter_errors():
+        defaults = kernel_params(name)
+        unknown = sorted(set(params) - set(defaults))
+        if unknown:
+            accepted = ", ".join(sorted(defaults)) or "none"
             raise ValueError(
-                f"kernel {name!r}: t must be at least {1.0 / np.finfo(np.float64).max:.3g} "
-                f"(1 / t must be finite in float64), got {t!r}")
-        if not isinstance(p["normalize"], (bool, np.bool_)):
-            raise ValueError(
-                f"kernel {name!r}: normalize must be True or False, got {p['normalize']!r}")
+                f"kernel {name!r} got unknown parameter(s) {', '.join(unknown)}; "
+                f"it accepts: {accepted}")
+        p = {**defaults, **params}
+        shift = _real(shift, "shift", name)
+        if "gamma" in p:
+            gamma = 1.0 / n_features if p["gamma"] is None else _real(p["gamma"], "gamma", name)
+            if gamma <= 0:
+                raise ValueError(f"kernel {name!r}: gamma must be > 0, got {gamma!r}")
+        if "coef0" in p:
+            coef0 = _real(p["coef0"], "coef0", name)
+        if "t" in p:
+            t = _real(p["t"], "t", name)
+            if t <= 0:
+                raise ValueError(f"kernel {name!r}: t must be > 0, got {t!r}")
+            if not np.isfinite(1.0 / t):
+                # The kernels read 1 / t: inf would make k(x, x) = exp(-0 * inf), NaN.
+                raise ValueError(
+                    f"kernel {name!r}: t must be at least {1.0 / np.finfo(np.float64).max:.3g} "
+                    f"(1 / t must be finite in float64), got {t!r}")
+            if not isinstance(p["normalize"], (bool, np.bool_)):
+                raise ValueError(
+                    f"kernel {name!r}: normalize must be True or False, got {p['normalize']!r}")
 
     cdef Kernel kernel
     if name == "linear":
         kernel = LinearKernel()
     elif name == "poly":
         degree = p["degree"]
-        # Any real number (np.float32(2.0) too) that is a whole number >= 1.
-        try:
-            as_float = float(degree) if isinstance(degree, numbers.Real) else math.nan
-        except OverflowError:  # an int beyond float64
-            as_float = math.inf
-        if (isinstance(degree, (bool, np.bool_)) or not math.isfinite(as_float)
-                or as_float < 1 or as_float != int(as_float)):
-            raise ValueError(f"kernel 'poly': degree must be an integer >= 1, got {degree!r}")
-        if as_float != degree:
-            # An odd degree above 2**53 rounded to an even one would flip
-            # the sign of every negative value.
-            raise ValueError(
-                f"kernel 'poly': degree {degree!r} is not a float64 (it would round to "
-                f"{int(as_float)}); use one that is")
+        with parameter_errors():
+            # Any real number (np.float32(2.0) too) that is a whole number >= 1.
+            try:
+                as_float = float(degree) if isinstance(degree, numbers.Real) else math.nan
+            except OverflowError:  # an int beyond float64
+                as_float = math.inf
+            if (isinstance(degree, (bool, np.bool_)) or not math.isfinite(as_float)
+                    or as_float < 1 or as_float != int(as_float)):
+                raise ValueError(f"kernel 'poly': degree must be an integer >= 1, got "
+                                 f"{reprlib.repr(degree)}")
+            if as_float != degree:
+                # An odd degree above 2**53 rounded to an even one would flip
+                # the sign of every negative value.
+                raise ValueError(
+                    f"kernel 'poly': degree {degree!r} is not a float64 (it would round to "
+                    f"{int(as_float)}); use one that is")
         kernel = PolynomialKernel(gamma, coef0, as_float)
     elif name == "rbf":
         kernel = RBFKernel(gamma)

@@ -246,9 +246,12 @@ class PLSA(TransformerMixin, EstimatorMixin):
         from the maximum for that rate; 4.7e-9 with its two words each split
         into 1,000 of the same ``P(w | z)``, whose sums round more, and so at
         any tolerance below that), unless its steps shrink more slowly than
-        geometrically or cycle over more than 1,024 steps. Subnormal counts
-        (below 2.2e-308) are summed to an absolute 5e-324, and their weights
-        can be far from the maximum.
+        geometrically or cycle over more than 1,024 steps. A document whose
+        counts are all subnormal (below 2.2e-308) is scaled up by a power of
+        2, with the smoothing, as far as the smoothing stays finite; where
+        it does not, the counts are negligible beside it. Subnormal counts
+        beside normal ones are summed to an absolute 5e-324, and their
+        weights can be far from the maximum.
     random_state : None, int or numpy.random.Generator, default=None
         Seeds the random start of ``P(w | z)``.
     n_jobs : int, default=None
@@ -479,7 +482,10 @@ class PLSA(TransformerMixin, EstimatorMixin):
                 f"{curve[-1] - curve[-2]:.3g}); raise max_iter or tol",
                 sklearn_compatible(ConvergenceWarning), stacklevel=_callers_stacklevel())
 
-        lengths = np.bincount(np.repeat(np.arange(n_docs), np.diff(indptr)), weights=counts,
+        # Shares of the largest count: a scale capped by the smoothing can
+        # leave the counts subnormal, whose sums lost bits (P(z) summed to 1.02).
+        lengths = np.bincount(np.repeat(np.arange(n_docs), np.diff(indptr)),
+                              weights=counts / counts.max() if counts.size else counts,
                               minlength=n_docs)
         self.components_ = np.ascontiguousarray(word_topic.T)
         self.topic_probability_ = lengths @ doc_topic / lengths.sum()

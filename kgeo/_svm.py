@@ -13,6 +13,7 @@ import math
 import mmap
 import numbers
 import queue
+import reprlib
 import threading
 import time
 import warnings
@@ -156,6 +157,14 @@ def _squashed(conf):
     if huge.any():
         out[huge] = np.nan_to_num(np.sign(conf[huge]), nan=0.0) / 3
     return out
+
+
+def _as_float(value):
+    """float(value), inf for an integer beyond float64 (10**400)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
 
 
 def _params_of(kernel):
@@ -745,9 +754,9 @@ class SVM(EstimatorMixin):
         # that did not name degree.
         if "degree" not in used and (isinstance(self.degree, bool)
                                      or not isinstance(self.degree, numbers.Real)
-                                     or not math.isfinite(float(self.degree))
+                                     or not math.isfinite(_as_float(self.degree))
                                      or self.degree != int(self.degree) or self.degree < 1):
-            raise ValueError(f"degree must be an integer >= 1, got {self.degree!r}")
+            raise ValueError(f"degree must be an integer >= 1, got {reprlib.repr(self.degree)}")
         if "t" not in used:
             check_positive(self.t, "t")
         if "normalize" not in used and not isinstance(self.normalize, (bool, np.bool_)):
@@ -809,18 +818,20 @@ class SVM(EstimatorMixin):
                 params[name] = getattr(self, name)
         return params
 
-    @parameter_errors()
     def _resolve_gamma(self, X, weight=None):
-        if isinstance(self.gamma, str):
-            if self.gamma == "auto":
-                return 1.0 / X.shape[1]
-            if self.gamma == "scale":
-                return _scale_gamma(X, weight)
-            raise ValueError(f"gamma must be 'scale', 'auto' or a float > 0, got {self.gamma!r}")
-        if self.gamma is None:
-            # pairwise_kernels reads None as 1 / n_features; SVC (and this
-            # estimator) spell that "auto", so None is more likely a mistake.
-            raise ValueError("gamma must be 'scale', 'auto' or a float > 0, got None")
+        if isinstance(self.gamma, str) and self.gamma == "auto":
+            return 1.0 / X.shape[1]
+        if isinstance(self.gamma, str) and self.gamma == "scale":
+            # Outside the parameter check: X's variance is refused as data.
+            return _scale_gamma(X, weight)
+        with parameter_errors():
+            if isinstance(self.gamma, str):
+                raise ValueError(
+                    f"gamma must be 'scale', 'auto' or a float > 0, got {self.gamma!r}")
+            if self.gamma is None:
+                # pairwise_kernels reads None as 1 / n_features; SVC (and this
+                # estimator) spell that "auto", so None is more likely a mistake.
+                raise ValueError("gamma must be 'scale', 'auto' or a float > 0, got None")
         return self.gamma
 
     @parameter_errors()

@@ -1161,6 +1161,17 @@ def _short_repr(value):
 
 @parameter_errors()
 def check_real(value, name, *, requirement="a finite real number"):
+    """``real_value`` of a parameter: its errors are InvalidParameterErrors."""
+    return real_value(value, name, requirement=requirement)
+
+
+@parameter_errors()
+def check_positive(value, name, *, allow_zero=False):
+    """``positive_value`` of a parameter: its errors are InvalidParameterErrors."""
+    return positive_value(value, name, allow_zero=allow_zero)
+
+
+def real_value(value, name, *, requirement="a finite real number"):
     """Return ``value`` as a finite float, or raise naming ``name``.
 
     Any ``numbers.Real`` but bool is accepted (``Fraction``, NumPy scalars);
@@ -1180,11 +1191,10 @@ def check_real(value, name, *, requirement="a finite real number"):
     return as_float
 
 
-@parameter_errors()
-def check_positive(value, name, *, allow_zero=False):
+def positive_value(value, name, *, allow_zero=False):
     """Return ``value`` as a float, or raise if it is not a finite positive number."""
     requirement = f"finite and {'>= 0' if allow_zero else '> 0'}"
-    value = check_real(value, name, requirement=requirement)
+    value = real_value(value, name, requirement=requirement)
     if value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"{name} must be {requirement}, got {value!r}")
     return value
@@ -1201,7 +1211,8 @@ def check_sample_weight(sample_weight, n_samples):
         return None
     if isinstance(sample_weight, (numbers.Real, np.bool_)) and not isinstance(
             sample_weight, np.ndarray):
-        return np.full(n_samples, check_positive(sample_weight, "sample_weight"))
+        # Data, not a parameter: its own ValueError or TypeError.
+        return np.full(n_samples, positive_value(sample_weight, "sample_weight"))
     if sp.issparse(sample_weight):
         raise TypeError(
             f"sample_weight must be a 1-D array-like of real numbers, got a sparse matrix "

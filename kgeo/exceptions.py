@@ -88,8 +88,11 @@ def parameter_errors():
         yield
     except InvalidParameterError:
         raise
-    except (TypeError, ValueError) as error:
-        raise sklearn_compatible(InvalidParameterError)(*error.args) from None
+    except (TypeError, ValueError, OverflowError) as error:
+        # (OverflowError: float() of an integer beyond float64, 10**400.)
+        # The frames that raised it are kept, for a check's own bug.
+        raise sklearn_compatible(InvalidParameterError)(*error.args).with_traceback(
+            error.__traceback__) from None
 
 
 class ConvergenceWarning(UserWarning):

@@ -617,3 +617,18 @@ def test_rescued_tfidf_rows_keep_their_words_different_idfs(norm):
     weights = np.array([np.log(4.0), 3 * np.log(2.0)])
     size = weights.sum() if norm == "l1" else np.sqrt((weights ** 2).sum())
     np.testing.assert_allclose(got[0], weights / size, rtol=1e-12)
+
+
+# --- from a review of 3e822ed (helper 170)
+
+def test_multinomial_embedding_fitted_before_weighting_was_recorded_still_transforms():
+    # M1: a model pickled before _weighting_fitted existed (fitted with tfidf)
+    # must still transform with weighting="tfidf".
+    import pickle
+
+    X = np.array([[3.0, 1, 0, 2], [0, 2, 4, 1], [2, 2, 1, 0], [1, 0, 3, 3]])
+    model = kgeo.MultinomialEmbedding(weighting="tfidf").fit(X)
+    expected = model.transform(X).toarray()
+    del model._weighting_fitted
+    old = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(old.transform(X).toarray(), expected)

@@ -15,6 +15,7 @@ checks made of such data pass.
 
 import inspect
 
+import numpy as np
 import pytest
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -358,6 +359,9 @@ _FITS_WITH_BAD_PARAMETERS = {
     "SVM class_weight={0: None}": lambda: kgeo.SVM(
         class_weight={0: None}).fit(_docs(), _labels()),
     "SVM break_ties=1": lambda: kgeo.SVM(break_ties=1).fit(_docs(), _labels()),
+    "SVM unused degree=10**400": lambda: kgeo.SVM(degree=10**400).fit(_docs(), _labels()),
+    "SVM poly degree=10**400": lambda: kgeo.SVM(kernel="poly",
+                                                degree=10**400).fit(_docs(), _labels()),
     "PLSA n_components=0": lambda: kgeo.PLSA(n_components=0).fit(_docs()),
     "PLSA n_components=None": lambda: kgeo.PLSA(n_components=None).fit(_docs()),
     "PLSA tol=-1": lambda: kgeo.PLSA(tol=-1.0).fit(_docs()),
@@ -422,11 +426,20 @@ def test_a_bad_parameter_raises_invalid_parameter_error(call):
     (lambda: kgeo.SVM().fit(_docs(), _labels(), sample_weight=[1.0] * 3), ValueError),
     (lambda: kgeo.pairwise_kernels(_docs(), _docs()[:, :2]), ValueError),
     (lambda: kgeo.is_positive_definite([[1.0, 2.0]]), ValueError),
-], ids=["negative X", "one class", "X=None", "short sample_weight", "Y's width", "K's shape"])
+    (lambda: kgeo.SVM().fit(_docs(), _labels(), sample_weight=-1), ValueError),
+    (lambda: kgeo.SVM().fit(_docs(), _labels(), sample_weight=True), TypeError),
+    (lambda: kgeo.pairwise_kernels(np.ones((4, 1)), kernel="hyperbolic"), ValueError),
+    (lambda: kgeo.pairwise_kernels(np.ones((3, 3000)), kernel="ngd_exp", normalize=True,
+                                   t=1e-3), ValueError),
+    (lambda: kgeo.SVM(kernel="rbf").fit([[1e-200, 0], [0, 1e-200], [1e-200, 1e-200], [0, 0]],
+                                        [0, 0, 1, 1]), ValueError),
+], ids=["negative X", "one class", "X=None", "short sample_weight", "Y's width", "K's shape",
+        "sample_weight=-1", "sample_weight=True", "hyperbolic on 1 column",
+        "ngd_exp's factor on 3000 columns", "gamma='scale' on X of variance 1e-400"])
 def test_bad_data_is_no_invalid_parameter_error(call, error):
     """Only parameters raise the class: bad data keeps its ValueError or
     TypeError (a parameter check that let a data error through would be
-    named wrongly)."""
+    named wrongly), also where a parameter's range depends on X (review 170)."""
     with pytest.raises(error) as excinfo:
         call()
     assert not isinstance(excinfo.value, kgeo.InvalidParameterError)
@@ -476,3 +489,33 @@ def test_kgeo_raises_its_own_invalid_parameter_error_without_importing_sklearn(t
             "assert 'sklearn' not in sys.modules, 'kgeo imported scikit-learn'\n"
             "print('ok')\n")
     _prints_ok_in_a_fresh_process(code, tmp_path)
+
+
+# --- from a review of 3e822ed (helper 170: 50 mutants, 38 killed, 2 equivalent,
+# 10 survivors, each failing a test here or in test_plsa/test_embedding/test_text)
+
+def test_break_ties_set_after_fit_raises_invalid_parameter_error_at_predict():
+    # V2: _check_break_ties is also called by predict, outside _check_params.
+    model = kgeo.SVM().fit(_docs(), _labels())
+    model.break_ties = 1
+    with pytest.raises(kgeo.InvalidParameterError, match="break_ties must be True or False"):
+        model.predict(_docs())
+
+
+def test_plsa_fold_in_max_iter_beyond_int32_is_an_invalid_parameter():
+    # V10: the one check PLSA._check_params raises itself.
+    with pytest.raises(kgeo.InvalidParameterError, match="fold_in_max_iter must be at most"):
+        kgeo.PLSA(2, fold_in_max_iter=2**31).fit(_docs())
+
+
+def test_a_private_sklearn_name_that_is_no_class_is_not_taken(monkeypatch):
+    import sys
+    import types
+
+    # E7: the private module's attribute may be anything, not only a class.
+    from kgeo.exceptions import InvalidParameterError, sklearn_compatible
+
+    fake = types.ModuleType("sklearn.utils._param_validation")
+    fake.InvalidParameterError = lambda *args: None
+    monkeypatch.setitem(sys.modules, "sklearn.utils._param_validation", fake)
+    assert sklearn_compatible(InvalidParameterError) is InvalidParameterError

@@ -1832,3 +1832,67 @@ def test_subnormal_documents_beside_a_smoothing_fold_in_to_its_mode(corpus):
     assert np.all(np.isfinite(tiny.components_)) and np.all(np.isfinite(tiny.doc_topic_))
     np.testing.assert_allclose(tiny.doc_topic_.sum(axis=1), 1, rtol=1e-14)
     np.testing.assert_allclose(tiny.components_.sum(axis=1), 1, rtol=1e-14)
+
+
+# --- from a review of 3e822ed (helper 170): the scale-up of subnormal counts
+
+def _poisson_counts():
+    rng = np.random.default_rng(0)
+    X = rng.poisson(1.0, size=(20, 30)).astype(float)
+    X[:, 0] += 1
+    return X
+
+
+@pytest.mark.parametrize("word, doc", [(0.0, 1.0), (1.0, 0.0)])
+def test_subnormal_counts_scale_up_no_further_than_either_smoothing_allows(word, doc):
+    # P1/P2: the cap is the larger smoothing's; the other one at 0 must not
+    # let the larger one over the scale overflow.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = kgeo.PLSA(3, topic_word_smoothing=word, doc_topic_smoothing=doc, random_state=0,
+                          max_iter=30).fit(_poisson_counts() * _SUBNORMAL)
+    assert np.all(np.isfinite(model.components_)) and np.all(np.isfinite(model.doc_topic_))
+    np.testing.assert_allclose(model.doc_topic_.sum(axis=1), 1, rtol=1e-14)
+    np.testing.assert_allclose(model.components_.sum(axis=1), 1, rtol=1e-14)
+
+
+def test_subnormal_counts_beside_a_huge_smoothing_are_not_scaled_down():
+    # C3: count_scale never exceeds 1 for subnormal counts: divided by a
+    # power above 1 they would round to 0.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = kgeo.PLSA(3, topic_word_smoothing=0.0, doc_topic_smoothing=1e280, random_state=0,
+                          max_iter=30).fit(_poisson_counts() * _SUBNORMAL)
+    assert model.log_likelihood_ < 0
+    assert np.all(np.isfinite(model.topic_probability_))
+
+
+def test_subnormal_counts_converge_as_the_same_counts_scaled_at_a_small_tol():
+    # P4: the stopping rule is applied in the scaled units; in the counts' own
+    # (subnormal) units the objective's gains round to multiples of 5e-324
+    # and a fit at a small tol stopped as soon as one rounded to 0.
+    params = dict(topic_word_smoothing=0, doc_topic_smoothing=0, random_state=0, tol=1e-10,
+                  max_iter=2000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = kgeo.PLSA(3, **params).fit(_poisson_counts())
+        tiny = kgeo.PLSA(3, **params).fit(_poisson_counts() * _SUBNORMAL)
+    assert model.n_iter_ < 2000
+    assert tiny.n_iter_ == model.n_iter_
+    np.testing.assert_array_equal(tiny.components_, model.components_)
+
+
+def test_count_scale_at_its_boundaries():
+    # C1/C3: normal counts up to 1 are used as given; a subnormal largest is
+    # brought to [1, 2), capped by the smoothing, and never scaled down.
+    from kgeo._plsa_em import count_scale
+
+    tiny = np.finfo(np.float64).tiny
+    assert count_scale(tiny, 0.0) == 1.0
+    assert count_scale(1.0, 0.0) == 1.0
+    assert count_scale(2.0, 0.0) == 2.0
+    assert count_scale(np.nextafter(tiny, 0), 0.0) == 2.0 ** -1023
+    assert count_scale(5e-324, 0.0) == 5e-324
+    assert count_scale(5e-324, 5e-324) == 5e-324
+    assert count_scale(5e-324, 1.0) == 2.0 ** -899
+    assert count_scale(5e-324, 1e300) == 1.0

@@ -1004,3 +1004,11 @@ def test_a_refused_first_fit_leaves_the_vectorizer_unfitted():
 def test_a_bytes_stoplist_is_named_as_such():
     with pytest.raises(TypeError, match=r"stoplist .*got bytes"):
         RainbowVectorizer(stoplist=b"the").fit(["the apple"])
+
+
+# --- from a review of 3e822ed (helper 170)
+
+def test_a_bytearray_stoplist_is_named_as_such():
+    # T1
+    with pytest.raises(TypeError, match=r"stoplist .*got bytearray"):
+        RainbowVectorizer(stoplist=bytearray(b"the")).fit(["the apple"])
