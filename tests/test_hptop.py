@@ -518,9 +518,10 @@ def test_a_large_document_of_another_category_does_not_refuse_a_gaussian():
     np.testing.assert_allclose(model.variance_[-1], values.var(), rtol=1e-6)
 
 
-def test_a_spread_a_few_times_the_rounding_margin_is_a_gaussian():
-    # The guard refuses a variance up to rounding**2 (rounding = 8 eps x
-    # the term scale), no more: three times that is accepted.
+def _near_copies_of_a_document():
+    """Labels with a category 9 of 7 near-copies of document 1, the
+    function that makes X with copies ``step`` apart, the term scale of a
+    hyperplane for category 9, and document 1's ``w . x`` on it."""
     X, y = _corpus()
     labels = np.append(y, [9] * 7)
 
@@ -530,6 +531,13 @@ def test_a_spread_a_few_times_the_rounding_margin_is_a_gaussian():
     hyperplane = kgeo.SVM(kernel="linear").fit(with_near(1e-10), labels == 9)
     scale = HPTOPEmbedding._term_scale(hyperplane, with_near(1e-10)[labels == 9])
     u = hyperplane.decision_function(X[1])[0] - hyperplane.intercept_[0]
+    return labels, with_near, scale, u
+
+
+def test_a_spread_a_few_times_the_rounding_margin_is_a_gaussian():
+    # The guard refuses a variance up to rounding**2 (rounding = 8 eps x
+    # the term scale), no more: three times that is accepted.
+    labels, with_near, scale, u = _near_copies_of_a_document()
     # Values (1 + step k) u + b, k = 0..6: variance 4 (step u)^2 = 3 rounding^2
     step = math.sqrt(3) * 8 * EPS * scale / (2 * abs(u))
     model = HPTOPEmbedding().fit(with_near(step), labels)
@@ -576,23 +584,12 @@ def test_a_spread_below_the_rounding_margin_is_refused():
     rounding = 8 eps x the term scale: near-copies whose decision values have
     a variance of a quarter of that are rounding, not a Gaussian (a margin of
     1 eps x the term scale accepted them and gave scores of 1.4e14)."""
-    eps = np.finfo(np.float64).eps
-    X, y = make_topic_corpus(240, 300, 4, words_per_document=40, topic_weight=0.3,
-                             random_state=2)
-    X = kgeo.MultinomialEmbedding("tf", "l2").fit_transform(X)
-    labels = np.append(y, [9] * 7)
-
-    def with_near(step):
-        return sp.vstack([X] + [X[1] * (1 + step * k) for k in range(7)]).tocsr()
-
-    hyperplane = kgeo.SVM(kernel="linear").fit(with_near(1e-10), labels == 9)
-    scale = HPTOPEmbedding._term_scale(hyperplane, with_near(1e-10)[labels == 9])
-    u = hyperplane.decision_function(X[1])[0] - hyperplane.intercept_[0]
+    labels, with_near, scale, u = _near_copies_of_a_document()
     # Values (1 + step k) u + b, k = 0..6: variance 4 (step u)^2 = rounding^2 / 4
-    step = 0.5 * 8 * eps * scale / (2 * abs(u))
+    step = 0.5 * 8 * EPS * scale / (2 * abs(u))
     near = with_near(step)
     values = kgeo.SVM(kernel="linear").fit(near, labels == 9).decision_function(near)[-7:]
-    rounding = 8 * eps * scale
+    rounding = 8 * EPS * scale
     assert (rounding / 8) ** 2 < values.var() < rounding ** 2
     with pytest.raises(ValueError, match="category 9 are equal on all its 7 documents"):
         HPTOPEmbedding().fit(near, labels)
