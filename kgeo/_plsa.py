@@ -482,10 +482,12 @@ class PLSA(TransformerMixin, EstimatorMixin):
                 f"{curve[-1] - curve[-2]:.3g}); raise max_iter or tol",
                 sklearn_compatible(ConvergenceWarning), stacklevel=_callers_stacklevel())
 
-        # Shares of the largest count: a scale capped by the smoothing can
-        # leave the counts subnormal, whose sums lost bits (P(z) summed to 1.02).
-        lengths = np.bincount(np.repeat(np.arange(n_docs), np.diff(indptr)),
-                              weights=counts / counts.max() if counts.size else counts,
+        # A scale capped by the smoothing can leave the counts subnormal,
+        # whose sums lost bits (P(z) summed to 1.02): brought to [1, 2) by a
+        # power of 2 for these sums (normal counts are as they were).
+        if counts.size:
+            counts = counts / _plsa_em.count_scale(counts.max(), 0.0)
+        lengths = np.bincount(np.repeat(np.arange(n_docs), np.diff(indptr)), weights=counts,
                               minlength=n_docs)
         self.components_ = np.ascontiguousarray(word_topic.T)
         self.topic_probability_ = lengths @ doc_topic / lengths.sum()

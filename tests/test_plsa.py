@@ -1896,3 +1896,15 @@ def test_count_scale_at_its_boundaries():
     assert count_scale(5e-324, 5e-324) == 5e-324
     assert count_scale(5e-324, 1.0) == 2.0 ** -899
     assert count_scale(5e-324, 1e300) == 1.0
+
+
+def test_topic_probability_sums_to_one_where_the_smoothing_caps_the_scale():
+    """BUG FIX (review 170): with doc_topic_smoothing=1e300 the counts stay
+    subnormal after their capped scale-up, and P(z) summed their lengths
+    with lost bits (to 1.02); every document's P(z | d) is then the prior's
+    uniform mode, and so is P(z)."""
+    X = np.random.default_rng(0).integers(0, 3, (6, 8)).astype(float)
+    X[:, 0] += 1
+    model = quiet(PLSA(3, random_state=0, topic_word_smoothing=0,
+                       doc_topic_smoothing=1e300).fit, X * 5e-324)
+    np.testing.assert_allclose(model.topic_probability_, 1 / 3, rtol=1e-14)
