@@ -172,11 +172,11 @@ class MultinomialEmbedding(TransformerMixin, EstimatorMixin):
         X = check_counts(X, estimator="MultinomialEmbedding")
         check_n_features(X, estimator="MultinomialEmbedding", n_features=self.n_features_in_)
         # TF's weights are all one: multiplying by them changes no bit and
-        # makes no zero, so it is skipped (a third of the transform's time).
-        # Judged on the words X holds, not on all of idf_: for hashed
-        # features (2**27 columns) that scan took 0.35 s per call.
-        idf = self.idf_[X.indices] if self.weighting == "tfidf" else np.ones(0)
-        if np.any(idf != 1.0):
+        # makes no zero, so it is skipped (a third of the transform's time),
+        # also for idfs of ones. Judged on the words X holds, not on all of
+        # idf_: for hashed features (2**27 columns) that scan took 0.35 s.
+        idf = self.idf_[X.indices] if self.weighting == "tfidf" else None
+        if idf is not None and np.any(idf != 1.0):
             with np.errstate(over="ignore", under="ignore"):
                 weighted = X.data * idf
             self._rescue_out_of_range(X, idf, weighted)

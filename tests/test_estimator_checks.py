@@ -323,8 +323,6 @@ def test_errors_and_warnings_pickle_where_sklearn_is_loaded():
 # ---------------------------------------------------------------------------
 
 def _docs():
-    import numpy as np
-
     return np.array([[3.0, 1, 0, 2], [0, 2, 4, 1], [2, 2, 1, 0], [1, 0, 3, 3]] * 3)
 
 
@@ -414,7 +412,7 @@ def test_a_bad_parameter_raises_invalid_parameter_error(call):
 
     with pytest.raises(kgeo.InvalidParameterError) as excinfo:
         call()
-    assert isinstance(excinfo.value, (ValueError)) and isinstance(excinfo.value, TypeError)
+    assert isinstance(excinfo.value, ValueError) and isinstance(excinfo.value, TypeError)
     assert isinstance(excinfo.value, InvalidParameterError)
     assert excinfo.value.__cause__ is None and excinfo.value.__suppress_context__
 
