@@ -73,7 +73,7 @@ from .datasets import (
     load_20newsgroups,
     load_webkb,
 )
-from .exceptions import EmptyDocumentWarning
+from .exceptions import EmptyDocumentWarning, parameter_errors
 from .significance import mcnemar_test, micro_sign_test
 from .text import RainbowVectorizer
 
@@ -189,6 +189,7 @@ class Split:
         return self.X_train.shape[1]
 
 
+@parameter_errors()
 def _check_datasets(dataset):
     if isinstance(dataset, (bytes, bytearray)):
         raise TypeError(f"dataset must be a name among {list(DATASETS)} (str) or a sequence "
@@ -211,18 +212,32 @@ def _check_datasets(dataset):
     return names
 
 
+@parameter_errors()
+def _check_path(value, name, what):
+    """``value`` as a Path: a str or os.PathLike, not empty."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path to {what}, got {type(value).__name__}")
+    if str(value) == "":
+        raise ValueError(f"{name} must be a path to {what}, got an empty path")
+    return Path(value).expanduser()
+
+
 def _check_data_dir(data_dir):
-    if not isinstance(data_dir, (str, os.PathLike)):
-        raise TypeError(f"data_dir must be a path to the folder holding the corpora, got "
-                        f"{type(data_dir).__name__}")
-    if str(data_dir) == "":
-        raise ValueError("data_dir must be a path to the folder holding the corpora, got ''")
-    path = Path(data_dir).expanduser()
+    # A missing folder is no parameter error: DatasetNotFoundError (a
+    # FileNotFoundError) is raised outside _check_path's conversion.
+    path = _check_path(data_dir, "data_dir", "the folder holding the corpora")
     if not path.exists():
         raise DatasetNotFoundError(f"data directory {str(path)!r} does not exist")
     return path
 
 
+@parameter_errors()
+def _check_dataset_name(dataset):
+    if not is_one_of(dataset, DATASETS):
+        raise ValueError(f"dataset must be one of {list(DATASETS)}, got {dataset!r}")
+
+
+@parameter_errors()
 def _check_vocabulary(vocabulary):
     if not is_one_of(vocabulary, _VOCABULARIES):
         raise ValueError(f"vocabulary must be one of {list(_VOCABULARIES)}, got {vocabulary!r}")
@@ -253,8 +268,7 @@ def load_zhang2005_splits(dataset, data_dir, vocabulary="train"):
         ``n_documents``, ``n_classes``, ``target_names``, ``rainbow`` (the
         paper's options) and ``seconds`` spent loading and vectorising.
     """
-    if not is_one_of(dataset, DATASETS):
-        raise ValueError(f"dataset must be one of {list(DATASETS)}, got {dataset!r}")
+    _check_dataset_name(dataset)
     _check_vocabulary(vocabulary)
     data_dir = _check_data_dir(data_dir)
     started = time.perf_counter()
@@ -299,6 +313,7 @@ def load_zhang2005_splits(dataset, data_dir, vocabulary="train"):
 # One cell
 # ---------------------------------------------------------------------------
 
+@parameter_errors()
 def _check_C(C):
     """C as a float: finite, and normal, as SVM's box bounds must be (a
     subnormal C failed only at the first fit, after the corpora were loaded)."""
@@ -307,6 +322,12 @@ def _check_C(C):
         raise ValueError(f"C must be a normal float64 (at least "
                          f"{np.finfo(np.float64).tiny:.4g}), got {C!r}")
     return C
+
+
+@parameter_errors()
+def _check_n_samples(n_samples):
+    if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or n_samples < 0:
+        raise ValueError(f"n_samples must be an integer >= 0, got {n_samples!r}")
 
 
 def predict_from_intercepts(model, n_samples):
@@ -331,8 +352,7 @@ def predict_from_intercepts(model, n_samples):
     if not isinstance(model, SVM):
         raise TypeError(f"model must be a fitted kgeo.SVM, got {type(model).__name__}")
     check_is_fitted(model, "intercept_")
-    if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or n_samples < 0:
-        raise ValueError(f"n_samples must be an integer >= 0, got {n_samples!r}")
+    _check_n_samples(n_samples)
     classes = model.classes_
     n_classes = classes.shape[0]
     break_ties = model._check_break_ties()
@@ -429,6 +449,15 @@ def _predict_empty_documents_too(model, X_test):
     return predictions, int(_empty_rows(model, X_test).sum())
 
 
+@parameter_errors()
+def _check_cell(representation, normalization, kernel):
+    if not (all(isinstance(v, str) for v in (representation, normalization, kernel))
+            and (representation, normalization, kernel) in CELLS):
+        raise ValueError(
+            f"(representation, normalization, kernel) must be one of the cells "
+            f"{list(CELLS)}, got {(representation, normalization, kernel)}")
+
+
 def evaluate_cell(split, representation, normalization, kernel, C=1.0, n_jobs=None):
     """Train and test one cell of the tables on one split.
 
@@ -458,11 +487,7 @@ def evaluate_cell(split, representation, normalization, kernel, C=1.0, n_jobs=No
     if not isinstance(split, Split):
         raise TypeError(f"split must be a Split (see load_zhang2005_splits), got "
                         f"{type(split).__name__}")
-    if not (all(isinstance(v, str) for v in (representation, normalization, kernel))
-            and (representation, normalization, kernel) in CELLS):
-        raise ValueError(
-            f"(representation, normalization, kernel) must be one of the cells "
-            f"{list(CELLS)}, got {(representation, normalization, kernel)}")
+    _check_cell(representation, normalization, kernel)
     C = _check_C(C)
     X_train, X_test = _Embeddings(split)(representation, normalization)
     outcome = _fit_predict(kernel, C, X_train, split.y_train, X_test, n_jobs)
@@ -680,6 +705,7 @@ class _Progress:
             self.bar.close()
 
 
+@parameter_errors()
 def _check_flags(**flags):
     for flag, value in flags.items():
         # Any truthy value used to switch these on: c_sweep="no" ran the sweep.
@@ -858,11 +884,7 @@ def _prepare_out_dir(out_dir, created=None):
 
     The folders it creates, outermost first, are appended to ``created``
     as it creates them, when given (see `_removed_if_empty`)."""
-    if not isinstance(out_dir, (str, os.PathLike)):
-        raise TypeError(f"out_dir must be a path to a folder, got {out_dir!r}")
-    if str(out_dir) == "":
-        raise ValueError("out_dir must be a path to a folder, got an empty path")
-    out_dir = Path(out_dir).expanduser()
+    out_dir = _check_path(out_dir, "out_dir", "a folder")
     if out_dir.exists() and not out_dir.is_dir():
         raise NotADirectoryError(f"out_dir {str(out_dir)!r} exists and is not a directory")
     try:
@@ -1001,10 +1023,12 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
 
     Raises
     ------
-    ValueError
-        For an unknown dataset or vocabulary, or a non-positive C.
-    TypeError
-        If ``c_sweep``, ``progress`` or ``figure`` is not a bool.
+    InvalidParameterError
+        A ``ValueError`` and a ``TypeError`` (as from ``SVM``): for an
+        unknown dataset or vocabulary, a C that is not a positive normal
+        float, ``c_sweep``, ``progress``, ``figure`` or ``overwrite`` not a
+        bool, a bad ``n_jobs``, or a ``data_dir`` or ``out_dir`` that is no
+        path (or an empty one).
     DatasetNotFoundError
         If ``data_dir`` does not exist or lacks a requested corpus (the
         message names the path).

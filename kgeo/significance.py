@@ -25,6 +25,7 @@ from scipy import stats
 
 from ._validation import (KIND_NAMES, _is_infinite_label, as_given_where_mixed, element_kind,
                           is_missing_label, refuse_masked)
+from .exceptions import parameter_errors
 
 __all__ = [
     "McNemarResult",
@@ -94,6 +95,7 @@ class McNemarResult:
     method: str
 
 
+@parameter_errors()
 def _check_exact(exact):
     # Not "exact in (None, True, False)": 1 and 0.0 compare equal to True and
     # False, and an array raises NumPy's own error.

@@ -45,6 +45,7 @@ from kgeo.experiments import (
     run_zhang2005,
     write_outputs,
 )
+from kgeo.significance import mcnemar_test, micro_sign_test
 from kgeo.text import RainbowVectorizer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -233,6 +234,49 @@ def test_predict_from_intercepts_bad_input():
         with pytest.raises(ValueError, match=r"n_samples must be an integer >= 0, got "):
             predict_from_intercepts(model, n)
     assert predict_from_intercepts(model, 0).shape == (0,)
+
+
+@pytest.mark.parametrize("call", [
+    lambda tmp: run_zhang2005("reuters", tmp, tmp),
+    lambda tmp: run_zhang2005([], tmp, tmp),
+    lambda tmp: run_zhang2005(5, tmp, tmp),
+    lambda tmp: run_zhang2005("20ng", tmp, tmp, C=-1.0),
+    lambda tmp: run_zhang2005("20ng", tmp, tmp, C=1e-320),
+    lambda tmp: run_zhang2005("20ng", tmp, tmp, vocabulary="test"),
+    lambda tmp: run_zhang2005("20ng", tmp, tmp, c_sweep="no"),
+    lambda tmp: run_zhang2005("20ng", tmp, tmp, n_jobs=0),
+    lambda tmp: run_zhang2005("20ng", 5, tmp),
+    lambda tmp: run_zhang2005("20ng", "", tmp),
+    lambda tmp: load_zhang2005_splits("reuters", tmp),
+    lambda tmp: load_zhang2005_splits("20ng", tmp, vocabulary=None),
+    lambda tmp: load_zhang2005_splits("20ng", b"data"),
+    lambda tmp: predict_from_intercepts(
+        SVM(kernel="linear").fit([[1, 0], [0, 1]], [0, 1]), -1),
+    lambda tmp: evaluate_cell(Split("s", sp.csr_matrix(np.eye(2)), np.array([0, 1]),
+                                    sp.csr_matrix(np.eye(2)), np.array([0, 1])),
+                              "tf", "l2", "ngd"),
+    lambda tmp: mcnemar_test([0, 1], [0, 1], [1, 0], exact="yes"),
+    lambda tmp: micro_sign_test([0, 1], [0, 1], [1, 0], exact=1),
+])
+def test_a_bad_parameter_of_the_experiments_is_an_invalid_parameter_error(call, tmp_path):
+    # As for SVM(C=-1): one class, a ValueError and a TypeError at once, for
+    # every argument that is no data; checked before any corpus is read.
+    with pytest.raises(kgeo.InvalidParameterError):
+        call(tmp_path)
+
+
+def test_the_experiments_data_errors_are_no_parameter_errors(tmp_path):
+    # A missing corpus folder is a FileNotFoundError (DatasetNotFoundError),
+    # and not an InvalidParameterError, though it is also a ValueError.
+    with pytest.raises(DatasetNotFoundError) as caught:
+        run_zhang2005("20ng", tmp_path / "nowhere", None)
+    assert not isinstance(caught.value, kgeo.InvalidParameterError)
+    with pytest.raises(TypeError) as caught:
+        evaluate_cell(None, "tf", "l1", "ngd")
+    assert not isinstance(caught.value, kgeo.InvalidParameterError)
+    with pytest.raises(TypeError) as caught:
+        predict_from_intercepts(None, 2)
+    assert not isinstance(caught.value, kgeo.InvalidParameterError)
 
 
 def test_evaluate_cell_needs_a_split():
@@ -614,7 +658,7 @@ def test_bad_arguments(ng_data, tmp_path):
     with pytest.raises(TypeError, match="data_dir must be a path to the folder holding the "
                                         "corpora, got int"):
         run_zhang2005("20ng", 5, tmp_path / "out")
-    with pytest.raises(ValueError, match="data_dir must be a path .*, got ''"):
+    with pytest.raises(ValueError, match="data_dir must be a path .*, got an empty path"):
         run_zhang2005("20ng", "", tmp_path / "out")
     # bytes used to be read as a sequence of names: "got 50".
     with pytest.raises(TypeError, match=r"dataset must be a name among .* got bytes"):
