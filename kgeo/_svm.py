@@ -994,11 +994,15 @@ class SVM(EstimatorMixin):
         normal = np.isfinite(class_box) & (class_box >= np.finfo(np.float64).tiny)
         if not np.all(normal):
             bad = int(np.flatnonzero(~normal)[0])
-            raise ValueError(
+            error = ValueError(
                 f"C * class_weight must be a finite, normal float64 > 0 (at least "
                 f"{np.finfo(np.float64).tiny:.4g}) for every class, got "
                 f"{self.C!r} * {float(class_weight[bad])!r} = {float(class_box[bad])!r} for "
                 f"class {_label(classes[bad])!r}")
+            if isinstance(self.class_weight, str):
+                raise error  # "balanced": the weights come from y's counts
+            with parameter_errors():  # two parameters' product
+                raise error
         n_classes = classes.shape[0]
         # Rows sorted by class (stable): every class is a contiguous block.
         order = np.argsort(y_index, kind="stable")

@@ -443,6 +443,18 @@ def test_bad_data_is_no_invalid_parameter_error(call, error):
     assert not isinstance(excinfo.value, kgeo.InvalidParameterError)
 
 
+@pytest.mark.parametrize("params", [{"C": 1e-310}, {"C": 5e-324, "class_weight": {0: 0.4}},
+                                    {"C": 1e200, "class_weight": {1: 1e200}}])
+def test_C_times_a_given_class_weight_out_of_range_is_an_invalid_parameter_error(params):
+    """Two parameters alone make that product; with "balanced" the weights
+    come from y's class counts, and the refusal is the data's ValueError."""
+    with pytest.raises(kgeo.InvalidParameterError, match=r"C \* class_weight must be"):
+        kgeo.SVM(**params).fit(_docs(), _labels())
+    with pytest.raises(ValueError, match=r"C \* class_weight must be") as excinfo:
+        kgeo.SVM(C=1e-310, class_weight="balanced").fit(_docs(), _labels())
+    assert not isinstance(excinfo.value, kgeo.InvalidParameterError)
+
+
 def test_invalid_parameter_error_pickles_and_keeps_its_message():
     """The class made to be both kgeo's and scikit-learn's crosses process
     boundaries (a grid search's workers) as itself, message included."""
