@@ -51,6 +51,7 @@ import logging
 import math
 import numbers
 import os
+import secrets
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -353,6 +354,11 @@ def predict_from_intercepts(model, n_samples):
         raise TypeError(f"model must be a fitted kgeo.SVM, got {type(model).__name__}")
     check_is_fitted(model, "intercept_")
     _check_n_samples(n_samples)
+    if not np.all(np.isfinite(model.intercept_)):
+        # SVM.predict refuses such decisions; the votes would count a NaN as
+        # a loss of the pair's first class.
+        raise ValueError(f"model.intercept_ must be finite, got "
+                         f"{int(np.sum(~np.isfinite(model.intercept_)))} NaN or infinite value(s)")
     classes = model.classes_
     n_classes = classes.shape[0]
     break_ties = model._check_break_ties()
@@ -862,6 +868,25 @@ _OUTPUT_NAMES = ("results.csv", "results_by_split.csv", "significance.csv", "c_s
 _MANIFEST_NAME = ".kgeo-outputs.json"
 
 
+def _new_file(folder, prefix, suffix=""):
+    """Create an empty file of a fresh name in ``folder`` and return its path.
+
+    Exclusive creation (``O_EXCL``): a temporary or probe never takes over a
+    file that is already there (a fixed name with the process id replaced,
+    then deleted, a user's file that happened to bear it; a review). The mode
+    is 0o666 less the umask, as a plain ``open`` gives, so the outputs renamed
+    from these files get the permissions they would have had.
+    """
+    for _ in range(100):
+        path = folder / f"{prefix}{secrets.token_hex(4)}{suffix}"
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"no free temporary name {prefix}*{suffix} in {str(folder)!r}")
+
+
 @contextlib.contextmanager
 def _removed_if_empty(created):
     """Remove the folders in ``created`` (outermost first) that are still
@@ -902,9 +927,7 @@ def _prepare_out_dir(out_dir, created=None):
                 continue
             if created is not None:
                 created.append(folder)
-        probe = out_dir / f".kgeo-write-test-{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
+        _new_file(out_dir, ".kgeo-write-test-").unlink()
     except OSError as exc:
         raise OSError(f"out_dir {str(out_dir)!r} cannot be created or written: {exc}") from exc
     for name in _OUTPUT_NAMES + (_MANIFEST_NAME,):
@@ -913,8 +936,10 @@ def _prepare_out_dir(out_dir, created=None):
             raise IsADirectoryError(
                 f"out_dir {str(out_dir)!r} holds a folder named {name!r}, where an output "
                 f"file goes")
-        # An earlier run's file that cannot be replaced (read-only, or
-        # immutable) would fail the run only after all its training.
+        # An earlier run's file that is not writable would fail the run only
+        # after all its training on Windows (os.replace refuses it there) or
+        # if immutable. A file made read-only is also taken as one to keep,
+        # as mv and rm ask before replacing one: refused everywhere.
         if (target.is_file() and not target.is_symlink()
                 and not os.access(target, os.W_OK)):
             raise PermissionError(
@@ -1199,7 +1224,14 @@ def write_outputs(results, out_dir, figure=True, progress=False, overwrite=False
     """
     _check_results(results)
     _check_flags(figure=figure, progress=progress, overwrite=overwrite)
-    out_dir = _prepare_out_dir(out_dir)
+    created = []
+    with _removed_if_empty(created):  # a failed call leaves no empty folder of its making
+        return _write_outputs(results, _prepare_out_dir(out_dir, created), figure, progress,
+                              overwrite)
+
+
+def _write_outputs(results, out_dir, figure, progress, overwrite):
+    """write_outputs' work once its arguments are checked and out_dir made."""
     files = {}
     # Every file is written beside its final name first and renamed into
     # place only when all are written: a failure leaves the folder as it was,
@@ -1208,9 +1240,8 @@ def write_outputs(results, out_dir, figure=True, progress=False, overwrite=False
 
     def stage(path):
         # The suffix stays last: matplotlib takes the format from it.
-        temporary = path.with_name(f".{path.stem}.kgeo-{os.getpid()}.tmp{path.suffix}")
-        staged[path] = temporary
-        return temporary
+        staged[path] = _new_file(path.parent, f".{path.stem}.kgeo-", f".tmp{path.suffix}")
+        return staged[path]
 
     try:
         _stage_outputs(results, out_dir, files, stage, figure, progress)
@@ -1240,7 +1271,8 @@ def write_outputs(results, out_dir, figure=True, progress=False, overwrite=False
             warnings.warn(
                 f"out_dir {str(out_dir)!r} holds {name!r}, which this run does not write and "
                 f"which is not an unchanged output of an earlier kgeo run: left as it is, "
-                f"though it does not belong to this run's results", UserWarning, stacklevel=3)
+                f"though it does not belong to this run's results", UserWarning,
+                stacklevel=_callers_stacklevel())
     _write_manifest(out_dir, {path.name: _sha256_of(path) for path in files.values()})
     return files
 
@@ -1263,7 +1295,7 @@ def _read_manifest(out_dir):
 
 def _write_manifest(out_dir, digests):
     path = out_dir / _MANIFEST_NAME
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    temporary = _new_file(out_dir, f"{_MANIFEST_NAME}.", ".tmp")
     try:
         temporary.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n",
                              encoding="utf-8")
@@ -1331,6 +1363,12 @@ def _check_results(results):
     if not isinstance(results, Zhang2005Results):
         raise TypeError(f"results must be the Zhang2005Results run_zhang2005 returns, got "
                         f"{type(results).__name__}")
+    if (results.c_sweep is None) != (results.c_sweep_summary is None):
+        # A hand-built result: c_sweep.csv ranks the sweep's cells by the summary.
+        raise ValueError(f"results.c_sweep and results.c_sweep_summary must both be set (a "
+                         f"run with c_sweep=True) or both None, got "
+                         f"{'None' if results.c_sweep is None else 'cells'} and "
+                         f"{'None' if results.c_sweep_summary is None else 'a summary'}")
 
 
 def markdown_report(results):

@@ -902,9 +902,9 @@ def test_a_failed_run_removes_the_output_folders_it_created(ng_data, monkeypatch
         run_zhang2005("20ng", ng_data, ng_data / "user" / "out", progress=False)
     assert [p.name for p in (ng_data / "user").iterdir()] == ["notes.txt"]
 
-    def unwritable(path, data):
-        raise PermissionError(13, "Permission denied", str(path))
-    monkeypatch.setattr(Path, "write_bytes", unwritable)  # the folder's write probe
+    def unwritable(folder, prefix, suffix=""):
+        raise PermissionError(13, "Permission denied", str(folder / prefix))
+    monkeypatch.setattr("kgeo.experiments._new_file", unwritable)  # the folder's write probe
     with pytest.raises(OSError, match=r"out_dir .* cannot be created or written"):
         run_zhang2005("20ng", ng_data, ng_data / "kept" / "probe", progress=False)
     assert list((ng_data / "kept").iterdir()) == []
@@ -2446,3 +2446,230 @@ def test_cli_demo_counts_test_messages_in_the_training_vocabulary(tmp_path, caps
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "20 Newsgroups bydate: 6 train / 6 test documents, 6 words"
     assert all("100.00%" in line for line in lines[2:4]), lines
+
+
+# ---------------------------------------------------------------------------
+# From a mutation review of experiments.py (helper 172: 94 mutants, 70
+# killed, 5 equivalent): a test for each of its 19 survivors, and for the
+# defects it found.
+# ---------------------------------------------------------------------------
+
+def test_a_dangling_link_named_as_an_output_stops_the_run(ng_data, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.csv").symlink_to(tmp_path / "nowhere.csv")
+    with pytest.raises(FileExistsError, match="holds 'results.csv'"):
+        run_zhang2005("20ng", ng_data, out, progress=False, figure=False)
+    assert (out / "results.csv").is_symlink()
+
+
+@pytest.mark.parametrize("name, kwargs", [("c_sweep.csv", {"c_sweep": True}),
+                                          ("accuracy.png", {"figure": True})])
+def test_a_foreign_sweep_or_figure_stops_the_run_before_its_training(
+        ng_data, tmp_path, monkeypatch, name, kwargs):
+    if name == "accuracy.png":
+        pytest.importorskip("matplotlib")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / name).write_bytes(b"mine")
+    monkeypatch.setattr("kgeo.experiments.load_zhang2005_splits",
+                        lambda *a, **k: pytest.fail("the training started"))
+    with pytest.raises(FileExistsError, match=name):
+        run_zhang2005("20ng", ng_data, out, progress=False, **kwargs)
+    assert (out / name).read_bytes() == b"mine"
+
+
+def test_the_manifest_lists_only_this_runs_files(tmp_path):
+    write_outputs(_hand_results(sweep=True), tmp_path, figure=False)
+    write_outputs(_hand_results(), tmp_path, figure=False)
+    assert not (tmp_path / "c_sweep.csv").exists()
+    assert set(json.loads((tmp_path / ".kgeo-outputs.json").read_text())) == {
+        "results.csv", "results_by_split.csv", "significance.csv", "table.md"}
+
+
+def test_c_sweep_csv_ranks_each_C_by_its_own_ranking(tmp_path):
+    from kgeo.experiments import _sweep_summary
+    results = _hand_results(sweep=True)
+    for cell in results.c_sweep:
+        if cell.C == 0.001 and cell.representation == "tf" and cell.kernel == "ngd":
+            cell.accuracy = 0.0
+    results.c_sweep_summary = _sweep_summary("webkb", results.c_sweep, 1.0)
+    write_outputs(results, tmp_path, figure=False)
+    _, rows = _read_csv(tmp_path / "c_sweep.csv")
+    rank = {(r["representation"], r["C"], r["kernel"]): r["rank"] for r in rows}
+    assert (rank["tf", "0.001", "ngd"], rank["tf", "1", "ngd"]) == ("3", "1")
+
+
+def test_the_summary_gives_ours_minus_the_papers():
+    from kgeo.experiments import _summary_text
+    assert " 50.00 / 72.57 (-22.57)" in _summary_text(_hand_results())
+
+
+def test_the_smallest_normal_C_is_taken():
+    from kgeo.experiments import _check_C
+    tiny = np.finfo(np.float64).tiny
+    assert _check_C(tiny) == tiny
+
+
+def _one_split_20ng():
+    results = _hand_results(datasets=("20ng",))
+    for cell in results.cells:
+        cell.split_names, cell.split_accuracy, cell.split_seconds = ["bydate"], [50.0], [1.0]
+        cell.n_train, cell.n_test, cell.n_empty_train, cell.n_empty_test = [50], [12], [1], [0]
+        cell.untrained = [["sci.space"]] if cell.kernel == "ngd" else [[]]
+    results.info["20ng"]["splits"] = results.info["20ng"]["splits"][:1]
+    return results
+
+
+def test_a_report_of_one_split_names_no_split():
+    table = markdown_report(_one_split_20ng())
+    assert ("Documents without a word in the NGD cells: TF 1 training and 0 test; TF-IDF 1 "
+            "training and 0 test.") in table
+    assert "so that NGD never predicts them: TF: sci.space; TF-IDF: sci.space." in table
+
+
+def test_empty_test_documents_alone_are_reported():
+    results = _hand_results()
+    for cell in results.cells:
+        cell.n_empty_train = [0, 0]
+    assert ("Documents without a word in the NGD cells, summed over the 2 splits: TF 0 "
+            "training and 1 test; TF-IDF 0 training and 1 test.") in markdown_report(results)
+
+
+def test_the_sweep_sentence_writes_C_as_the_tables_do():
+    from kgeo.experiments import _describe_sweep
+    row = {"ranking_changed": True, "ngd_best_everywhere": False,
+           "ngd_not_best_at": [100.0, 1000.0], "rankings": dict.fromkeys(C_SWEEP_VALUES, "")}
+    assert _describe_sweep(row).endswith("strictly best at every C except 100, 1000")
+
+
+def test_the_papers_z_has_two_decimals():
+    results = _hand_results()
+    results.significance[0]["paper_sign_z"] = 3.47
+    line = next(line for line in markdown_report(results).splitlines()
+                if " vs LIN-L2 |" in line)
+    assert "| 1.73 | 3.47 |" in line
+
+
+def test_the_figures_bars_sit_either_side_of_their_tick():
+    pytest.importorskip("matplotlib")
+    from kgeo.experiments import _accuracy_figure
+    axes = _accuracy_figure(_hand_results()).axes[0]
+    centres = sorted(p.get_x() + p.get_width() / 2 for p in axes.patches)
+    np.testing.assert_allclose(centres, sorted([i - 0.19 for i in range(5)]
+                                               + [i + 0.19 for i in range(5)]))
+
+
+def test_the_tables_seconds_are_summed_over_the_splits():
+    line = next(line for line in markdown_report(_hand_results()).splitlines()
+                if line.startswith("| TF | L1 | LIN |"))
+    assert line.endswith("| 1.8 |")  # 0.25 + 1.5 s
+
+
+@pytest.mark.parametrize("flag", ["c_sweep", "progress", "figure", "overwrite"])
+def test_integer_flags_are_refused(ng_data, flag):
+    with pytest.raises(kgeo.InvalidParameterError, match=f"{flag} must be True or False, got 1"):
+        run_zhang2005("20ng", ng_data, **{flag: 1})
+
+
+def test_a_manifest_that_is_not_json_vouches_for_nothing(tmp_path):
+    (tmp_path / ".kgeo-outputs.json").write_bytes(b"{not json \xff")
+    write_outputs(_hand_results(), tmp_path, figure=False)
+    assert "results.csv" in json.loads((tmp_path / ".kgeo-outputs.json").read_text())
+
+
+def test_data_dir_with_a_tilde(ng_data, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))  # ng_data is tmp_path / "data"
+    splits, _ = load_zhang2005_splits("20ng", "~/data")
+    assert len(splits) == 1
+
+
+def test_out_dir_with_a_tilde(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    files = write_outputs(_hand_results(), "~/out", figure=False)
+    assert files["results"] == tmp_path / "out" / "results.csv"
+    assert not (tmp_path / "cwd" / "~").exists()
+
+
+def test_a_cells_seconds_include_its_fit(monkeypatch):
+    import time
+
+    from kgeo import experiments
+    fit = experiments.SVM.fit
+
+    def slow_fit(self, *args, **kwargs):
+        time.sleep(0.3)
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(experiments.SVM, "fit", slow_fit)
+    X = sp.csr_matrix(np.array([[3, 1], [1, 3], [2, 2], [3, 0], [0, 3], [2, 1]], dtype=float))
+    y = np.array([0, 1, 2, 0, 1, 2])
+    split = Split("s", X, y, X, y)
+    cells = experiments._run_cells("20ng", [split], [experiments._Embeddings(split)],
+                                   [("tf", "l2", "lin")], 1.0, None,
+                                   experiments._Progress(False, 1, "x"), ["a", "b", "c"])
+    assert cells[0].split_seconds[0] >= 0.3
+
+
+def test_no_file_of_the_users_is_taken_for_a_temporary(tmp_path, monkeypatch):
+    # The temporaries and the write probe had fixed names (the process id):
+    # a file of the user's bearing one was overwritten, then deleted.
+    # Every name tried first is taken: the next try is a fresh token.
+    drawn = []
+
+    def token_hex(n):
+        drawn.append("aaaaaaaa" if not drawn or drawn[-1] != "aaaaaaaa" else f"{len(drawn):08x}")
+        return drawn[-1]
+
+    monkeypatch.setattr("kgeo.experiments.secrets.token_hex", token_hex)
+    names = [".kgeo-write-test-aaaaaaaa", ".results.kgeo-aaaaaaaa.tmp.csv",
+             ".results_by_split.kgeo-aaaaaaaa.tmp.csv", ".significance.kgeo-aaaaaaaa.tmp.csv",
+             ".table.kgeo-aaaaaaaa.tmp.md", ".kgeo-outputs.json.aaaaaaaa.tmp"]
+    for name in names:
+        (tmp_path / name).write_text("USER DATA")
+    files = write_outputs(_hand_results(), tmp_path, figure=False)
+    for name in names:
+        assert (tmp_path / name).read_text() == "USER DATA"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        names + [".kgeo-outputs.json"] + [path.name for path in files.values()])
+    assert drawn.count("aaaaaaaa") == len(names)  # each of them was tried, and passed over
+
+
+def test_outputs_get_the_permissions_of_a_plain_open(tmp_path):
+    # The temporaries are made with O_EXCL (mode 0o666 less the umask), not
+    # mkstemp's 0o600, so that outputs renamed from them read as before.
+    umask = os.umask(0o022)
+    try:
+        files = write_outputs(_hand_results(), tmp_path, figure=False)
+    finally:
+        os.umask(umask)
+    if os.name == "posix":
+        assert {path.stat().st_mode & 0o777 for path in files.values()} == {0o644}
+
+
+def test_predict_from_intercepts_refuses_intercepts_that_are_not_finite():
+    model = SVM(kernel="linear").fit([[1, 0], [0, 1], [1, 1]], [0, 1, 2])
+    model.intercept_ = np.array([np.nan, 1.0, -1.0])
+    with pytest.raises(ValueError, match=r"model.intercept_ must be finite, got 1 NaN"):
+        predict_from_intercepts(model, 2)
+
+
+def test_write_outputs_refuses_a_sweep_without_its_summary_and_leaves_no_folder(tmp_path):
+    results = _hand_results(sweep=True)
+    results.c_sweep_summary = None
+    with pytest.raises(ValueError, match=r"results.c_sweep and results.c_sweep_summary must "
+                                         r"both be set .* got cells and None"):
+        write_outputs(results, tmp_path / "new", figure=False)
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_failed_write_outputs_removes_the_folders_it_made(tmp_path, monkeypatch):
+    def broken(*args):
+        raise RuntimeError("a writer failed")
+
+    monkeypatch.setattr("kgeo.experiments.markdown_report", broken)
+    with pytest.raises(RuntimeError, match="a writer failed"):
+        write_outputs(_hand_results(), tmp_path / "new" / "folder", figure=False)
+    assert list(tmp_path.iterdir()) == []
