@@ -26,8 +26,10 @@ represented by folding them in (EM over ``P(z | d)`` alone with ``P(w | z)``
 fixed); no normalisation is applied to the kernel; no tempering.
 """
 
+import decimal
 import numbers
 import os
+import reprlib
 import threading
 import warnings
 
@@ -146,6 +148,12 @@ def fold_in(X, word_topic, params):
 def _csr_arrays(X):
     """The arrays the compiled loops read: counts, int32 words, int64 row pointers."""
     return X.data, X.indices, X.indptr.astype(np.int64)
+
+
+def _gib(n_bytes):
+    """A byte count of any size in GiB, to 3 digits (Decimal: the float of
+    an int beyond about 2**1024 overflows)."""
+    return f"{decimal.Decimal(n_bytes) / decimal.Decimal(2**30):.3g}"
 
 
 def _physical_memory():
@@ -371,9 +379,11 @@ class PLSA(TransformerMixin, EstimatorMixin):
         if table_bytes > (memory if memory is not None else 2**62):
             room = (f"{memory / 2**30:.3g} GiB of memory" if memory is not None
                     else "address space")
+            # (_gib: table_bytes / 2**30 overflowed a float for n_components
+            # beyond about 2**1000; a review.)
             raise ValueError(
-                f"PLSA with n_components={n_topics} on X of {n_docs} documents and "
-                f"{n_words} features needs {table_bytes / 2**30:.3g} GiB for its tables, "
+                f"PLSA with n_components={reprlib.repr(n_topics)} on X of {n_docs} documents "
+                f"and {n_words} features needs {_gib(table_bytes)} GiB for its tables, "
                 f"more than this machine's {room}: use fewer topics, or only the columns "
                 f"X uses (for a CSR X: X[:, np.unique(X.indices)])")
         rng = _check_random_state(self.random_state)

@@ -485,7 +485,16 @@ def objects_as_float64(arr, name):
         raise ValueError(
             f"{name} holds {len(beyond)} number(s) beyond float64's range (about 1.8e308), "
             f"such as {reprlib.repr(beyond[0])}; scale it down")
+    _refuse_rounded_to_zero(_rounded_to_zero(arr, converted), name)
     return converted
+
+
+def _rounded_to_zero(objects, converted):
+    """The nonzero numbers among ``objects`` that float64 made 0: a Decimal,
+    Fraction or wider float below about 4.9e-324 (text is left to float())."""
+    return [value for value in objects[converted == 0]
+            if isinstance(value, numbers.Number) and not isinstance(value, (str, bytes))
+            and value != 0]
 
 
 def as_float64(values, name):
@@ -498,14 +507,25 @@ def as_float64(values, name):
     """
     if values.dtype.kind != "f" or values.dtype.itemsize <= 8:
         return np.asarray(values, dtype=np.float64)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", under="ignore"):
         converted = np.asarray(values, dtype=np.float64)
     beyond = np.isinf(converted) & np.isfinite(values)
     if np.any(beyond):
         raise ValueError(
             f"{name} holds {int(np.count_nonzero(beyond))} number(s) beyond float64's range "
             f"(about 1.8e308), such as {values[beyond][0]!r}; scale it down")
+    _refuse_rounded_to_zero(values[(converted == 0) & (values != 0)], name)
     return converted
+
+
+def _refuse_rounded_to_zero(below, name):
+    """Refuse the nonzero numbers ``below`` that float64 made 0: a row of
+    them read as all-zero (a document without a word), its mass lost."""
+    if len(below):
+        raise ValueError(
+            f"{name} holds {len(below)} nonzero number(s) below float64's range (about "
+            f"4.9e-324), such as {reprlib.repr(below[0])}, which float64 would read as 0; "
+            f"scale it up, or set them to 0 if they are negligible")
 
 
 def check_kernel_matrix(K, *, name="X", n_columns=None, n_threads=1,
@@ -558,6 +578,12 @@ def check_kernel_matrix(K, *, name="X", n_columns=None, n_threads=1,
     n_bad, first, largest, asymmetry, (i, j) = kernel_matrix_summary(K, square, n_threads)
     if n_bad:
         bi, bj = first
+        if sp.issparse(given) and np.all(np.isfinite(_with_float64_data(given, name).data)):
+            # Every entry given is finite: inf is the sum of duplicates.
+            raise ValueError(
+                f"{name} has duplicate entries (summed, as SciPy sums them) whose sum is "
+                f"beyond float64's range (about 1.8e308) at {n_bad} place(s), first "
+                f"{name}[{bi}, {bj}]; every kernel value must be a finite float64")
         # The value as given (None, a long double beyond float64), when it can be read.
         value = given[bi, bj] if isinstance(given, np.ndarray) and given.ndim == 2 else K[bi, bj]
         raise ValueError(
@@ -1217,6 +1243,9 @@ def check_sample_weight(sample_weight, n_samples):
         raise TypeError(
             f"sample_weight must be a 1-D array-like of real numbers, got a sparse matrix "
             f"({_describe(sample_weight)})")
+    # As X and y: np.asarray would weigh a sample by the value under its mask.
+    refuse_masked(sample_weight, "sample_weight", remedy="fill them (sample_weight.filled(0) "
+                  "leaves those samples out)")
     try:
         weight = np.asarray(sample_weight)
     except (TypeError, ValueError) as error:
@@ -1244,6 +1273,8 @@ def check_sample_weight(sample_weight, n_samples):
         if converted is None or _rounded_to_infinity(weight, converted):
             raise ValueError(f"sample_weight must be finite float64 numbers, got a value "
                              f"beyond float64's range ({_short_repr(sample_weight)})")
+        # A weight made 0 would leave its sample out, unsaid.
+        _refuse_rounded_to_zero(_rounded_to_zero(weight, converted), "sample_weight")
         weight = converted
     if weight.dtype.kind not in "iuf":
         raise TypeError(f"sample_weight must hold real numbers, got dtype {weight.dtype} "

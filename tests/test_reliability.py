@@ -2201,3 +2201,174 @@ def test_a_process_forked_after_a_parallel_fit_can_fit(tmp_path):
     proc = run_child(child, tmp_path, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split() == ["child", "0"], (proc.stdout, proc.stderr[-3000:])
+
+
+# ---------------------------------------------------------------------------
+# From a mutation review of _validation.py and exceptions.py (helper 173: 76
+# mutants, 52 killed, 12 equivalent): its 12 survivors, and the defects it
+# found (a masked sample_weight read as data, duplicates of a sparse kernel
+# matrix summed past float64 named as the caller's infinity, numbers below
+# float64's range read as 0, PLSA's memory message overflowing).
+# ---------------------------------------------------------------------------
+
+_REVIEW_X = np.array([[3.0, 1, 0], [1, 3, 0], [2, 2, 1], [0, 1, 3]])
+_REVIEW_Y = [0, 0, 1, 1]
+
+
+def _linear_function(A, B):
+    return np.asarray(A, dtype=float) @ np.asarray(B, dtype=float).T
+
+
+def test_a_callable_kernel_gets_c_ordered_rows_of_a_fortran_array():
+    seen = []
+
+    def kernel(A, B):
+        seen.append(A.flags.c_contiguous and B.flags.c_contiguous)
+        return _linear_function(A, B)
+
+    kgeo.SVM(kernel=kernel).fit(np.asfortranarray(_REVIEW_X), _REVIEW_Y)
+    assert seen and all(seen)
+
+
+def test_a_huge_int_among_objects_is_refused_as_beyond_float64():
+    model = kgeo.SVM(kernel=_linear_function).fit(_REVIEW_X, _REVIEW_Y)
+    with pytest.raises(ValueError, match="beyond float64's range"):
+        model.predict(np.array([[10**400, 1, 0]], dtype=object))
+
+
+def test_1d_object_samples_go_to_a_callable_kernel_as_given():
+    from kgeo._validation import check_kernel_samples
+    samples, numeric = check_kernel_samples(np.array([1, 2.5, 3], dtype=object))
+    assert numeric is False and samples.dtype == object
+
+
+def test_no_samples_of_objects_are_refused_as_empty():
+    with pytest.raises(ValueError, match="Found 0 sample"):
+        kgeo.SVM(kernel=_linear_function).fit(np.array([], dtype=object), [])
+
+
+def test_a_bool_column_of_a_lil_matrix_is_refused():
+    L = sp.lil_matrix((2, 3))
+    L.rows[0], L.data[0] = [True], [1.0]
+    with pytest.raises(TypeError, match="not an integer: True"):
+        kgeo.pairwise_kernels(L, kernel="linear")
+
+
+def test_a_long_double_infinity_is_named_as_an_infinity():
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        kgeo.pairwise_kernels(np.array([[np.inf, 1]], dtype=np.longdouble))
+
+
+def test_a_coo_index_one_past_the_end_is_refused_naming_X():
+    coo = sp.coo_matrix((np.array([1.0]), (np.array([0]), np.array([0]))), shape=(2, 3))
+    coo.col = np.array([3], dtype=np.int32)
+    with pytest.raises(ValueError, match="not a valid COO sparse matrix"):
+        kgeo.pairwise_kernels(coo, kernel="linear")
+
+
+def test_a_negative_zero_sigma_is_named_as_a_csr_row_names_it():
+    H = np.array([[0.1, 1.0], [0.2, 2.0], [0.3, 1.5], [0.4, 0.5]])
+    model = kgeo.SVM(kernel="hyperbolic").fit(H, _REVIEW_Y)
+    with pytest.raises(ValueError, match=r"row 0: 0\.0\)"):
+        model.predict(np.array([[0.1, -0.0]]))
+
+
+def test_sample_weight_is_checked_into_a_new_array():
+    from kgeo._validation import check_sample_weight
+    weight = np.ones(4)
+    assert not np.shares_memory(check_sample_weight(weight, 4), weight)
+
+
+def test_dense_as_csr_refuses_a_count_that_changed():
+    from kgeo._validation import dense_as_csr
+    with pytest.raises(ValueError, match="changed while it was read"):
+        dense_as_csr(np.ones((2, 2)), "X", nnz=5)
+
+
+def test_an_invalid_parameter_error_passes_through_parameter_errors_as_itself():
+    from kgeo.exceptions import parameter_errors
+    original = kgeo.InvalidParameterError("x")
+    original.add_note("kept")
+    with pytest.raises(kgeo.InvalidParameterError) as caught:
+        with parameter_errors():
+            raise original
+    assert caught.value is original
+
+
+def test_an_overflow_in_a_parameter_check_is_an_invalid_parameter_error():
+    from kgeo.exceptions import parameter_errors
+    with pytest.raises(kgeo.InvalidParameterError):
+        with parameter_errors():
+            float(10**400)
+
+
+def test_a_masked_sample_weight_is_refused():
+    weight = np.ma.array([1e6, 1, 1, 1], mask=[1, 0, 0, 0])
+    with pytest.raises(ValueError, match=r"sample_weight has 1 masked entries"):
+        kgeo.SVM().fit(_REVIEW_X, _REVIEW_Y, sample_weight=weight)
+    model = kgeo.SVM().fit(_REVIEW_X, _REVIEW_Y)
+    with pytest.raises(ValueError, match=r"sample_weight has 1 masked entries"):
+        model.score(_REVIEW_X, [0, 1, 1, 1], sample_weight=weight)
+    # Nothing masked: the values.
+    unmasked = np.ma.array([2.0, 1, 1, 1], mask=False)
+    np.testing.assert_array_equal(
+        kgeo.SVM().fit(_REVIEW_X, _REVIEW_Y, sample_weight=unmasked).dual_coef_,
+        kgeo.SVM().fit(_REVIEW_X, _REVIEW_Y, sample_weight=unmasked.data).dual_coef_)
+
+
+def test_duplicates_of_a_sparse_kernel_matrix_summed_past_float64_are_named_so():
+    K = sp.coo_matrix(([1.0, 1e308, 1e308, 1e308, 1e308, 1.0],
+                       ([0, 0, 0, 1, 1, 1], [0, 1, 1, 0, 0, 1])), shape=(2, 2))
+    with pytest.raises(ValueError, match=r"X has duplicate entries \(summed, as SciPy sums "
+                                         r"them\) whose sum is beyond float64's range .* at 2 "
+                                         r"place\(s\), first X\[0, 1\]"):
+        kgeo.SVM(kernel="precomputed").fit(K, [0, 1])
+    # A genuine infinity given is still named as one.
+    K = sp.coo_matrix(([1.0, np.inf, np.inf, 1.0], ([0, 0, 1, 1], [0, 1, 0, 1])), shape=(2, 2))
+    with pytest.raises(ValueError, match=r"first X\[0, 1\] = inf"):
+        kgeo.SVM(kernel="precomputed").fit(K, [0, 1])
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).tiny >= np.finfo(np.float64).tiny,
+                    reason="np.longdouble is float64 here: it holds no number below its range")
+def test_a_long_double_below_float64s_range_is_refused_not_read_as_0():
+    # Its row became all-zero: "a document without a word", its mass lost.
+    L = np.array(["1e-400", "3e-400", "1", "2"], dtype=np.longdouble).reshape(2, 2)
+    assert L[0, 0] > 0  # (the float 1e-400 is 0 already)
+    with pytest.raises(ValueError, match=r"X holds 2 nonzero number\(s\) below float64's "
+                                         r"range .* which float64 would read as 0"):
+        kgeo.geodesic_distance(L)
+    with pytest.raises(ValueError, match=r"below float64's range"):
+        kgeo.SVM().fit(np.vstack([L, [[2, 1], [1, 3]]]), _REVIEW_Y)
+    with pytest.raises(ValueError, match=r"sample_weight holds 1 nonzero number\(s\) below"):
+        kgeo.SVM().fit(_REVIEW_X, _REVIEW_Y,
+                       sample_weight=np.array(["1", "1", "1e-400", "1"], dtype=np.longdouble))
+    # Subnormal in float64 is representable: taken as it is.
+    kgeo.geodesic_distance(np.array([[1e-310, 3e-310], [1, 2]], dtype=np.longdouble))
+
+
+def test_a_decimal_or_fraction_below_float64s_range_is_refused_not_read_as_0():
+    import decimal
+    import fractions
+
+    for tiny in (decimal.Decimal("1e-400"), fractions.Fraction(1, 10**400)):
+        X = np.array([[tiny, 1], [1, 2]], dtype=object)
+        with pytest.raises(ValueError, match=r"X holds 1 nonzero number\(s\) below float64's "
+                                             r"range"):
+            kgeo.pairwise_kernels(X, kernel="linear")
+        weight = np.array([1, 1, tiny, 1], dtype=object)
+        with pytest.raises(ValueError, match=r"sample_weight holds 1 nonzero number\(s\)"):
+            kgeo.SVM().fit(_REVIEW_X, _REVIEW_Y, sample_weight=weight)
+    # Zeros of any type, and text, are not refused.
+    X = np.array([[decimal.Decimal(0), fractions.Fraction(0), 1], [1, 2, 0.0]], dtype=object)
+    np.testing.assert_array_equal(kgeo.pairwise_kernels(X, kernel="linear"), [[1, 0], [0, 5]])
+    np.testing.assert_array_equal(
+        kgeo.pairwise_kernels(np.array([["0", 1.0]], dtype=object), kernel="linear"), [[1]])
+
+
+def test_plsa_tables_beyond_any_float_are_refused_with_their_size():
+    # Its message divided the bytes by 2**30 as floats: OverflowError.
+    X = sp.csr_matrix(np.array([[1.0, 2, 0], [0, 1, 3]]))
+    with pytest.raises(ValueError, match=r"n_components=\d+\.\.\.\d+ on X of 2 documents and 3 "
+                                         r"features needs 1\.01e\+324 GiB for its tables"):
+        kgeo.PLSA(n_components=2**1100).fit(X)
