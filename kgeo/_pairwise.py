@@ -745,12 +745,12 @@ def _check_square(K):
     if K.dtype.kind == "O":
         # Numbers as objects (Python ints beyond int64, a frame's pandas.NA):
         # read as pairwise_kernels reads them.
-        K = objects_as_float64(K, "K")
+        K = objects_as_float64(K, "K", zero_below_range=True)
     if K.dtype.kind not in "biuf":
         raise TypeError(f"K must hold real numbers, got dtype {K.dtype}")
     # A long double beyond float64's range is refused as such, not cast to
     # the infinity the check below would name.
-    K = as_float64(K, "K")
+    K = as_float64(K, "K", zero_below_range=True)
     if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] == 0:
         raise ValueError(f"K must be a non-empty square matrix, got shape {K.shape}")
     n_bad = int(np.count_nonzero(~np.isfinite(K)))

@@ -26,7 +26,7 @@ represented by folding them in (EM over ``P(z | d)`` alone with ``P(w | z)``
 fixed); no normalisation is applied to the kernel; no tempering.
 """
 
-import decimal
+import math
 import numbers
 import os
 import reprlib
@@ -151,9 +151,19 @@ def _csr_arrays(X):
 
 
 def _gib(n_bytes):
-    """A byte count of any size in GiB, to 3 digits (Decimal: the float of
-    an int beyond about 2**1024 overflows)."""
-    return f"{decimal.Decimal(n_bytes) / decimal.Decimal(2**30):.3g}"
+    """A byte count of any size in GiB, to 3 digits: beyond 2**1000 by its
+    logarithm (its float overflows; its str stops at 4,300 digits)."""
+    if n_bytes < 2**1000:
+        return f"{n_bytes / 2**30:.3g}"
+    digits = math.log10(n_bytes) - 30 * math.log10(2)
+    exponent = math.floor(digits)
+    return f"{10 ** (digits - exponent):.2f}e+{exponent}"
+
+
+def _integer_text(n):
+    """``n`` shortened (reprlib), or as a power of 2 where even its repr
+    fails (beyond Python's 4,300 digits)."""
+    return reprlib.repr(n) if n.bit_length() < 10000 else f"about 2**{n.bit_length() - 1}"
 
 
 def _physical_memory():
@@ -382,7 +392,7 @@ class PLSA(TransformerMixin, EstimatorMixin):
             # (_gib: table_bytes / 2**30 overflowed a float for n_components
             # beyond about 2**1000; a review.)
             raise ValueError(
-                f"PLSA with n_components={reprlib.repr(n_topics)} on X of {n_docs} documents "
+                f"PLSA with n_components={_integer_text(n_topics)} on X of {n_docs} documents "
                 f"and {n_words} features needs {_gib(table_bytes)} GiB for its tables, "
                 f"more than this machine's {room}: use fewer topics, or only the columns "
                 f"X uses (for a CSR X: X[:, np.unique(X.indices)])")

@@ -383,8 +383,9 @@ def _check_sparse_arrays(X, name):
                 f"dtype {array.dtype}")
 
 
-def _sparse_float64(X, name):
-    """A SciPy sparse matrix of numbers as a CSR matrix of float64 (values unchecked)."""
+def _sparse_float64(X, name, zero_below_range=False):
+    """A SciPy sparse matrix of numbers as a CSR matrix of float64 (values
+    unchecked; ``zero_below_range``: see `as_float64`)."""
     _check_sparse_arrays(X, name)
     # The matrix's dtype, not its data's: LIL's data is an array of lists.
     if X.dtype.kind == "c":
@@ -396,7 +397,7 @@ def _sparse_float64(X, name):
         raise ValueError(
             f"Expected a 2D array for {name}, got a {len(X.shape)}D sparse array of shape "
             f"{X.shape}")
-    return sparse_as_float64_csr(X, name)
+    return sparse_as_float64_csr(X, name, zero_below_range)
 
 
 def _count_missing(objects):
@@ -405,8 +406,9 @@ def _count_missing(objects):
     return sum(1 for value in objects.flat if type(value).__name__ == "NAType")
 
 
-def _dense_float64(X, name):
-    """A dense array-like of numbers as a 2-D float64 ndarray (maybe X itself)."""
+def _dense_float64(X, name, zero_below_range=False):
+    """A dense array-like of numbers as a 2-D float64 ndarray (maybe X
+    itself; ``zero_below_range``: see `as_float64`)."""
     if isinstance(X, (str, bytes, dict, set)) or not hasattr(X, "__len__") and not hasattr(X, "__array__"):
         raise TypeError(
             f"{name} must be an array-like or a sparse matrix, got {_describe(X)}")
@@ -414,7 +416,7 @@ def _dense_float64(X, name):
     if np.iscomplexobj(arr):
         raise ValueError(f"Complex data not supported; {name} has dtype {arr.dtype}")
     if arr.dtype.kind == "O":
-        arr = objects_as_float64(arr, name)
+        arr = objects_as_float64(arr, name, zero_below_range)
     elif arr.dtype.kind not in "biuf":
         raise TypeError(
             f"{name} must hold numbers (bool, int or float), got dtype {arr.dtype}")
@@ -423,7 +425,7 @@ def _dense_float64(X, name):
             f"Expected a 2D array for {name}, got a {arr.ndim}D array of shape "
             f"{arr.shape}. Reshape your data with X.reshape(1, -1) for a single "
             f"sample or X.reshape(-1, 1) for a single feature")
-    return as_float64(arr, name)
+    return as_float64(arr, name, zero_below_range)
 
 
 def _signalling_nan(objects):
@@ -452,14 +454,15 @@ def _rounded_to_infinity(objects, converted):
     return beyond
 
 
-def objects_as_float64(arr, name):
+def objects_as_float64(arr, name, zero_below_range=False):
     """An array of objects holding numbers as float64; anything else is a
     TypeError that keeps float()'s own words, which name the offending value,
     and pandas.NA a ValueError that says a value is missing. A finite number
     beyond float64's range, and a Decimal signalling NaN, are ValueErrors
     that say so."""
     try:
-        with np.errstate(over="ignore"):  # a wider float beyond range: refused below
+        # A wider float beyond or below range: refused below.
+        with np.errstate(over="ignore", under="ignore"):
             converted = arr.astype(np.float64)
     except OverflowError as error:
         # A Python int beyond float64's largest (2**1024).
@@ -485,7 +488,8 @@ def objects_as_float64(arr, name):
         raise ValueError(
             f"{name} holds {len(beyond)} number(s) beyond float64's range (about 1.8e308), "
             f"such as {reprlib.repr(beyond[0])}; scale it down")
-    _refuse_rounded_to_zero(_rounded_to_zero(arr, converted), name)
+    if not zero_below_range:
+        _refuse_rounded_to_zero(_rounded_to_zero(arr, converted), name)
     return converted
 
 
@@ -497,9 +501,11 @@ def _rounded_to_zero(objects, converted):
             and value != 0]
 
 
-def as_float64(values, name):
+def as_float64(values, name, zero_below_range=False):
     """A NumPy array of bool, int or float as float64 (maybe ``values``
-    itself), refusing finite values beyond float64's range.
+    itself), refusing finite values beyond float64's range, and nonzero
+    values below it unless ``zero_below_range`` (a kernel matrix's
+    negligible entries, where data's would lose a row's mass).
 
     Only a float wider than float64 (``np.longdouble`` on x86) holds such
     values: its cast makes them infinite, which a later check would have
@@ -514,7 +520,8 @@ def as_float64(values, name):
         raise ValueError(
             f"{name} holds {int(np.count_nonzero(beyond))} number(s) beyond float64's range "
             f"(about 1.8e308), such as {values[beyond][0]!r}; scale it down")
-    _refuse_rounded_to_zero(values[(converted == 0) & (values != 0)], name)
+    if not zero_below_range:
+        _refuse_rounded_to_zero(values[(converted == 0) & (values != 0)], name)
     return converted
 
 
@@ -562,10 +569,12 @@ def check_kernel_matrix(K, *, name="X", n_columns=None, n_threads=1,
     if K is None:
         raise TypeError(f"{name} must be an array-like or a sparse matrix, got None")
     given = K
+    # Kernel values below float64's range are negligible beside the others
+    # (a Gaussian kernel's far pairs): read as 0, as before.
     if sp.issparse(K):
-        K = _sparse_float64(K, name).toarray()
+        K = _sparse_float64(K, name, zero_below_range=True).toarray()
     else:
-        K = np.ascontiguousarray(_dense_float64(K, name))
+        K = np.ascontiguousarray(_dense_float64(K, name, zero_below_range=True))
     if K.shape[0] == 0:
         raise ValueError(
             f"Found array with 0 sample(s) (shape={K.shape}) while a minimum of 1 is "
@@ -578,7 +587,8 @@ def check_kernel_matrix(K, *, name="X", n_columns=None, n_threads=1,
     n_bad, first, largest, asymmetry, (i, j) = kernel_matrix_summary(K, square, n_threads)
     if n_bad:
         bi, bj = first
-        if sp.issparse(given) and np.all(np.isfinite(_with_float64_data(given, name).data)):
+        if sp.issparse(given) and np.all(np.isfinite(
+                _with_float64_data(given, name, zero_below_range=True).data)):
             # Every entry given is finite: inf is the sum of duplicates.
             raise ValueError(
                 f"{name} has duplicate entries (summed, as SciPy sums them) whose sum is "
@@ -678,7 +688,7 @@ def _check_shape_and_values(X, name, min_samples, given=None, n_bad=None):
             f"{name} contains {n_bad} NaN or infinity value(s); every entry must be finite")
 
 
-def sparse_as_float64_csr(X, name):
+def sparse_as_float64_csr(X, name, zero_below_range=False):
     """A SciPy sparse matrix of numbers as a new CSR matrix of float64, its
     index arrays checked first (duplicates not yet summed)."""
     fmt = X.format
@@ -689,7 +699,7 @@ def sparse_as_float64_csr(X, name):
                          f"and value list differ in length")
     # Cast before converting: a conversion sums duplicate entries (COO's
     # does), which in a narrow dtype would wrap (uint8: 200 + 100 = 44).
-    X = sp.csr_matrix(_with_float64_data(X, name))
+    X = sp.csr_matrix(_with_float64_data(X, name, zero_below_range))
     if fmt not in _CHECKED_FORMATS:
         # LIL, DOK, DIA: checked once they are index arrays (LIL's rows are
         # lists anyone can edit; an index out of range would reach loops
@@ -702,7 +712,7 @@ def sparse_as_float64_csr(X, name):
 _CHECKED_FORMATS = ("csr", "csc", "coo", "bsr")
 
 
-def _with_float64_data(X, name):
+def _with_float64_data(X, name, zero_below_range=False):
     """A new sparse matrix holding X's entries as float64, duplicates still
     apart (X's format; LIL as CSR, DOK and DIA as COO). SciPy before 1.11
     sums the duplicates of ``astype``'s input first, in its own dtype and in
@@ -714,7 +724,7 @@ def _with_float64_data(X, name):
     # summing, sorting and pruning that follow.
     if X.format in ("dok", "dia"):
         X = X.tocoo()  # they hold no duplicates
-    data = as_float64(X.data, name)
+    data = as_float64(X.data, name, zero_below_range)
     if data.dtype == X.data.dtype:  # no conversion: X's own values (maybe read-only)
         data = data.copy()
     if X.format == "coo":
@@ -1260,7 +1270,8 @@ def check_sample_weight(sample_weight, n_samples):
             raise TypeError(f"sample_weight must hold real numbers, got {_short_repr(odd)} "
                             f"({type(odd).__name__}) among them")
         try:
-            with np.errstate(over="ignore"):  # a wider float beyond range: refused below
+            # A wider float beyond or below range: refused below.
+            with np.errstate(over="ignore", under="ignore"):
                 converted = weight.astype(np.float64)
         except OverflowError:  # a Python int or Fraction beyond range
             converted = None

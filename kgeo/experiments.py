@@ -220,6 +220,9 @@ def _check_path(value, name, what):
         raise TypeError(f"{name} must be a path to {what}, got {type(value).__name__}")
     if str(value) == "":
         raise ValueError(f"{name} must be a path to {what}, got an empty path")
+    if "\0" in str(value):  # which the system's calls refuse
+        raise ValueError(f"{name} must be a path to {what}, got {str(value)!r}, which holds "
+                         f"a null character")
     return Path(value).expanduser()
 
 
@@ -1223,6 +1226,7 @@ def write_outputs(results, out_dir, figure=True, progress=False, overwrite=False
         nothing is written then.
     """
     _check_results(results)
+    _check_sweep_summary(results)
     _check_flags(figure=figure, progress=progress, overwrite=overwrite)
     created = []
     with _removed_if_empty(created):  # a failed call leaves no empty folder of its making
@@ -1363,8 +1367,12 @@ def _check_results(results):
     if not isinstance(results, Zhang2005Results):
         raise TypeError(f"results must be the Zhang2005Results run_zhang2005 returns, got "
                         f"{type(results).__name__}")
+
+
+def _check_sweep_summary(results):
+    """write_outputs' c_sweep.csv ranks the sweep's cells by the summary: a
+    hand-built result must hold both or neither."""
     if (results.c_sweep is None) != (results.c_sweep_summary is None):
-        # A hand-built result: c_sweep.csv ranks the sweep's cells by the summary.
         raise ValueError(f"results.c_sweep and results.c_sweep_summary must both be set (a "
                          f"run with c_sweep=True) or both None, got "
                          f"{'None' if results.c_sweep is None else 'cells'} and "

@@ -2665,6 +2665,59 @@ def test_write_outputs_refuses_a_sweep_without_its_summary_and_leaves_no_folder(
     assert not (tmp_path / "new").exists()
 
 
+def test_a_report_and_a_figure_need_no_sweep_summary(tmp_path):
+    results = _hand_results(sweep=True)
+    results.c_sweep_summary = None
+    assert markdown_report(results).startswith("# Zhang, Chen & Lee (2005)")
+    results.c_sweep, results.c_sweep_summary = None, _hand_results(sweep=True).c_sweep_summary
+    with pytest.raises(ValueError, match="got None and a summary"):
+        write_outputs(results, tmp_path, figure=False)
+
+
+def test_a_temporary_that_cannot_be_created_is_no_retry(tmp_path, monkeypatch):
+    import errno
+    real = os.open
+
+    def refuse(path, flags, *args, **kwargs):
+        if flags & os.O_EXCL:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse)
+    with pytest.raises(OSError, match=r"cannot be created or written: \[Errno 13\] Permission"):
+        write_outputs(_hand_results(), tmp_path, figure=False)
+
+
+def test_no_free_temporary_name_is_an_error_and_the_users_file_stays(tmp_path, monkeypatch):
+    monkeypatch.setattr("kgeo.experiments.secrets.token_hex", lambda n: "aaaaaaaa")
+    (tmp_path / ".kgeo-write-test-aaaaaaaa").write_text("mine")
+    with pytest.raises(OSError, match=r"no free temporary name \.kgeo-write-test-\*"):
+        write_outputs(_hand_results(), tmp_path, figure=False)
+    assert (tmp_path / ".kgeo-write-test-aaaaaaaa").read_text() == "mine"
+
+
+def test_the_warning_of_a_foreign_earlier_output_points_at_the_caller(tmp_path):
+    (tmp_path / "c_sweep.csv").write_text("mine")
+    with pytest.warns(UserWarning, match="holds 'c_sweep.csv'") as record:
+        write_outputs(_hand_results(), tmp_path, figure=False, overwrite=True)
+    assert record[0].filename == __file__
+
+
+def test_an_infinite_intercept_is_refused_as_data():
+    model = SVM(kernel="linear").fit([[1, 0], [0, 1], [1, 1]], [0, 1, 2])
+    model.intercept_ = np.array([np.inf, 1.0, -1.0])
+    with pytest.raises(ValueError, match=r"got 1 NaN or infinite") as caught:
+        predict_from_intercepts(model, 2)
+    assert not isinstance(caught.value, kgeo.InvalidParameterError)
+
+
+def test_a_path_with_a_null_character_is_an_invalid_parameter(tmp_path):
+    with pytest.raises(kgeo.InvalidParameterError, match="holds a null character"):
+        write_outputs(_hand_results(), str(tmp_path / "a\0b"), figure=False)
+    with pytest.raises(kgeo.InvalidParameterError, match="holds a null character"):
+        run_zhang2005("20ng", "data\0", None)
+
+
 def test_a_failed_write_outputs_removes_the_folders_it_made(tmp_path, monkeypatch):
     def broken(*args):
         raise RuntimeError("a writer failed")

@@ -2366,6 +2366,76 @@ def test_a_decimal_or_fraction_below_float64s_range_is_refused_not_read_as_0():
         kgeo.pairwise_kernels(np.array([["0", 1.0]], dtype=object), kernel="linear"), [[1]])
 
 
+def test_kernel_values_below_float64s_range_are_read_as_0():
+    # Negligible beside the others (a Gaussian kernel's far pairs), in a
+    # kernel matrix given or a callable's: refused for a while (a review).
+    def gaussian(A, B):
+        A, B = np.asarray(A, np.longdouble), np.asarray(B, np.longdouble)
+        return np.exp(-(A[:, None, 0] - B[None, :, 0]) ** 2 / 2)
+
+    X, y = np.array([[0.0], [0.5], [60.0], [60.5]]), [0, 0, 1, 1]
+    K = gaussian(X, X)
+    assert K[0, 2] > 0 and np.float64(K[0, 2]) == 0
+    for model, A in ((kgeo.SVM(kernel="precomputed"), K), (kgeo.SVM(kernel=gaussian), X)):
+        np.testing.assert_array_equal(model.fit(A, y).predict(A), y)
+    assert kgeo.is_positive_definite(K)
+    np.testing.assert_array_equal(kgeo.SVM(kernel="precomputed").fit(
+        sp.csr_matrix(K), y).predict(K), y)
+
+
+def test_objects_below_float64s_range_under_errstate_raise_are_refused_as_such():
+    with np.errstate(all="raise"):
+        for X in (np.array([[np.longdouble("1e-400"), 1], [1, 2]], dtype=object),
+                  np.array([[np.longdouble("1e-400"), 1], [1, 2]])):
+            with pytest.raises(ValueError, match="below float64's range"):
+                kgeo.pairwise_kernels(X, kernel="linear")
+        # Subnormal in float64 is representable: taken as it is.
+        kgeo.pairwise_kernels(np.array([[np.longdouble("1e-310"), 1]], dtype=object),
+                              kernel="linear")
+        with pytest.raises(ValueError, match=r"sample_weight holds 1 nonzero number"):
+            kgeo.SVM().fit(_REVIEW_X, _REVIEW_Y, sample_weight=np.array(
+                [1, 1, np.longdouble("1e-400"), 1], dtype=object))
+
+
+def test_the_signs_and_zeros_of_numbers_below_float64s_range():
+    import decimal
+    np.testing.assert_array_equal(kgeo.pairwise_kernels(
+        np.array([[decimal.Decimal(-1), 1], [1, 2]], dtype=object), kernel="linear"),
+        [[2, 1], [1, 5]])
+    np.testing.assert_array_equal(kgeo.pairwise_kernels(
+        np.array([[0, 1], [1, 2]], dtype=np.longdouble), kernel="linear"), [[1, 2], [2, 5]])
+    with pytest.raises(ValueError, match="below float64's range"):
+        kgeo.pairwise_kernels(np.array([[np.longdouble("-1e-400"), 1], [1, 2]]),
+                              kernel="linear")
+
+
+def test_an_infinity_in_a_dense_or_lil_kernel_matrix_is_named_as_given():
+    with pytest.raises(ValueError, match=r"first X\[0, 1\] = inf"):
+        kgeo.SVM(kernel="precomputed").fit(np.array([[1, np.inf], [np.inf, 1]]), [0, 1])
+    K = sp.lil_matrix((2, 2))
+    K[0, 0] = K[1, 1] = 1
+    K[0, 1] = K[1, 0] = np.inf
+    with pytest.raises(ValueError, match=r"first X\[0, 1\] = inf"):
+        kgeo.SVM(kernel="precomputed").fit(K, [0, 1])
+
+
+@pytest.mark.parametrize("n_components, text, size", [
+    (3**40, "12157665459056928801", r"9\.06e\+11"),
+    (10**5000, r"about 2\*\*16609", r"7\.45e\+4992"),
+], ids=["3**40", "10**5000"])
+def test_plsa_memory_message_under_any_decimal_context(n_components, text, size):
+    # A Decimal division took the caller's context (an Inexact trap raised
+    # it); 10**5000 has more digits than repr gives.
+    import decimal
+    X = sp.csr_matrix(np.array([[1.0, 2, 0], [0, 1, 3]]))
+    with decimal.localcontext() as context:
+        context.traps[decimal.Inexact] = True
+        context.prec = 2
+        with pytest.raises(ValueError, match=rf"n_components={text} on X of 2 documents and 3 "
+                                             rf"features needs {size} GiB"):
+            kgeo.PLSA(n_components=n_components).fit(X)
+
+
 def test_plsa_tables_beyond_any_float_are_refused_with_their_size():
     # Its message divided the bytes by 2**30 as floats: OverflowError.
     X = sp.csr_matrix(np.array([[1.0, 2, 0], [0, 1, 3]]))
