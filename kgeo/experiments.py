@@ -875,10 +875,11 @@ def _new_file(folder, prefix, suffix=""):
     """Create an empty file of a fresh name in ``folder`` and return its path.
 
     Exclusive creation (``O_EXCL``): a temporary or probe never takes over a
-    file that is already there (a fixed name with the process id replaced,
-    then deleted, a user's file that happened to bear it; a review). The mode
-    is 0o666 less the umask, as a plain ``open`` gives, so the outputs renamed
-    from these files get the permissions they would have had.
+    file that is already there. The fixed names used before (with the
+    process id) overwrote, then deleted, a user's file that bore one (a
+    review). The mode is 0o666 less the umask, as a plain ``open`` gives, so
+    the outputs renamed from these files get the permissions they would have
+    had.
     """
     for _ in range(100):
         path = folder / f"{prefix}{secrets.token_hex(4)}{suffix}"
@@ -1056,7 +1057,7 @@ def run_zhang2005(dataset, data_dir, out_dir=None, C=1.0, c_sweep=False, progres
         unknown dataset or vocabulary, a C that is not a positive normal
         float, ``c_sweep``, ``progress``, ``figure`` or ``overwrite`` not a
         bool, a bad ``n_jobs``, or a ``data_dir`` or ``out_dir`` that is no
-        path (or an empty one).
+        path (or an empty one, or one holding a null character).
     DatasetNotFoundError
         If ``data_dir`` does not exist or lacks a requested corpus (the
         message names the path).
@@ -1224,6 +1225,9 @@ def write_outputs(results, out_dir, figure=True, progress=False, overwrite=False
         If ``out_dir`` holds a file this call would replace that kgeo did
         not write, or that was changed since, and ``overwrite`` is False:
         nothing is written then.
+    ValueError
+        If ``results`` holds a C sweep without its summary, or a summary
+        without its sweep (a result built by hand).
     """
     _check_results(results)
     _check_sweep_summary(results)

@@ -236,32 +236,36 @@ def test_predict_from_intercepts_bad_input():
     assert predict_from_intercepts(model, 0).shape == (0,)
 
 
-@pytest.mark.parametrize("call", [
-    lambda tmp: run_zhang2005("reuters", tmp, tmp),
-    lambda tmp: run_zhang2005([], tmp, tmp),
-    lambda tmp: run_zhang2005(5, tmp, tmp),
-    lambda tmp: run_zhang2005("20ng", tmp, tmp, C=-1.0),
-    lambda tmp: run_zhang2005("20ng", tmp, tmp, C=1e-320),
-    lambda tmp: run_zhang2005("20ng", tmp, tmp, vocabulary="test"),
-    lambda tmp: run_zhang2005("20ng", tmp, tmp, c_sweep="no"),
-    lambda tmp: run_zhang2005("20ng", tmp, tmp, n_jobs=0),
-    lambda tmp: run_zhang2005("20ng", 5, tmp),
-    lambda tmp: run_zhang2005("20ng", "", tmp),
-    lambda tmp: load_zhang2005_splits("reuters", tmp),
-    lambda tmp: load_zhang2005_splits("20ng", tmp, vocabulary=None),
-    lambda tmp: load_zhang2005_splits("20ng", b"data"),
-    lambda tmp: predict_from_intercepts(
-        SVM(kernel="linear").fit([[1, 0], [0, 1]], [0, 1]), -1),
-    lambda tmp: evaluate_cell(Split("s", sp.csr_matrix(np.eye(2)), np.array([0, 1]),
-                                    sp.csr_matrix(np.eye(2)), np.array([0, 1])),
-                              "tf", "l2", "ngd"),
-    lambda tmp: mcnemar_test([0, 1], [0, 1], [1, 0], exact="yes"),
-    lambda tmp: micro_sign_test([0, 1], [0, 1], [1, 0], exact=1),
+_SPLIT_OF_TWO = Split("s", sp.csr_matrix(np.eye(2)), np.array([0, 1]),
+                      sp.csr_matrix(np.eye(2)), np.array([0, 1]))
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda tmp: run_zhang2005("reuters", tmp, tmp), "dataset must be one of"),
+    (lambda tmp: run_zhang2005([], tmp, tmp), "dataset must name at least one"),
+    (lambda tmp: run_zhang2005(5, tmp, tmp), "dataset must be a name among"),
+    (lambda tmp: run_zhang2005("20ng", tmp, tmp, C=-1.0), "C must be finite and > 0"),
+    (lambda tmp: run_zhang2005("20ng", tmp, tmp, C=1e-320), "C must be a normal float64"),
+    (lambda tmp: run_zhang2005("20ng", tmp, tmp, vocabulary="test"), "vocabulary must be"),
+    (lambda tmp: run_zhang2005("20ng", tmp, tmp, c_sweep="no"), "c_sweep must be True"),
+    (lambda tmp: run_zhang2005("20ng", tmp, tmp, n_jobs=0), "n_jobs"),
+    (lambda tmp: run_zhang2005("20ng", 5, tmp), "data_dir must be a path"),
+    (lambda tmp: run_zhang2005("20ng", "", tmp), "data_dir must be a path"),
+    (lambda tmp: load_zhang2005_splits("reuters", tmp), "dataset must be one of"),
+    (lambda tmp: load_zhang2005_splits("20ng", tmp, vocabulary=None), "vocabulary must be"),
+    (lambda tmp: load_zhang2005_splits("20ng", b"data"), "data_dir must be a path"),
+    (lambda tmp: predict_from_intercepts(SVM(kernel="linear").fit([[1, 0], [0, 1]], [0, 1]),
+                                         -1), "n_samples must be an integer"),
+    (lambda tmp: evaluate_cell(_SPLIT_OF_TWO, "tf", "l2", "ngd"),
+     r"\(representation, normalization, kernel\) must be one of the cells"),
+    (lambda tmp: mcnemar_test([0, 1], [0, 1], [1, 0], exact="yes"), "exact must be None"),
+    (lambda tmp: micro_sign_test([0, 1], [0, 1], [1, 0], exact=1), "exact must be None"),
 ])
-def test_a_bad_parameter_of_the_experiments_is_an_invalid_parameter_error(call, tmp_path):
+def test_a_bad_parameter_of_the_experiments_is_an_invalid_parameter_error(call, match,
+                                                                          tmp_path):
     # As for SVM(C=-1): one class, a ValueError and a TypeError at once, for
     # every argument that is no data; checked before any corpus is read.
-    with pytest.raises(kgeo.InvalidParameterError):
+    with pytest.raises(kgeo.InvalidParameterError, match=match):
         call(tmp_path)
 
 
