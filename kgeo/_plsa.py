@@ -276,8 +276,9 @@ class PLSA(TransformerMixin, EstimatorMixin):
         Threads for EM and folding in (None: ``OMP_NUM_THREADS`` or every
         CPU; -1: every CPU; -2: all but one, and so on, as in joblib). The
         results do not depend on it.
-    verbose : int, default=0
-        Above 0, prints the objective every ``verbose`` EM steps.
+    verbose : int or bool, default=0
+        Above 0, prints the objective every ``verbose`` EM steps (True:
+        every step).
 
     Attributes
     ----------
@@ -356,7 +357,8 @@ class PLSA(TransformerMixin, EstimatorMixin):
                              f"got {self.fold_in_max_iter!r}")
         check_positive(self.tol, "tol", allow_zero=True)
         check_positive(self.fold_in_tol, "fold_in_tol", allow_zero=True)
-        _check_integer(self.verbose, "verbose", 0)
+        if not isinstance(self.verbose, (bool, np.bool_)):
+            _check_integer(self.verbose, "verbose", 0)
         resolve_n_jobs(self.n_jobs)
 
     def fit(self, X, y=None):
@@ -477,7 +479,7 @@ class PLSA(TransformerMixin, EstimatorMixin):
                     f"doc_topic_smoothing={self.doc_topic_smoothing!r}) makes the log-density "
                     f"of PLSA's Dirichlet priors overflow float64 ({log_prior}); the smoothing "
                     f"is a pseudo-count per topic and word: make it smaller")
-            if self.verbose and step % self.verbose == 0:
+            if self.verbose and step % int(self.verbose) == 0:
                 print(f"PLSA step {step}: objective {objective:.10g}")
             scaled = doc_log_likelihood.sum() + log_prior / scale
             curve.append(objective)
@@ -645,7 +647,7 @@ class PLSAFisherEmbedding(TransformerMixin, EstimatorMixin):
         One generator, drawn from by the models in turn.
     n_jobs : int, default=None
         Passed to each :class:`PLSA`, and read again by :meth:`transform`.
-    verbose : int, default=0
+    verbose : int or bool, default=0
         Passed to each :class:`PLSA`.
 
     Attributes

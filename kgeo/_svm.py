@@ -533,8 +533,8 @@ class SVM(EstimatorMixin):
         "forkserver" and joblib's loky are safe).
         A refit replaces the fitted attributes in one assignment: a
         prediction in another thread meanwhile uses the old model or the new.
-    verbose : int, default=0
-        1: a progress bar over class pairs (with tqdm installed, where
+    verbose : int or bool, default=0
+        1 (or True, as in SVC): a progress bar over class pairs (with tqdm installed, where
         stderr is a terminal or a notebook runs it) and one log line per
         fit; 2: one log line per class pair. The lines go to the ``logging``
         logger ``"kgeo._svm"`` at level INFO, which Python shows once
@@ -709,8 +709,9 @@ class SVM(EstimatorMixin):
             raise ValueError(
                 f"decision_function_shape must be 'ovr' or 'ovo', got "
                 f"{self.decision_function_shape!r}")
-        if isinstance(self.verbose, bool) or not isinstance(self.verbose, numbers.Integral):
-            raise ValueError(f"verbose must be an integer, got {self.verbose!r}")
+        # A bool too, as SVC's verbose is one: True is level 1.
+        if not isinstance(self.verbose, (numbers.Integral, np.bool_)):
+            raise ValueError(f"verbose must be an integer or a bool, got {self.verbose!r}")
         self._check_break_ties()
         resolve_n_jobs(self.n_jobs)
         self._check_kernel_params()

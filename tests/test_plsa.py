@@ -116,6 +116,16 @@ def test_verbose_prints_every_nth_objective(corpus, capsys):
     assert capsys.readouterr().out == ""
 
 
+@pytest.mark.parametrize("verbose, every", [(True, 1), (np.True_, 1), (False, 0), (np.False_, 0)])
+def test_verbose_takes_a_bool(corpus, capsys, verbose, every):
+    """True prints every step and False none, as the SVM's and scikit-learn's
+    bool verbose read."""
+    model = PLSA(4, random_state=0, max_iter=5, tol=0, verbose=verbose)
+    quiet(model.fit, corpus)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == (model.n_iter_ + 1 if every else 0)
+
+
 def test_fit_is_the_same_on_any_number_of_threads(corpus):
     """One thread adds the word sums in one pass, several in a second pass
     over words: the same order, the same bits."""

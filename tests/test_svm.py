@@ -2539,6 +2539,19 @@ def test_verbose_logs_each_pair_by_its_plain_labels(caplog, rng):
     assert any(line.startswith("fit: 30 samples, 3 classes") for line in lines), lines
 
 
+@pytest.mark.parametrize("verbose, pair_lines", [
+    (True, False), (np.True_, False), (False, False), (np.False_, False), (1, False), (2, True)])
+def test_verbose_takes_a_bool_as_svc_does(verbose, pair_lines, caplog, rng):
+    """SVC's verbose is a bool: True is level 1 (the fit's line, no pair
+    lines), False is 0 (nothing). Refusing True broke code written for SVC."""
+    X, y = ck.make_count_data(rng, 30, 5, 3)
+    with caplog.at_level("INFO", logger="kgeo._svm"):
+        kgeo.SVM(verbose=verbose).fit(X, y)
+    lines = [r.getMessage() for r in caplog.records]
+    assert any(line.startswith("fit: 30 samples") for line in lines) == bool(verbose), lines
+    assert any(line.startswith("pair (") for line in lines) == pair_lines, lines
+
+
 @pytest.mark.parametrize("max_iter, tol", [(-1, 1e-3), (0, 1e-3), (-1, 3.0)])
 def test_verbose_logs_the_pairs_a_failing_run_solved(max_iter, tol, caplog, monkeypatch):
     """verbose=2 logs a run's pairs as it ends, each once and in order, and
@@ -3226,9 +3239,8 @@ def test_fitted_means_the_attribute_asked_for():
     ({"cache_dtype": "float16"}, r"cache_dtype must be 'float64' or 'float32', got 'float16'"),
     ({"cache_dtype": None}, r"cache_dtype must be 'float64' or 'float32', got None"),
     ({"cache_dtype": np.int32}, r"cache_dtype must be 'float64' or 'float32', got <class"),
-    # True is an int to Python, but no verbosity level.
-    ({"verbose": True}, r"verbose must be an integer, got True"),
-    ({"verbose": 1.5}, r"verbose must be an integer, got 1.5"),
+    ({"verbose": 1.5}, r"verbose must be an integer or a bool, got 1.5"),
+    ({"verbose": "1"}, r"verbose must be an integer or a bool, got '1'"),
     ({"class_weight": [1.0, 2.0]}, r"class_weight must be a dict, 'balanced' or None, got list"),
     ({"class_weight": 2.0}, r"class_weight must be a dict, 'balanced' or None, got float"),
 ])
