@@ -33,9 +33,16 @@ peak memory the largest; each run's line also gives the fit's user and system CP
 time and page faults, which tell a slow CPU from slow page faults, and the fit
 against its own floor (timed seconds apart in the same process, so on the same
 state of the machine); the median of those ratios is reported beside the ratio of
-the medians. After the floor, each run fits the same model once more: that second
-fit finds its memory already mapped, and the difference shows what the first fit
-spends on page faults and a cold start (the targets are judged on the first fit).
+the medians. Before the floors, each run fits the same model once more (the floors
+are computed from that second fit's row cache): that second fit finds its memory
+already mapped, and the difference shows what the first fit spends on page faults
+and a cold start (the targets are judged on the first fit).
+
+Peak memory is reported two ways: the process's peak (``VmHWM``), and that peak
+less the resident size just before the clock (``pre_mb``: data, embeddings and the
+imports, scikit-learn's 100 MB included on its side), which is what the fit and
+predict added. The script ends with the targets' verdicts and exits with status 1
+when an accuracy is outside the +-0.1 points within which the ratios count.
 Last, each run times its SMO alone (``smo_alone``): every class pair solved again, in
 one thread, from a cache that kept every block of a first solve and with its rows left
 in the processor's caches by the solve just before, so no kernel value is computed.
@@ -57,7 +64,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from _workers import accuracy_gap, peak_resident_mb, run_worker
+from _workers import accuracy_gap, accuracy_within, memory_mb, peak_resident_mb, run_worker
 
 CONFIGS = ["baseline", "kgeo-ngd", "sklearn-ngd", "kgeo-linear", "sklearn-linear", "floor",
            "kgeo-ngd-float32", "kgeo-linear-float32"]
@@ -234,7 +241,9 @@ def distinct_floor(params, A, y, used, n_threads):
             others = np.arange(start[t], start[t + 1])
             add(members[used[members, t]], others)
             add(others[used[others, s]], members[~used[members, t]])
-    seconds, faults = timed_products(kernel, products, n_threads)
+    # Best of two, as the whole-Gram floor (config ``floor``): the first pass
+    # also pays for faulting in the fresh output of every product.
+    seconds, faults = min(timed_products(kernel, products, n_threads) for _ in range(2))
     return seconds, n_values, faults
 
 
@@ -308,6 +317,7 @@ def worker(config, work_dir):
         A, B = emb.transform(X_train), emb.transform(X_test)
         if config == "sklearn-ngd":
             from sklearn.svm import SVC  # imported before the clock, as kgeo is
+        result["pre_mb"] = memory_mb("VmRSS")
         started = time.perf_counter()
         usage = resource.getrusage(resource.RUSAGE_SELF)
         if config == "kgeo-ngd":
@@ -334,6 +344,7 @@ def worker(config, work_dir):
         A, B = emb.transform(X_train), emb.transform(X_test)
         if config == "sklearn-linear":
             from sklearn.svm import SVC  # imported before the clock, as kgeo is
+        result["pre_mb"] = memory_mb("VmRSS")
         started = time.perf_counter()
         usage = resource.getrusage(resource.RUSAGE_SELF)
         if config == "kgeo-linear":
@@ -367,12 +378,19 @@ def worker(config, work_dir):
         cache = type(again).cache
         seconds, n_values = cache.recompute_used(resolve_n_jobs(model.n_jobs))
         used = cache.used_blocks()
+        # The fit leaves documents without a word out of its cache: the rows of
+        # ``used`` are the others' (class-sorted), and so must be the counts.
+        kept = np.diff(A.indptr) > 0
+        if used.shape[0] != int(kept.sum()) or not np.array_equal(
+                np.unique(y_train), np.arange(used.shape[1])):
+            raise RuntimeError("the row cache's rows or classes are not the training set's")
+        A_kept, y_kept = A[kept], y_train[kept]
         result.update(floor_s=seconds, floor_values=n_values,
-                      symmetric_used=symmetric_entries_used(used, np.bincount(y_train)))
+                      symmetric_used=symmetric_entries_used(used, np.bincount(y_kept)))
         if cache_dtype == "float64":  # the distinct floor stores float64 values
             (result["distinct_floor_s"], result["distinct_floor_values"],
              result["distinct_floor_faults"]) = distinct_floor(
-                model.get_params(), A, y_train, used, resolve_n_jobs(model.n_jobs))
+                model.get_params(), A_kept, y_kept, used, resolve_n_jobs(model.n_jobs))
         result["smo_alone_s"], result["floor_1_thread_s"] = smo_alone(model.get_params(), A,
                                                                       y_train)
     print(json.dumps(result))
@@ -381,10 +399,13 @@ def worker(config, work_dir):
 def merge_runs(runs):
     """One result from repeated runs: median times, largest peak memory."""
     merged = dict(runs[-1])
-    for key in ("fit_s", "predict_s", "floor_s", "refit_s", "smo_alone_s", "floor_1_thread_s"):
+    for key in ("fit_s", "predict_s", "floor_s", "distinct_floor_s", "refit_s", "smo_alone_s",
+                "floor_1_thread_s"):
         if key in merged:
             merged[key] = float(np.median([run[key] for run in runs]))
     merged["peak_mb"] = max(run["peak_mb"] for run in runs)
+    if "pre_mb" in merged:
+        merged["added_mb"] = max(run["peak_mb"] - run["pre_mb"] for run in runs)
     if "floor_s" in merged:
         ratios = [run["fit_s"] / run["floor_s"] for run in runs]
         merged["run_ratio"] = float(np.median(ratios))
@@ -453,8 +474,8 @@ def main():
                 extra = f" (Gram {r['gram_s']:.2f} s)" if "gram_s" in r else ""
                 print(f"{config:<19} accuracy {100 * r['accuracy']:6.2f}%  fit {r['fit_s']:7.2f} s"
                       f"{extra}  predict {r['predict_s']:6.2f} s  total "
-                      f"{r['fit_s'] + r['predict_s']:7.2f} s  peak {r['peak_mb']:7.0f} MB  "
-                      f"SVs {r['n_sv']}", flush=True)
+                      f"{r['fit_s'] + r['predict_s']:7.2f} s  peak {r['peak_mb']:7.0f} MB "
+                      f"(added {r['added_mb']:.0f} MB)  SVs {r['n_sv']}", flush=True)
                 if "floor_s" not in r:
                     print(f"{'':<19} fit: user {r['fit_user_s']:.2f} s, system "
                           f"{r['fit_sys_s']:.2f} s; load {r['load_1min']:.1f}")
@@ -462,7 +483,8 @@ def main():
                     # Page faults are slow and erratic on some virtual machines:
                     # the system time shows when a fit paid for them.
                     distinct = (f", distinct floor {run['distinct_floor_s']:.2f} s "
-                                f"({run['fit_s'] / run['distinct_floor_s']:.2f}x)"
+                                f"({run['fit_s'] / run['distinct_floor_s']:.2f}x, "
+                                f"{run['distinct_floor_faults']} page faults)"
                                 if "distinct_floor_s" in run else "")
                     print(f"{'':<19} run (load {run['load_1min']:.1f}): fit {run['fit_s']:.2f} s "
                           f"(user {run['fit_user_s']:.2f} s, system {run['fit_sys_s']:.2f} s, "
@@ -476,6 +498,7 @@ def main():
                 print(f"{config:<19} peak {r['peak_mb']:.0f} MB (loading the data only)", flush=True)
 
     floor = results.get("floor")
+    verdicts = []
     for kind in ("ngd", "linear", "ngd-float32", "linear-float32"):
         kernel = kind.split("-")[0]
         ours, theirs = results.get(f"kgeo-{kind}"), results.get(f"sklearn-{kernel}")
@@ -524,11 +547,31 @@ def main():
         if ours and theirs:
             t_ours = ours["fit_s"] + ours["predict_s"]
             t_theirs = theirs["fit_s"] + theirs["predict_s"]
+            same = accuracy_within(ours["accuracy"], theirs["accuracy"])
             # 0.1 points is 7.5 of 7,532 test documents.
             print(f"{kind}: kgeo {t_theirs / t_ours:.1f}x faster, peak memory "
-                  f"{ours['peak_mb'] / theirs['peak_mb']:.2f} of sklearn's, accuracy "
+                  f"{ours['peak_mb'] / theirs['peak_mb']:.2f} of sklearn's (memory added by "
+                  f"fit and predict: {ours['added_mb'] / theirs['added_mb']:.2f}; "
+                  f"scikit-learn's import is in its peak, not in its added memory), accuracy "
                   f"{accuracy_gap(ours['accuracy'], theirs['accuracy'])}")
-    return 0
+            speed_target = 4 if kernel == "ngd" else 20
+            verdicts.append((f"{kind}: >= {speed_target}x sklearn's fit + predict",
+                             same and t_theirs / t_ours >= speed_target))
+            if kernel == "ngd":
+                verdicts.append((f"{kind}: <= 1/4 of sklearn's peak memory (added memory)",
+                                 same and ours["added_mb"] <= theirs["added_mb"] / 4))
+            if not same:
+                verdicts.append((f"{kind}: accuracy within +-0.1 points", False))
+        if ours and not kind.endswith("float32"):
+            # Issue 4's floor computes each used entry once: of the floors measured,
+            # the distinct-entries one is that definition (where computed).
+            ratio = ours["fit_s"] / ours.get("distinct_floor_s", ours["floor_s"])
+            verdicts.append((f"{kind}: fit within 2x of its floor ({ratio:.2f}x; at the whole "
+                             f"Gram's rate per entry: see above)", ratio <= 2))
+    print("targets (issue 4):")
+    for what, held in verdicts:
+        print(f"  {'held' if held else 'NOT held'}: {what}")
+    return 1 if any(what.endswith("accuracy within +-0.1 points") for what, _ in verdicts) else 0
 
 
 if __name__ == "__main__":
