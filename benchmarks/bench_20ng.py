@@ -215,7 +215,7 @@ def distinct_floor(params, A, y, used, n_threads):
 
     kernel = get_kernel(params["kernel"], A.shape[1], 0.0)
     order = np.argsort(y, kind="stable")
-    rows = prepare_rows(kernel, sp.csr_matrix(A[order]))
+    rows = prepare_rows(kernel, sp.csr_matrix(A[order]), kernel_name=params["kernel"])
     counts = np.bincount(y)
     start = np.concatenate([[0], np.cumsum(counts)])
 
@@ -302,7 +302,7 @@ def worker(config, work_dir):
         for kernel, weighting, norm in (("ngd", "tf", "l1"), ("linear", "tfidf", "l2")):
             A = kgeo.MultinomialEmbedding(weighting=weighting, norm=norm).fit_transform(X_train)
             k = get_kernel(kernel, A.shape[1], 0.0)
-            rows = prepare_rows(k, A)
+            rows = prepare_rows(k, A, kernel_name=kernel)
             whole = PostingIndex(rows, np.array([0, rows.n_rows]))
             # Rows in chunks of 256 (23 MB of values each, a buffer malloc
             # hands back for the next chunk): one 1 GB matrix paid for

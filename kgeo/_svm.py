@@ -1415,13 +1415,14 @@ class SVM(EstimatorMixin):
         passed unchecked)."""
         unshifted = get_kernel(self.kernel, X.shape[1], 0.0, **kernel_args)
         spaced = np.unique(np.linspace(0, X.shape[0] - 1, 128).astype(np.int64))
-        sample = prepare_rows(unshifted, *used_columns_only(X[spaced]))
+        sample = prepare_rows(unshifted, *used_columns_only(X[spaced]), kernel_name=self.kernel)
         probe = kernel_matrix(unshifted, sample, single_block(sample), 1)
         rows, first = used_columns_only(X, X[:1])  # every column keeps its values
-        prepared = prepare_rows(unshifted, rows)
+        prepared = prepare_rows(unshifted, rows, kernel_name=self.kernel)
         diagonal = kernel_diagonal(unshifted, prepared)
         against_first = kernel_matrix(unshifted, prepared,
-                                      single_block(prepare_rows(unshifted, first)), 1)
+                                      single_block(prepare_rows(unshifted, first,
+                                                                kernel_name=self.kernel)), 1)
         return max(float(np.max(np.abs(probe))), float(np.max(np.abs(diagonal))),
                    float(np.max(np.abs(against_first))))
 
