@@ -2139,3 +2139,342 @@ def test_member_files_are_refused_whatever_their_letter_case(tmp_path):
         load_reuters21578(tmp_path / "r" / "REUT2-000.SGM")
     with pytest.raises(DatasetNotFoundError, match="is one of the ADI collection's files"):
         load_smart(tmp_path / "r" / "adi.qry", "adi")
+
+
+# --- from a mutation review (helper 175) ------------------------------------
+# Each test below failed on a mutant of kgeo/datasets.py that the suite let
+# pass, or (the four after the archives' ones) on a defect it found.
+
+_SPACE = "20news-bydate-train/sci.space"
+
+
+def _tar_members(path, members, **options):
+    """Write [(name, bytes) or (name, (link type, link name))] to a plain tar
+    at ``path`` (a path or a BytesIO), in that order: links, repeated names."""
+    target = dict(fileobj=path) if isinstance(path, io.BytesIO) else dict(name=path)
+    with tarfile.open(mode="w", **target, **options) as tf:
+        for name, content in members:
+            info = tarfile.TarInfo(name)
+            if isinstance(content, tuple):
+                info.type, info.linkname = content
+                tf.addfile(info)
+            else:
+                info.size = len(content)
+                tf.addfile(info, io.BytesIO(content))
+    return path
+
+
+# --- archives -----------------------------------------------------------------
+
+def test_plain_tar_whose_first_member_is_named_like_gzip_without_deflate(tmp_path):
+    """gzip's magic number is three bytes (1f 8b and the deflate method 08):
+    a plain tar whose first member's name starts with 1f 8b stays plain.
+    (Pins the third byte of the check, as the BZh tests pin bzip2's.)"""
+    path = _tar_members(tmp_path / "plain.tar",
+                        [("\x1f\udc8b_notes.txt", b"notes"), (f"{_SPACE}/1", b"From: a\n\nx")],
+                        format=tarfile.USTAR_FORMAT, encoding="utf-8", errors="surrogateescape")
+    assert path.read_bytes()[:3] == b"\x1f\x8b_"
+    assert load_20newsgroups(path).filenames == [f"{_SPACE}/1"]
+
+
+def test_damaged_bzip2_stream_is_a_value_error(tmp_path):
+    """bz2 reports a damaged stream as a bare OSError: the loaders turn it
+    into the archive's ValueError (the damage tests only damaged the tar
+    inside a valid bzip2 stream)."""
+    buffer = io.BytesIO()
+    _tar_members(buffer, [(f"{_SPACE}/1", b"From: a\n\none"), (f"{_SPACE}/2", b"From: b\n\ntwo")])
+    compressed = bytearray(bz2.compress(buffer.getvalue()))
+    compressed[len(compressed) // 2] ^= 0x55
+    path = tmp_path / "damaged.tar.bz2"
+    path.write_bytes(bytes(compressed))
+    with pytest.raises(ValueError, match=r"is not a readable tar archive: Invalid data stream"):
+        load_20newsgroups(path)
+
+
+def test_end_marker_across_the_record_tarfile_read_is_read_to_its_end(tmp_path):
+    """A tar written without padding to 10 KiB records (``tar -b1``) can have
+    its end-of-archive marker straddle the 10,240 bytes tarfile reads at a
+    time: the check reads the second zero block itself (a valid archive
+    was otherwise "damaged or truncated")."""
+    content = b"From: a\n\n" + b"x" * (9216 - 9)
+    info = tarfile.TarInfo(f"{_SPACE}/1")
+    info.size = len(content)
+    tar = info.tobuf(format=tarfile.USTAR_FORMAT) + content + bytes(1024)
+    assert len(tar) == 10240 + 512  # the first zero block ends the first 10,240 bytes
+    path = tmp_path / "b1.tar"
+    path.write_bytes(tar)
+    assert load_20newsgroups(path).filenames == [f"{_SPACE}/1"]
+
+
+def test_a_file_replacing_a_link_is_what_later_links_reach(tmp_path):
+    """Member 2 is first a link to 1, then a file of its own; link 3 -> 2
+    then reads file 2, as GNU tar extracts it (the old link's target, 1,
+    was read before: the link had to be forgotten)."""
+    path = _tar_members(tmp_path / "relinked.tar", [
+        (f"{_SPACE}/1", b"From: a\n\none"),
+        (f"{_SPACE}/2", (tarfile.SYMTYPE, "1")),
+        (f"{_SPACE}/2", b"From: b\n\ntwo"),
+        (f"{_SPACE}/3", (tarfile.SYMTYPE, "2")),
+    ])
+    corpus = load_20newsgroups(path)
+    assert corpus.data == ["From: a\n\none", "From: b\n\ntwo", "From: b\n\ntwo"]
+
+
+def test_a_cycle_of_links_in_an_archive_is_an_error_not_a_hang(tmp_path):
+    """Links 1 -> 2 -> 1 reach no file: a ValueError naming the link (following
+    them without remembering the names seen looped for ever)."""
+    path = _tar_members(tmp_path / "cycle.tar", [(f"{_SPACE}/1", (tarfile.SYMTYPE, "2")),
+                                                 (f"{_SPACE}/2", (tarfile.SYMTYPE, "1"))])
+    with pytest.raises(ValueError, match=r"member '20news-bydate-train/sci.space/1' is a "
+                                         r"symbolic link to '2', which is not a regular file"):
+        load_20newsgroups(path)
+
+
+def test_second_pass_reads_only_regular_members_of_a_missing_target(tmp_path):
+    """A link's target that the first pass skipped is read in a second pass;
+    there a link of the target's name (which a later file replaced) must be
+    passed over: tarfile cannot extract a link from a stream."""
+    train = "20news-bydate-train/sci.space"
+    path = _tar_members(tmp_path / "second.tar", [
+        ("20news-bydate-test/sci.space/1", (tarfile.SYMTYPE, f"../../{train}/7")),
+        (f"{train}/7", (tarfile.SYMTYPE, "8")),
+        (f"{train}/8", b"From: e\n\neight"),
+        (f"{train}/7", b"From: s\n\nseven"),
+    ])
+    assert load_20newsgroups(path, subset="test").data == ["From: s\n\nseven"]
+
+
+# --- 20 Newsgroups: warnings about copies other than the published one --------
+
+_NG__SPACES = sorted(kgeo.datasets._NG_BYDATE_COUNTS)
+
+
+def test_20newsgroups_all_groups_split_out_of_the_archives_order_say_the_20_groups(tmp_path):
+    """The 20 groups, but neither split's groups the first ones of the
+    archive's order: the warning says "the 20 groups", not "the first 0"."""
+    files = {f"20news-bydate-{'train' if i % 2 == 0 else 'test'}/{g}/{i}": b"From: a\n\nx\n"
+             for i, g in enumerate(_NG__SPACES)}
+    _write_tree(tmp_path / "split", files)
+    with pytest.warns(IncompleteCorpusWarning) as record:
+        load_20newsgroups(tmp_path / "split", subset="all")
+    assert " holds the 20 groups of 20 Newsgroups bydate but not its published messages: " \
+        "10 of 11,314 train messages; 10 of 7,532 test messages; " in str(record[0].message)
+
+
+def test_a_list_of_exactly_the_shown_length_has_no_and_more(tmp_path, monkeypatch):
+    """Warnings list up to a few names, then "and N more": exactly that many
+    (here 3 missing Reuters files) are all named, with no "and 0 more"."""
+    monkeypatch.setattr(kgeo.datasets, "_REUTERS_STORIES_PER_FILE",
+                        {f"reut2-{i:03d}.sgm": 1 for i in range(4)})
+    story = ('<REUTERS TOPICS="YES" LEWISSPLIT="TRAIN" NEWID="1">\n<TOPICS><D>earn</D>'
+             '</TOPICS>\n<TEXT><TITLE>T</TITLE><BODY>b</BODY></TEXT>\n</REUTERS>\n')
+    _write_tree(tmp_path / "r", {"reut2-000.sgm": story.encode()})
+    with pytest.warns(IncompleteCorpusWarning) as record:
+        load_reuters21578(tmp_path / "r")
+    assert "files missing (reut2-001.sgm, reut2-002.sgm, reut2-003.sgm). " in str(
+        record[0].message)
+
+
+# --- SMART collections ----------------------------------------------------------
+
+def test_smart_ids_up_to_int64_max_load(tmp_path):
+    """The largest int64, 9223372036854775807, is a valid id (one more is
+    refused, as the suite pins): the range check's upper end is inclusive."""
+    biggest = 2**63 - 1
+    files = dict(_adi(), **{
+        "ADI.ALL": _crlf(f".I 1\n.W\none\n.I {biggest}\n.W\ntwo\n"),
+        "ADI.REL": _crlf(f"1 {biggest} 0 0.000000\n"),
+    })
+    _write_tree(tmp_path / "adi", files)
+    collection = load_smart(tmp_path / "adi", "adi")
+    assert collection.doc_ids.tolist() == [1, biggest]
+    assert collection.qrels == {1: frozenset({biggest})}
+
+
+def test_smart_files_named_like_the_subfolders_looked_in_are_passed_over(tmp_path):
+    """A file named ir-classic (or adi) where a subfolder is looked for is no
+    folder to list: the collection in adi/ loads, and a folder with neither
+    is a DatasetNotFoundError, not a NotADirectoryError."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "ir-classic").write_text("notes")
+    _write_tree(tmp_path / "data" / "adi", _adi())
+    assert load_smart(tmp_path / "data", "adi").doc_ids.tolist() == [1, 2]
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "adi").write_text("notes")
+    with pytest.raises(kgeo.datasets.DatasetNotFoundError, match="no ADI collection under"):
+        load_smart(tmp_path / "other", "adi")
+
+
+# --- Reuters-21578 ----------------------------------------------------------------
+
+def _review_story(newid, body="b", close=True):
+    """A Reuters story, its </REUTERS> left out with ``close=False``."""
+    return (f'<REUTERS TOPICS="YES" LEWISSPLIT="TRAIN" NEWID="{newid}">\n<TOPICS><D>earn</D>'
+            f'</TOPICS>\n<TEXT><TITLE>T{newid}</TITLE><BODY>{body}</BODY></TEXT>\n'
+            + ("</REUTERS>\n" if close else ""))
+
+
+def test_reuters_files_in_the_folder_itself_come_before_its_reuters21578_subfolder(tmp_path):
+    """A folder holding reut2-*.sgm loads those, not the reuters21578/ beside
+    them (as 20 Newsgroups and WebKB look in the folder itself first)."""
+    _write_tree(tmp_path / "data", {"reut2-000.sgm": _review_story(1).encode(),
+                                    "reuters21578/reut2-000.sgm": _review_story(2).encode()})
+    assert load_reuters21578(tmp_path / "data").newids.tolist() == [1]
+
+
+@pytest.mark.parametrize("name", ["reuters21578.tgz", "reuters21578.tar"])
+def test_reuters_folder_holding_an_archive_of_another_name(tmp_path, name):
+    """The three archive names are looked for, as for 20 Newsgroups and SMART."""
+    holder = tmp_path / "holder"
+    holder.mkdir()
+    _tar_members(holder / name, [("reuters21578/reut2-000.sgm", _review_story(1).encode())])
+    assert load_reuters21578(holder).newids.tolist() == [1]
+
+
+def test_reuters_last_surrogate_reference_is_dropped(tmp_path):
+    """Surrogates run to U+DFFF inclusive: &#57343; is dropped like &#55296;
+    (a lone surrogate cannot be encoded)."""
+    _write_tree(tmp_path / "r", {"reut2-000.sgm": _review_story(1, "a&#57343;b&#57344;c").encode()})
+    text = load_reuters21578(tmp_path / "r").data[0]
+    assert text == "T1\nab\ue000c"
+    text.encode("utf-8")
+
+
+def test_reuters_unclosed_story_after_several_stray_closing_tags_is_named(tmp_path):
+    """Stray </REUTERS> tags before the stories are all skipped: the first
+    story that lacks its </REUTERS> (NEWID 1) is the one named, not the next."""
+    text = "</REUTERS>\n</REUTERS>\n" + "".join(_review_story(i, close=False) for i in (1, 2, 3))
+    _write_tree(tmp_path / "r", {"reut2-000.sgm": text.encode()})
+    with pytest.raises(ValueError, match=r"reut2-000.sgm: the <REUTERS> element with "
+                                         r"attributes \{.*'NEWID': '1'\} is not closed"):
+        load_reuters21578(tmp_path / "r")
+
+
+def test_reuters_open_tag_without_its_end_does_not_swallow_the_next_review_story(tmp_path):
+    """An open tag lacking its ">" up to its </REUTERS> makes the element's
+    pattern run on into the next story: refused, naming that element,
+    rather than read as one story with the next one's text."""
+    broken = '<REUTERS TOPICS="YES" LEWISSPLIT="TRAIN" NEWID="1" </REUTERS>\n'
+    _write_tree(tmp_path / "r", {"reut2-000.sgm": (broken + _review_story(2)).encode()})
+    with pytest.raises(ValueError, match=r"reut2-000.sgm: the <REUTERS> element with "
+                                         r"attributes \{.*'NEWID': '1'\} is not closed before "
+                                         r"the next <REUTERS>"):
+        load_reuters21578(tmp_path / "r")
+
+
+# --- fetchers ---------------------------------------------------------------------
+
+def test_empty_kgeo_data_home_means_the_default_folder(tmp_path, monkeypatch):
+    """KGEO_DATA_HOME set but empty (``export KGEO_DATA_HOME=``) is unset:
+    ~/kgeo_data, not an "empty path" error."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("KGEO_DATA_HOME", "")
+    assert get_data_home() == tmp_path / "kgeo_data"
+    assert (tmp_path / "kgeo_data").is_dir()
+
+
+# --- arguments ----------------------------------------------------------------------
+
+def test_a_one_element_array_is_no_subset_name(tmp_path):
+    """``np.array(["train"]) in ("train", "test", "all")`` is True (NumPy
+    compares element-wise): only a str is taken as a subset name, so the
+    array is refused by name instead of loading with an array as ``subset``."""
+    path = _tar_members(tmp_path / "ng.tar", [(f"{_SPACE}/1", b"From: a\n\nx")])
+    with pytest.raises(ValueError, match=r"subset must be one of \['train', 'test', 'all'\], "
+                                         r"got array\(\['train'\]"):
+        load_20newsgroups(path, subset=np.array(["train"]))
+
+
+def _closed_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_fetch_accepts_https_addresses(tmp_path):
+    """https:// is as valid as http://: the download is attempted (here it
+    fails, nothing listens on the port of 127.0.0.1), not refused as an
+    address of the wrong scheme."""
+    url = f"https://127.0.0.1:{_closed_port()}/20news-bydate.tar.gz"
+    with pytest.raises(OSError, match=r"could not download https://127\.0\.0\.1"):
+        kgeo.datasets.fetch_20newsgroups(data_home=tmp_path / "cache", url=url, sha256=None,
+                                         timeout=5)
+
+
+@pytest.mark.parametrize("url", [None, b"http://127.0.0.1/20news-bydate.tar.gz"])
+def test_fetch_refuses_a_url_that_is_not_a_str(tmp_path, url):
+    """A url of another type is a TypeError naming it, before any other step."""
+    with pytest.raises(TypeError, match=rf"url must be a str, got {type(url).__name__}"):
+        kgeo.datasets.fetch_20newsgroups(data_home=tmp_path / "cache", url=url, sha256=None)
+
+
+def test_an_archive_that_cannot_be_opened_keeps_its_permission_error(tmp_path, monkeypatch):
+    """An archive the user may not read is a PermissionError (as open() gives),
+    not "not a readable tar archive", which would send them to re-download it.
+    (Simulated: the suite may run as root, who reads every file.)"""
+    path = _tar_members(tmp_path / "ng.tar", [(f"{_SPACE}/1", b"From: a\n\nx")])
+
+    def refused(archive):
+        raise PermissionError(13, "Permission denied", str(archive))
+    monkeypatch.setattr(kgeo.datasets, "_open_decompressed", refused)
+    with pytest.raises(PermissionError):
+        load_20newsgroups(path)
+
+
+# --- defects the review found ---------------------------------------------------
+
+def test_links_in_an_archive_of_dot_slash_names_load(tmp_path):
+    """``tar -C folder -czf x.tar.gz .`` names every member "./...": a symbolic
+    link there was refused as "a symbolic link to '1', which is not a
+    regular file of the archive" (its target was normalised, the member
+    names were not); the same files in a folder, or archived without "./",
+    load."""
+    path = _tar_members(tmp_path / "dot.tar", [
+        (f"./{_SPACE}/1", b"From: a\n\none"),
+        (f"./{_SPACE}/2", (tarfile.SYMTYPE, "1")),
+        (f"./{_SPACE}/3", (tarfile.LNKTYPE, f"./{_SPACE}/1")),
+        (f"./{_SPACE}/4", (tarfile.SYMTYPE, "./3")),
+    ])
+    corpus = load_20newsgroups(path)
+    assert corpus.filenames == [f"{_SPACE}/{i}" for i in (1, 2, 3, 4)]
+    assert corpus.data == ["From: a\n\none"] * 4
+
+
+def test_message_order_does_not_depend_on_member_or_listing_order(tmp_path):
+    """Files "12" and "012" of a group are both messages with id 12: their
+    order followed the archive's member order (and a folder's listing
+    order, which the file system chooses); ties now go by file name."""
+    orders = []
+    for i, members in enumerate(([(f"{_SPACE}/012", b"A"), (f"{_SPACE}/12", b"B")],
+                                 [(f"{_SPACE}/12", b"B"), (f"{_SPACE}/012", b"A")])):
+        orders.append(load_20newsgroups(_tar_members(tmp_path / f"{i}.tar", members)).filenames)
+    assert orders[0] == orders[1] == [f"{_SPACE}/012", f"{_SPACE}/12"]
+
+
+def test_smart_folder_with_two_files_of_one_name_in_other_cases_is_refused(tmp_path):
+    """A folder holding ADI.ALL and adi.all (a case-sensitive file system) gave
+    whichever the listing named last, silently; an archive holding both is
+    refused ("holds the same document twice"). Both now refuse."""
+    files = {"ADI.ALL": b".I 1\r\n.W\r\none\r\n", "ADI.QRY": b".I 1\r\n.W\r\nq\r\n",
+             "ADI.REL": b"1 1 0 0.000000\r\n", "adi.all": b".I 1\r\n.W\r\nother\r\n"}
+    _write_tree(tmp_path / "adi", files)
+    if len(list((tmp_path / "adi").iterdir())) < 4:
+        pytest.skip("case-insensitive file system")
+    with pytest.raises(ValueError, match=r"ADI.ALL.*adi.all|adi.all.*ADI.ALL"):
+        load_smart(tmp_path / "adi", "adi")
+
+
+def test_smart_records_many_are_parsed_and_a_repeated_id_far_back_is_found(tmp_path):
+    """The repeated-record check compared each .I number with every earlier
+    one (``ids[-1] in ids[:-1]``: 40,000 records took 8 s, 60,000 about
+    23 s, a seeming hang); it keeps the ids seen in a set, and a repeat of
+    the first id 20,000 records later is still refused."""
+    n = 20_000
+    docs = "".join(f".I {i}\r\n.W\r\nword {i}\r\n" for i in range(1, n + 1))
+    _write_tree(tmp_path / "adi", _adi(**{"ADI.ALL": docs.encode()}))
+    assert len(load_smart(tmp_path / "adi", "adi").doc_ids) == n
+    repeated = docs + ".I 1\r\n.W\r\nagain\r\n"
+    _write_tree(tmp_path / "adi", _adi(**{"ADI.ALL": repeated.encode()}))
+    with pytest.raises(ValueError, match=r"record \.I 1 appears twice"):
+        load_smart(tmp_path / "adi", "adi")
