@@ -467,6 +467,11 @@ def _link_target(member):
     return _member_path(member.linkname)
 
 
+class _ArchiveContentError(ValueError):
+    """What an archive read whole holds is refused (not its format): raised
+    through ``_stream_tar`` as it is, not as an unreadable archive."""
+
+
 def _stream_tar(archive, on_member):
     """Call ``on_member(tf, member)`` for each member of ``archive``, in one
     streaming pass; a damaged or truncated archive raises ValueError."""
@@ -485,6 +490,8 @@ def _stream_tar(archive, on_member):
                     f"marker at byte {end} of the tar stream ({n_members} members read)")
     except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError,
             ValueError) as exc:
+        if isinstance(exc, _ArchiveContentError):
+            raise
         raise ValueError(
             f"{str(archive)!r} is not a readable tar archive (gzip, bzip2, xz or "
             f"plain): {exc}") from exc
@@ -527,7 +534,7 @@ def _scan_tar(archive, select):
     def claim(key, name):
         owner = key_owner.setdefault(key, name)
         if owner != name:
-            raise ValueError(
+            raise _ArchiveContentError(
                 f"{str(archive)!r} holds the same document twice, as members {owner!r} and "
                 f"{name!r}: keep one copy of the corpus in the archive")
 
@@ -1373,7 +1380,10 @@ def topics_to_indicator(topics, category_names=None, sparse=True, dtype=np.int8)
     if not hasattr(topics, "__iter__"):
         raise TypeError(f"topics must be a sequence of label lists, got {type(topics).__name__}")
     try:
-        topics = [[topic] if isinstance(topic, str) else list(topic) for topic in topics]
+        # bytes and bytearray kept whole: list(b"earn") would be its codes,
+        # refused as "got 101", which did not name the bytes.
+        topics = [[topic] if isinstance(topic, (str, bytes, bytearray)) else list(topic)
+                  for topic in topics]
     except TypeError as exc:
         raise TypeError(f"topics must be a sequence of label lists (or of single str "
                         f"labels): {exc}") from None
