@@ -558,8 +558,13 @@ def main():
             verdicts.append((f"{kind}: >= {speed_target}x sklearn's fit + predict",
                              same and t_theirs / t_ours >= speed_target))
             if kernel == "ngd":
-                verdicts.append((f"{kind}: <= 1/4 of sklearn's peak memory (added memory)",
-                                 same and ours["added_mb"] <= theirs["added_mb"] / 4))
+                # Both ways: the whole process's peak (the words) also
+                # holds scikit-learn's import, the added memory neither side's
+                # data.
+                verdicts.append((f"{kind}: <= 1/4 of sklearn's peak memory (the process's, "
+                                 f"and that added by fit and predict)",
+                                 same and ours["peak_mb"] <= theirs["peak_mb"] / 4
+                                 and ours["added_mb"] <= theirs["added_mb"] / 4))
             if not same:
                 verdicts.append((f"{kind}: accuracy within +-0.1 points", False))
         if ours and not kind.endswith("float32"):
