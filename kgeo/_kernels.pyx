@@ -2142,8 +2142,12 @@ def get_kernel(name, n_features, shift=0.0, **params):
                 raise ValueError(f"kernel {name!r}: t must be > 0, got {t!r}")
             if not np.isfinite(1.0 / t):
                 # The kernels read 1 / t: inf would make k(x, x) = exp(-0 * inf), NaN.
+                # The least such t is the float64 after 1 / max: 1 / max itself
+                # rounds to a subnormal whose inverse overflows (named as the
+                # bound at 3 digits, it was refused with its own value).
+                smallest = float(np.nextafter(1.0 / np.finfo(np.float64).max, 1.0))
                 raise ValueError(
-                    f"kernel {name!r}: t must be at least {1.0 / np.finfo(np.float64).max:.3g} "
+                    f"kernel {name!r}: t must be at least {smallest!r} "
                     f"(1 / t must be finite in float64), got {t!r}")
             if not isinstance(p["normalize"], (bool, np.bool_)):
                 raise ValueError(

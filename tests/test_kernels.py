@@ -2247,3 +2247,333 @@ def test_a_huge_integer_parameter_is_shown_short():
     with pytest.raises(kgeo.InvalidParameterError, match=message) as e:
         kgeo.pairwise_kernels([[1.0, 2.0]], shift=10 ** 400)
     assert len(str(e.value)) < 120
+
+
+# --- from a mutation review of the fit side (helper 176) ---------------------
+# Each test below failed on a mutant of kgeo/_kernels.pyx that the suite let
+# pass; bit for bit where the module promises bits.
+
+def _bound_pair():
+    """A one-word row (1, 0, 0) and a row (1, t, 0) whose Bhattacharyya
+    coefficient is exactly NEAR_ONE = EXACT_GAP_FROM in float64, with the
+    second row's stored square roots."""
+    from kgeo._kernels import get_kernel
+    from kgeo._pairwise import prepare_rows
+
+    bound = EXACT_GAP_FROM
+    t = 1 / bound ** 2 - 1
+    rows = prepare_rows(get_kernel("ngd", 3, 0.0), sp.csr_matrix([[1.0, t, 0.0]]))
+    b, s = rows.arrays[0]
+    assert b == bound
+    return t, b, s
+
+
+@pytest.mark.parametrize("swap", [False, True])
+@pytest.mark.parametrize("kernel", ["ngd", "ngd+pi", "ngd_exp", "diffusion"])
+def test_a_coefficient_exactly_at_the_bound_takes_the_difference_route_bit_for_bit(
+        kernel, swap):
+    """c >= NEAR_ONE is a close pair: at c == NEAR_ONE exactly the value is
+    the one of the rows' difference, gap = ((1 - b)^2 + s^2) / 2 summed over
+    the union of the words, not of the gap 1 - c of the dot product (the two
+    differ by 7e-15 here, which the 1e-12 tolerance of the boundary test let
+    through). Mutants: ``c > near`` in the NGD map (kept and counted alike),
+    and ``acc[j] > exact_from(...)`` for the row of Y in kernel_block_part."""
+    from kgeo._kernels import _angle_from_gap
+
+    t, b, s = _bound_pair()
+    gap = 0.5 * ((1.0 - b) * (1.0 - b) + s * s)  # exact_gap's order of operations
+    assert gap != 1.0 - b  # the two routes differ in this pair
+    angle = _angle_from_gap(np.array([gap]))[0]
+    expected = {"ngd": -2.0 * angle, "ngd+pi": (math.pi - 2.0 * angle),
+                "ngd_exp": math.exp(0.0 - angle * (1.0 / 1.0)),
+                "diffusion": math.exp(0.0 - angle * angle * (1.0 / 1.0))}[kernel]
+    X, Y = np.array([[1.0, 0.0, 0.0]]), np.array([[1.0, t, 0.0]])
+    if swap:
+        X, Y = Y, X
+    K = kgeo.pairwise_kernels(X, Y, kernel=kernel)
+    assert K[0, 0] == expected
+
+
+def test_bhattacharyya_clears_a_coefficient_exactly_at_the_bound():
+    """Bhattacharyya keeps its close pairs (c >= NEAR_ONE) in the accumulator
+    for the difference route, and must count every one it keeps: the loop of
+    kernel_block_part clears only as many as were counted. A pair at exactly
+    NEAR_ONE, kept but not counted, stayed in the accumulator and was added
+    to the next row's dot products: row (0, 0, 1), which shares no word with
+    Y, came out 0.9999 instead of 0. (The boundary test covered the arccos
+    kernels only; mutant: ``kept += c > near``.)"""
+    t, _, _ = _bound_pair()
+    X = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 1.0, 1.0]])
+    Y = np.array([[1.0, t, 0.0]])
+    K = kgeo.pairwise_kernels(X, Y, kernel="bhattacharyya")
+    P, Q = X / X.sum(1, keepdims=True), Y / Y.sum(1, keepdims=True)
+    np.testing.assert_allclose(K, np.sqrt(P) @ np.sqrt(Q).T, rtol=1e-12, atol=1e-15)
+    assert K[1, 0] == 0.0
+    for i in range(len(X)):  # each row as alone
+        assert np.array_equal(K[i], kgeo.pairwise_kernels(X[i:i + 1], Y,
+                                                          kernel="bhattacharyya")[0])
+
+
+def test_a_block_of_exactly_8_rows_stores_a_column_of_all_8_dense():
+    """The dense-column rule needs 8 postings (DENSE_MIN_POSTINGS) and 1/8 of
+    the block's rows: a block of exactly 8 rows, each with column 0, stores
+    that column dense (the short-block test used blocks of 7 and 20 rows;
+    mutant: blocks looked at only from 9 rows on). The same bits either way."""
+    from kgeo._kernels import PostingIndex, get_kernel, kernel_matrix
+    from kgeo._pairwise import prepare_rows
+
+    D = np.zeros((8, 4))
+    D[:, 0] = np.arange(1.0, 9.0)
+    D[::2, 1] = 0.5  # 4 rows: postings
+    D[1::2, 2] = 0.25
+    X = sp.csr_matrix(D)
+    k = get_kernel("linear", 4, 0.0)
+    rows = prepare_rows(k, X)
+    index = PostingIndex(rows, np.array([0, 8]))
+    dense_ptr = index.arrays[4][:4]
+    assert np.array_equal(dense_ptr >= 0, [True, False, False, False])
+    assert index.n_dense == 1
+    # Two blocks of 8: one dense column each.
+    assert PostingIndex(prepare_rows(k, sp.vstack([X, X]).tocsr()),
+                        np.array([0, 8, 16])).n_dense == 2
+    K = kernel_matrix(k, rows, index)
+    reference = np.zeros((8, 8))
+    for w in range(4):  # a NumPy sum, word after word
+        reference += D[:, [w]] * D[:, w]
+    assert np.array_equal(K, reference)
+
+
+def test_the_arccos_hook_clips_its_gaps_to_the_unit_interval():
+    """_angle_from_gap reads its gaps through clip_unit, as the kernel maps
+    do: a gap a rounding below 0 is the angle 0, one above 1 is pi/2
+    (arccos of a coefficient clipped to 0). Mutant: the clip's lower bound
+    at -1, which gave NaN for -1e-17 (the square root of a negative half
+    gap)."""
+    from kgeo._kernels import _angle_from_gap
+
+    angles = _angle_from_gap(np.array([-1e-17, -0.5, 0.0, 1.0, 1.5]))
+    assert np.array_equal(angles, [0.0, 0.0, 0.0, math.pi / 2, math.pi / 2])
+
+
+@pytest.mark.parametrize("t", [1e-320, 5e-324, 2.0 ** -1025])
+@pytest.mark.parametrize("kernel", ["ngd_exp", "diffusion"])
+def test_a_positive_t_whose_inverse_overflows_is_refused(kernel, t):
+    """t > 0 whose 1 / t is inf in float64 (a subnormal t) is refused: the
+    kernels read 1 / t, and k(x, x) = exp(-0 * inf) would be NaN. The
+    existing tests gave t <= 0 and non-finite t only (mutant: the check of
+    1 / t removed, which let NaN kernel values through)."""
+    with pytest.raises(ValueError, match=r"1 / t must be finite"):
+        kgeo.pairwise_kernels(np.ones((2, 3)), kernel=kernel, t=t)
+    # The smallest t it takes (1 / max rounds to a subnormal whose inverse
+    # overflows; the next float64 does not): the diagonal is exp(0) = 1.
+    smallest = np.nextafter(1.0 / np.finfo(np.float64).max, 1.0)
+    assert np.isfinite(1.0 / smallest)
+    K = kgeo.pairwise_kernels(np.eye(3) + 1.0, kernel=kernel, t=smallest)
+    assert np.array_equal(np.diag(K), np.ones(3))
+
+
+def _t_for_log_scale(log_scale, n_features):
+    """The t whose heat factor (4 pi t)^(-n/2), n = n_features - 1, is
+    exp(log_scale)."""
+    n = n_features - 1
+    return math.exp(-2.0 * log_scale / n) / (4.0 * math.pi)
+
+
+@pytest.mark.parametrize("log_scale", [-740.0, -720.0, -708.5, 709.9, 715.0])
+@pytest.mark.parametrize("kernel", ["ngd_exp", "diffusion"])
+def test_normalize_refuses_factors_just_beyond_float64s_normal_range(kernel, log_scale):
+    """normalize=True refuses a factor exp(log_scale) that is not a normal
+    float64: below exp(-708.39) it is subnormal (digits lost, 0 at -745),
+    above exp(709.78) it overflows to inf on the diagonal. The existing cases
+    were thousands beyond the bounds (mutants: _LOG_MIN = -745, _LOG_MAX =
+    720, which let a subnormal factor and an infinite diagonal through)."""
+    n_features = 1441
+    t = _t_for_log_scale(log_scale, n_features)
+    X = sp.csr_matrix(np.ones((2, n_features)))
+    with pytest.raises(ValueError, match="not representable in float64"):
+        kgeo.pairwise_kernels(X, kernel=kernel, t=t, normalize=True)
+
+
+@pytest.mark.parametrize("log_scale", [-708.3, 0.0, 709.7])
+@pytest.mark.parametrize("kernel", ["ngd_exp", "diffusion"])
+def test_normalize_takes_factors_just_inside_float64s_normal_range(kernel, log_scale):
+    """The other side of the bounds: a normal factor is applied, and the
+    diagonal (distance 0) is the factor itself, finite."""
+    n_features = 1441
+    t = _t_for_log_scale(log_scale, n_features)
+    X = sp.csr_matrix(np.ones((2, n_features)))
+    K = kgeo.pairwise_kernels(X, kernel=kernel, t=t, normalize=True)
+    assert np.all(np.isfinite(K))
+    np.testing.assert_allclose(np.diag(K), math.exp(log_scale), rtol=1e-9)
+
+
+def _count_data(rng, n_rows, n_features, density):
+    """Two classes of random term counts (every row nonempty), with a few
+    duplicated rows (pairs at the exact-gap route)."""
+    X = sp.random(n_rows, n_features, density=density, format="csr", random_state=rng,
+                  data_rvs=lambda k: rng.integers(1, 6, size=k).astype(float))
+    X = X + sp.csr_matrix((np.ones(n_rows), (np.arange(n_rows),
+                                             rng.integers(0, n_features, n_rows))),
+                          shape=X.shape)
+    X = sp.vstack([X.tocsr()[:-4], X.tocsr()[:4]]).tocsr()
+    y = (np.asarray(X[:, : n_features // 2].sum(1)).ravel()
+         > np.asarray(X[:, n_features // 2:].sum(1)).ravel()).astype(int)
+    y[-4:] = y[:4]
+    return sp.csr_matrix(X), y
+
+
+@pytest.mark.parametrize("kernel", ["ngd", "linear"])
+def test_a_helper_thread_on_hashed_list_heads_changes_no_bit(kernel, monkeypatch):
+    """A fit's helper thread computes halves of blocks (kernel_block_part
+    with lo > 0 or hi short of the block) through the hashed list heads as
+    well: each half must add only the postings of its own rows. With
+    ``whole = lo == 0`` alone, the first half added the second half's rows
+    too, which stayed in the accumulator and corrupted later rows (the
+    helper test ran only the tables of list heads: two classes over 300
+    columns are never hashed). The model is the one of one thread, bit for
+    bit."""
+    from kgeo import _kernels, _solver, _svm
+
+    if not _solver.ROW_HELPER:
+        pytest.skip("this build runs no helper thread (no GCC atomics)")
+    rng = np.random.default_rng(7)
+    X, y = _count_data(rng, 1200, 300, 0.03)
+    caches, indexes = [], []
+    solve, make_index = kgeo.SVM._solve_pairs, _svm.PostingIndex
+
+    def spy_solve(self, cache, pairs, box):
+        caches.append(cache)
+        return solve(self, cache, pairs, box)
+
+    def spy_index(*args, **kwargs):
+        indexes.append(make_index(*args, **kwargs))
+        return indexes[-1]
+
+    monkeypatch.setattr(kgeo.SVM, "_solve_pairs", spy_solve)
+    monkeypatch.setattr(_svm, "PostingIndex", spy_index)
+    before = (_kernels._hashed_heads_beyond(0), _solver._set_row_share_min(2),
+              _solver._set_share_window(2**62), _solver._leave_halves_to_helper(0.0))
+    try:
+        params = dict(kernel=kernel, C=10.0)
+        one = kgeo.SVM(n_jobs=1, **params).fit(X, y)
+        assert indexes[-1].hashed
+        for leave_halves in (0.0, 10.0):
+            _solver._leave_halves_to_helper(leave_halves)
+            _solver._set_row_share_min(2)
+            two = kgeo.SVM(n_jobs=2, **params).fit(X, y)
+            assert indexes[-1].hashed
+            for name in ("support_", "dual_coef_", "intercept_", "n_iter_"):
+                np.testing.assert_array_equal(getattr(one, name), getattr(two, name),
+                                              err_msg=name)
+            np.testing.assert_array_equal(one.decision_function(X), two.decision_function(X))
+        # The halves left to the helper: it stored some of them.
+        assert caches[-1].parts_helped > 0
+    finally:
+        _kernels._hashed_heads_beyond(before[0])
+        _solver._set_row_share_min(before[1])
+        _solver._set_share_window(before[2])
+        _solver._leave_halves_to_helper(before[3])
+
+
+@pytest.mark.parametrize("kernel", ["ngd_exp", "diffusion"])
+def test_normalize_takes_numpy_bools(kernel):
+    """normalize is True or False, NumPy's booleans too (as every other flag
+    of kgeo): np.True_ applies the factor as True does. Mutant: only
+    Python's bool accepted."""
+    X = np.array([[1.0, 2.0, 3.0], [3.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    for flag in (True, False):
+        assert np.array_equal(
+            kgeo.pairwise_kernels(X, kernel=kernel, t=0.5, normalize=np.bool_(flag)),
+            kgeo.pairwise_kernels(X, kernel=kernel, t=0.5, normalize=flag))
+
+
+def test_shares_just_below_float64s_normal_range_take_the_roots_first():
+    """A share count / sum in [DBL_MIN / 2, DBL_MIN) is subnormal: divided
+    first it has lost up to a bit, which its square root (a normal number)
+    keeps. Such entries are sqrt(count) / sqrt(top) / sqrt(sum), bit for bit
+    (the existing test's shares were 1e-400 and below; mutant: the roots
+    first only below DBL_MIN / 2, which changed 40 % of these entries)."""
+    from kgeo._kernels import get_kernel
+    from kgeo._pairwise import prepare_rows
+
+    tiny = np.finfo(np.float64).tiny
+    rng = np.random.default_rng(3)
+    ratios = rng.uniform(0.5, 1.0, size=300)
+    for r in ratios:
+        counts = np.array([1e200, 1e200 * r * tiny])
+        rows = prepare_rows(get_kernel("ngd", 2, 0.0), sp.csr_matrix(counts[None, :]))
+        total = (counts / counts.max()).sum()
+        expected = math.sqrt(counts[1]) / math.sqrt(counts[0]) / math.sqrt(total)
+        assert rows.arrays[0][1] == expected
+
+
+# One-column rows a, b whose squared distance d = (a^2 + b^2) - 2 ab, as the
+# distance kernels' map computes it, is exactly CLOSE_SHARE * (a^2 + b^2)
+# (found by a search over a and the floats next to the root of
+# (b - a)^2 = 1e-4 (a^2 + b^2)).
+_AT_CLOSE_SHARE = [(1.6476459548395477, 1.6711137162263063),
+                   (1.620410000936351, 1.6434898350105307),
+                   (1.6476211221908212, 1.6710885298810372),
+                   (1.6150351412411914, 1.6380384200794564)]
+
+
+@pytest.mark.parametrize("a, b", _AT_CLOSE_SHARE)
+@pytest.mark.parametrize("kernel", ["ned", "rbf"])
+def test_a_squared_distance_exactly_at_the_close_share_takes_the_difference_route(
+        kernel, a, b):
+    """NED's and RBF's pairs with d <= CLOSE_SHARE (|x|^2 + |y|^2) take
+    their distance from the rows' difference: at d == CLOSE_SHARE (...)
+    exactly, the value is the one of (a - b)^2, not of the cancelled d (they
+    differ in the last digits here: -0.023467761386758657 against ...247).
+    No test had a pair on the bound (mutant: ``d < near * (...)``). Through
+    kernel_matrix on the rows as given (pairwise_kernels may centre them)."""
+    from kgeo._kernels import get_kernel, kernel_matrix
+    from kgeo._pairwise import prepare_rows, single_block
+
+    near = 1.0 - 0.9999
+    S = a * a + b * b
+    assert S - 2.0 * (a * b) == near * S  # on the bound
+    params = {"gamma": 1e6} if kernel == "rbf" else {}
+    k = get_kernel(kernel, 1, 0.0, **params)
+    X, Y = prepare_rows(k, sp.csr_matrix([[a]])), prepare_rows(k, sp.csr_matrix([[b]]))
+    gap = 0.5 * ((a - b) * (a - b))  # exact_gap
+    expected = -math.sqrt(2.0 * gap) if kernel == "ned" else math.exp(-1e6 * (2.0 * gap))
+    assert kernel_matrix(k, X, single_block(Y))[0, 0] == expected
+    assert kernel_matrix(k, Y, single_block(X))[0, 0] == expected
+
+
+@pytest.mark.parametrize("kernel", ["ngd", "bhattacharyya", "ngd_exp", "diffusion"])
+def test_a_pair_kept_by_the_long_rows_bound_alone_is_cleared_for_the_next_row(kernel):
+    """A long row x (2,000 words) keeps its pairs from a lower coefficient
+    (exact_from(2000) = 0.994) than a short row y (100 words: 0.9999): a
+    pair at c = 0.995 is kept in the accumulator by x's map, then left to
+    the dot-product route by y's bound, and must still be cleared there.
+    Left in, it was added to the next row's dot product with y: row z,
+    which shares no word with y (c = 0), came out as c = 0.995. (The
+    symmetry test's Gram matrix had y itself next, whose diagonal takes the
+    difference route and hid it; mutant: the accumulator cleared only for
+    the pairs taken by the difference route.)"""
+    from kgeo._kernels import _exact_from
+
+    rng = np.random.default_rng(3)
+    n_features = 3000
+    x, y = np.zeros(n_features), np.zeros(n_features)
+    core = rng.choice(n_features, 100, replace=False)
+    counts = rng.integers(50, 200, 100).astype(float)
+    x[core] = counts
+    light = np.setdiff1d(np.arange(n_features), core)[:1900]
+    x[light] = rng.integers(1, 3, 1900) * rng.uniform(0.01, 0.05)
+    y[core] = counts * rng.uniform(0.9, 1.1, 100)
+    z = np.zeros(n_features)
+    z[light[:50]] = 1.0  # no word of y
+    c = np.sqrt(x / x.sum()) @ np.sqrt(y / y.sum())
+    assert _exact_from(2000) <= c < _exact_from(100)  # kept by x's bound only
+    X = sp.csr_matrix(np.vstack([x, z]))
+    Y = sp.csr_matrix(y[None, :])
+    K = kgeo.pairwise_kernels(X, Y, kernel=kernel)
+    alone = kgeo.pairwise_kernels(X[1], Y, kernel=kernel)
+    assert np.array_equal(K[1], alone[0])
+    expected_z = {"ngd": -math.pi, "bhattacharyya": 0.0,
+                  "ngd_exp": math.exp(0.0 - (math.pi / 2) * 1.0),
+                  "diffusion": math.exp(0.0 - (math.pi / 2) * (math.pi / 2) * 1.0)}[kernel]
+    np.testing.assert_allclose(K[1, 0], expected_z, rtol=1e-15, atol=0)

@@ -472,7 +472,8 @@ BAD_INPUTS = [
     ("score-y-strings", "fitted().score(X, y.astype(str))", ValueError,
      r"y holds str as labels, but the model predicts numbers \(its classes_\)"),
     ("t-below-float64", "fitted(kernel='diffusion', t=1e-310)", ValueError,
-     r"kernel 'diffusion': t must be at least 5.56e-309 \(1 / t must be finite"),
+     r"kernel 'diffusion': t must be at least 5\.56268464626801e-309 \(1 / t must be "
+     r"finite"),
     ("t-below-float64-pairwise", "kgeo.pairwise_kernels(X, kernel='ngd_exp', t=1e-310)",
      ValueError, r"kernel 'ngd_exp': t must be at least"),
     ("degree-inf", "fitted(kernel='poly', degree=float('inf'))", ValueError,
