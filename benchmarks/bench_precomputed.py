@@ -33,7 +33,8 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from _workers import accuracy_gap, accuracy_within, memory_mb, peak_resident_mb, reset_peak
+from _workers import (accuracy_gap, accuracy_within, peak_resident_mb, reset_peak,
+                      resident_before_mb)
 from bench_20ng import ngd_gram, parse_args, prepare, sqrt_l1, worker_runs
 
 CONFIGS = ["kgeo-ngd", "sklearn-ngd", "kgeo-linear", "sklearn-linear", "kgeo-callable",
@@ -101,8 +102,10 @@ def worker(config, work_dir):
     # solver adds, alike on both sides. What the fit and predict added is that
     # peak less the resident size now (scikit-learn's import, 100 MB, is in
     # its side's resident size alone).
+    # Freed heap trimmed first (see resident_before_mb): left resident, the
+    # fit refilled it without raising the peak, and "added" came out small.
+    pre_mb = resident_before_mb()
     reset_peak()
-    pre_mb = memory_mb("VmRSS")
     started = time.perf_counter()
     model.fit(K, y_train)
     fitted = time.perf_counter()

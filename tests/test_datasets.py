@@ -949,6 +949,8 @@ def test_reuters_numeric_references_up_to_the_last_code_point_are_characters(tmp
     # A bytes label is named, not read as its codes ("got 101").
     ([["a"], b"earn"], r"topic labels must be str, got b'earn' in document 1"),
     ([[bytearray(b"earn")]], r"topic labels must be str, got bytearray\(b'earn'\) in document 0"),
+    # ... bare, where the branch keeping it whole is taken ([[...]] never reached it).
+    ([bytearray(b"earn")], r"topic labels must be str, got bytearray\(b'earn'\) in document 0"),
 ])
 def test_topics_to_indicator_bad_input(topics, match):
     with pytest.raises(TypeError, match=match):
@@ -2469,6 +2471,11 @@ def test_smart_folder_with_two_files_of_one_name_in_other_cases_is_refused(tmp_p
         pytest.skip("case-insensitive file system")
     with pytest.raises(ValueError, match=r"ADI.ALL.*adi.all|adi.all.*ADI.ALL"):
         load_smart(tmp_path / "adi", "adi")
+    # A link of the other case to the same file is that file, not a second
+    # one (a review: the first version refused it).
+    (tmp_path / "adi" / "adi.all").unlink()
+    (tmp_path / "adi" / "adi.all").symlink_to("ADI.ALL")
+    assert load_smart(tmp_path / "adi", "adi").documents == ["one"]
 
 
 def test_smart_records_many_are_parsed_and_a_repeated_id_far_back_is_found(tmp_path):
@@ -2484,3 +2491,126 @@ def test_smart_records_many_are_parsed_and_a_repeated_id_far_back_is_found(tmp_p
     _write_tree(tmp_path / "adi", _adi(**{"ADI.ALL": repeated.encode()}))
     with pytest.raises(ValueError, match=r"record \.I 1 appears twice"):
         load_smart(tmp_path / "adi", "adi")
+
+
+# --- member paths ("./a" and "a" are one file; a review of d1e4428) ---------
+
+def _extracted(tmp_path, path):
+    """The archive extracted by tarfile: what the loader's reading mirrors."""
+    folder = tmp_path / "extracted"
+    with tarfile.open(path) as tf:
+        tf.extractall(folder, **({"filter": "tar"} if hasattr(tarfile, "tar_filter") else {}))
+    return folder
+
+
+def test_a_dot_slash_member_and_a_plain_one_are_one_file_the_later_wins(tmp_path):
+    """"./S/1" then "S/1": tar extracts one file, the later; the loader
+    reads that one, not "the same document twice" (review 179's mutant D12: the claim keyed on
+    the raw name refused it)."""
+    path = _tar_members(tmp_path / "a.tar", [
+        (f"./{_SPACE}/1", b"From: a\n\nA"),
+        (f"{_SPACE}/1", b"From: b\n\nB"),
+    ])
+    corpus = load_20newsgroups(path)
+    assert corpus.data == ["From: b\n\nB"]
+    assert load_20newsgroups(_extracted(tmp_path, path)).data == corpus.data
+
+
+def test_a_dot_slash_link_replacing_a_plain_file_reads_its_target(tmp_path):
+    """Link "./S/2" -> "1" replaces file "S/2" (review 179's mutant D09: the link's claim keyed
+    on its raw name was refused as the same document twice)."""
+    path = _tar_members(tmp_path / "a.tar", [
+        (f"{_SPACE}/1", b"From: a\n\nA"),
+        (f"{_SPACE}/2", b"From: b\n\nB"),
+        (f"./{_SPACE}/2", (tarfile.SYMTYPE, "1")),
+    ])
+    corpus = load_20newsgroups(path)
+    assert corpus.data == ["From: a\n\nA", "From: a\n\nA"]
+    assert load_20newsgroups(_extracted(tmp_path, path)).data == corpus.data
+
+
+def test_a_dot_slash_file_replacing_a_link_is_what_later_links_reach(tmp_path):
+    """File "./S/2" replaces link "S/2" -> "1"; link "S/3" -> "2" then reads
+    the file (review 179's mutant D11: the stale link, keyed by path, was popped by raw name and
+    still followed, giving file 1's text)."""
+    path = _tar_members(tmp_path / "a.tar", [
+        (f"{_SPACE}/1", b"From: a\n\none"),
+        (f"{_SPACE}/2", (tarfile.SYMTYPE, "1")),
+        (f"./{_SPACE}/2", b"From: b\n\ntwo"),
+        (f"{_SPACE}/3", (tarfile.SYMTYPE, "2")),
+    ])
+    corpus = load_20newsgroups(path)
+    assert corpus.data == ["From: a\n\none", "From: b\n\ntwo", "From: b\n\ntwo"]
+
+
+def test_a_file_replaced_by_a_dot_slash_link_in_a_cycle_is_no_target(tmp_path):
+    """File "S/1", then link "./S/1" -> "x" and link "S/x" -> "1" ("x" is no
+    message name, so only "./S/1" is resolved): a cycle with no file in it
+    (extracted, reading S/1 is ELOOP). The replaced file must be forgotten
+    (review 179's mutant D06, D07: it stayed among the regular files by its path, and the cycle
+    resolved to its old text)."""
+    path = _tar_members(tmp_path / "a.tar", [
+        (f"{_SPACE}/1", b"From: a\n\nold"),
+        (f"./{_SPACE}/1", (tarfile.SYMTYPE, "x")),
+        (f"{_SPACE}/x", (tarfile.SYMTYPE, "1")),
+    ])
+    with pytest.raises(ValueError, match=r"member '\./20news-bydate-train/sci\.space/1' is a "
+                                         r"symbolic link to 'x', which is not a regular file"):
+        load_20newsgroups(path)
+
+
+def test_a_link_to_a_dot_slash_member_of_another_subset_is_read_in_the_second_pass(tmp_path):
+    """Test message 5 links to training message "./.../1", which subset="test"
+    does not read in the first pass (review 179's mutant D15, D16: the second pass compared or
+    stored raw names, so the target was never found: KeyError)."""
+    path = _tar_members(tmp_path / "a.tar", [
+        ("./20news-bydate-test/sci.space/5",
+         (tarfile.SYMTYPE, "../../20news-bydate-train/sci.space/1")),
+        ("./20news-bydate-train/sci.space/1", b"From: a\n\none"),
+    ])
+    assert load_20newsgroups(path, subset="test").data == ["From: a\n\none"]
+    assert load_20newsgroups(_extracted(tmp_path, path), subset="test").data == ["From: a\n\none"]
+
+
+def test_a_link_to_a_dot_slash_file_read_before_needs_no_second_pass(tmp_path, monkeypatch):
+    """The target "./S/1" was kept in the first pass: the link takes its bytes
+    from there, the archive is decompressed once (review 179's mutant D13: kept under its raw
+    name, it was looked for again in a second pass over the archive)."""
+    path = _tar_members(tmp_path / "a.tar", [
+        (f"./{_SPACE}/1", b"From: a\n\none"),
+        (f"{_SPACE}/2", (tarfile.SYMTYPE, "1")),
+    ])
+    passes = []
+    real = kgeo.datasets._stream_tar
+
+    def counted(archive, on_member):
+        passes.append(archive)
+        return real(archive, on_member)
+    monkeypatch.setattr(kgeo.datasets, "_stream_tar", counted)
+    assert load_20newsgroups(path).data == ["From: a\n\none"] * 2
+    assert len(passes) == 1
+
+
+def test_a_hard_link_whose_target_name_has_a_dot_component_loads(tmp_path):
+    """A hard link's target "S/./1" is member "S/1", as tar extracts it
+    (review 179's mutant D27: only a leading "./" was dropped)."""
+    path = _tar_members(tmp_path / "a.tar", [
+        (f"{_SPACE}/1", b"From: a\n\none"),
+        (f"{_SPACE}/2", (tarfile.LNKTYPE, f"{_SPACE}/./1")),
+    ])
+    corpus = load_20newsgroups(path)
+    assert corpus.data == ["From: a\n\none"] * 2
+    assert load_20newsgroups(_extracted(tmp_path, path)).data == corpus.data
+
+
+def test_same_document_twice_names_the_members_as_the_archive_lists_them(tmp_path):
+    """A review of d1e4428: "./a/S/1" and "./b/S/1" were named 'a/S/1' and
+    'b/S/1', names ``tar tf`` does not list (the claim compares paths and
+    must still name the members)."""
+    path = _tar_members(tmp_path / "a.tar", [
+        (f"./a/{_SPACE}/1", b"From: a\n\nA"),
+        (f"./b/{_SPACE}/1", b"From: b\n\nB"),
+    ])
+    with pytest.raises(ValueError,
+                       match=rf"as members '\./a/{_SPACE}/1' and '\./b/{_SPACE}/1'"):
+        load_20newsgroups(path)

@@ -5550,3 +5550,30 @@ def test_cache_dtype_is_checked_before_the_data():
     X[0, 0] = -1.0  # ngd refuses negative entries
     with pytest.raises(ValueError, match=r"cache_dtype must be 'float64' or 'float32'"):
         kgeo.SVM(cache_dtype="float16").fit(X, y)
+
+
+# The shift's scale estimate prepares X's rows uncentred: its errors name the
+# kernel (they named it '' before d035e23; a review).
+
+def test_shift_scale_estimate_names_the_kernel_when_x_overflows():
+    """rbf centres its training rows, so rows of 1e154 pass prepare_rows there;
+    the shift's scale estimate reads them uncentred and overflows: its
+    error must name 'rbf' (it named the kernel '' before d035e23)."""
+    rng = np.random.default_rng(0)
+    X = 1e154 + rng.random((12, 3))
+    y = np.arange(12) % 2
+    with pytest.raises(ValueError, match=r"kernel 'rbf' overflows float64 on X"):
+        kgeo.SVM(kernel="rbf", shift=0.5).fit(X, y)
+
+
+def test_shift_scale_estimate_names_the_kernel_for_a_row_outside_its_sample():
+    """The estimate's second prepare_rows (every row, uncentred) overflows on
+    row 1, which the 128 spaced rows of its sample leave out (S04)."""
+    rng = np.random.default_rng(0)
+    X = 2e153 + rng.random((300, 1))
+    X[1, 0] = 7e153  # squared 4.9e307 > max / 4; centred (rbf's training rows) it fits
+    spaced = np.unique(np.linspace(0, X.shape[0] - 1, 128).astype(np.int64))
+    assert 1 not in spaced
+    with pytest.raises(ValueError, match=r"kernel 'rbf' overflows float64 on X: a row's "
+                                         r"squared L2 norm is 4\.9e\+307"):
+        kgeo.SVM(kernel="rbf", shift=0.5).fit(X, np.arange(300) % 2)
