@@ -932,3 +932,129 @@ def test_spherical_normal_mle_refuses_a_set_of_sets(kind):
     message = f"sets must be a sequence of 2-D arrays, got {kind.__name__}"
     with pytest.raises(TypeError, match=message):
         kgeo.spherical_normal_mle(kind([a, b]))
+
+
+# --- from a mutation review of _hyperbolic.py (helper 178) --------------------
+# Each test below failed on a mutant the suite let pass, or (r = inf) on a
+# defect it found.
+
+@pytest.mark.parametrize("n, tau", [(3, 0.0128), (3, 0.0215), (3, 0.0304), (3, 0.0548),
+                                    (21, 100.0), (21, 1000.0)])
+def test_the_kernel_is_0_in_float64_at_the_tables_extent(n, tau):
+    """heat_table's extent is where exp(log K(r) / K(0)) is 0 in float64, so
+    that the compiled kernel's 0 from the extent on is exact: with the
+    threshold _LOG_ZERO at -745 (instead of -746) the extent fell where the
+    kernel is still float64's smallest subnormal, 5e-324 (exp() gives 0 only
+    below about -745.13), mutant 15 of review 178; with the extent one grid point short
+    (_extent), it fell where the kernel was e^-744 to e^-741 (n = 21, whose
+    log K falls by more than 1 per grid step at long times), mutant 64. The
+    existing tests walk a ray at n = 3, where a grid step is 0.73 in log K
+    and neither shows."""
+    H.heat_table.cache_clear()
+    _, extent, _ = H.heat_table(tau, n)
+    log_ratio = H.log_heat_kernel_ratio(np.array([extent]), tau, n)[0]
+    assert np.exp(log_ratio) == 0.0, (extent, log_ratio)
+
+
+def test_table_cache_tells_scales_apart():
+    """heat_table is cached by (tau, n, log_scale): a normalized kernel's
+    table (log_scale = log K(0) > 0) reaches further than the plain one of
+    the same (tau, n); a cache keyed by (tau, n) alone handed the plain table
+    (and its shorter extent) to the normalized kernel. Review 178's mutant 71."""
+    tau, n = 0.01, 3
+    H.heat_table.cache_clear()
+    plain = H.heat_table(tau, n)
+    log_k0 = H.log_heat_kernel_at_zero(tau, n)
+    assert log_k0 > 1.0
+    scaled = H.heat_table(tau, n, log_k0)
+    assert scaled[1] > plain[1]
+    want = math.sqrt(4.0 * tau * (746.0 + log_k0))  # the Gaussian bound with the scale
+    assert scaled[1] > 0.9 * want
+    # the table itself ends at its own extent's pieces
+    assert scaled[0].shape[0] == math.ceil(scaled[1] / H.table_piece(scaled[1]))
+
+
+def test_value_at_zero_cache_tells_dimensions_apart():
+    """log_heat_kernel_at_zero is cached by (tau, n): the same tau at
+    another dimension is another value (a cache keyed by tau alone returned
+    the first dimension's). Review 178's mutant 72."""
+    H.log_heat_kernel_at_zero.cache_clear()
+    tau = 0.37
+    values = [H.log_heat_kernel_at_zero(tau, n) for n in (3, 5, 4, 3)]
+    for n, v in zip((3, 5, 4, 3), values):
+        assert v == pytest.approx(H.log_heat_kernel(0.0, tau, n)[0], rel=1e-14, abs=1e-14)
+    assert len(set(values[:3])) == 3 and values[3] == values[0]
+
+
+def test_cached_tables_are_read_only():
+    """The table heat_table caches is shared by every kernel built at that
+    (tau, n, log_scale): it must not be writable (a caller's write would
+    change every later kernel). Review 178's mutant 73."""
+    H.heat_table.cache_clear()
+    table, _, _ = H.heat_table(0.5, 3)
+    assert not table.flags.writeable
+    with pytest.raises(ValueError):
+        table[0, 0] = 1.0
+    assert H.heat_table(0.5, 3)[0] is table
+
+
+@pytest.mark.parametrize("n", [50, 51])
+def test_a_kernel_the_contour_cannot_give_is_refused_not_tabulated(n):
+    """Below MIN_TIME_CONTOUR the contour integral gives NaN for r beyond
+    about 13 (the docs); heat_table refuses such a table rather than hand
+    the compiled kernel NaN coefficients (odd n: the table's check; even n:
+    the check of H^(n+1)'s table it reads). Mutants 74, 75."""
+    H.heat_table.cache_clear()
+    with pytest.raises(ValueError, match=r"the heat kernel of H\^51 at time 1e-05 could not "
+                                         r"be tabulated in float64"), \
+            np.errstate(invalid="ignore"):  # the contour's NaN, which is refused
+        H.heat_table(1e-5, n)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_even_dimensions_far_beyond_float64s_range_give_minus_infinity(n):
+    """Where K_(n+1) is below float64's range at every node of the descent
+    integral (its log is -inf throughout), log K is -inf, not NaN
+    (total[~isfinite(top)] = 0). Review 178's mutant 57."""
+    r = np.array([0.5, 1e200])
+    with np.errstate(all="ignore"):
+        got = H.log_heat_kernel(r, 1.0, n)
+    assert np.isfinite(got[0]) and got[1] == -np.inf
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 23])
+def test_an_infinite_distance_gives_minus_infinity(n):
+    """r = inf, a distance >= 0 as the docstring allows,
+    gave NaN on every route (log(2 r) - r = inf - inf in _log_q, and through
+    it the descent integral); K(inf) = 0, log K = -inf, as at r = 1e200."""
+    r = np.array([0.0, 1e200, np.inf])
+    with np.errstate(all="ignore"):
+        log_k = H.log_heat_kernel(r, 0.5, n)
+        ratio = H.log_heat_kernel_ratio(r, 0.5, n)
+    assert np.isfinite(log_k[0]) and ratio[0] == 0.0
+    assert log_k[1] == log_k[2] == -np.inf and ratio[1] == ratio[2] == -np.inf
+
+
+# log K on H^2 at the largest time, in 40- and 60-digit arithmetic (mpmath
+# 1.3.0, the two agreeing to all 25 digits): equation 6 with its prefactor
+# sqrt(2) / (4 pi tau)^(3/2), K_2(r) = sqrt(2) (4 pi tau)^(-3/2) e^(-tau/4)
+# integral_r^inf s e^(-s^2 / 4 tau) / sqrt(cosh s - cosh r) ds, taken in
+# s = r + v^2 by mp.quad (tanh-sinh) on [0, 30] split at 0.25, 0.5, 1, 2, 3,
+# 4, 6, 8, 10, 12, 15, 20, 25. (tests/test_hyperbolic.py compares H^2 with
+# SciPy's quad to 1e-11 (1 + r^2 / tau) only, its reference's resolution.)
+MPMATH_LOG_K2 = [
+    ((1000.0, 0.0), -261.8736082631608957682648),
+    ((1000.0, 0.3), -261.8792537556824206581556),
+    ((1000.0, 1.0), -261.9349370106428131657175),
+    ((1.0, 1.0), -3.18227430906421420921814),
+]
+
+
+@pytest.mark.parametrize("where, value", MPMATH_LOG_K2)
+def test_h2_matches_high_precision_values(where, value):
+    """The descent integral's quadrature (8 panels of 32 Gauss-Legendre
+    nodes) resolves H^2's long integrand at tau = 1000: with 4 panels it was
+    1.5e-12 to 1.9e-12 off at r <= 1 (unmutated: 9e-14). Review 178's mutant 47."""
+    tau, r = where
+    got = H.log_heat_kernel(np.array([r]), tau, 2)[0]
+    assert abs(got - value) < 3e-13, got - value
