@@ -1471,6 +1471,20 @@ def test_close_pairs_with_words_only_one_row_has_are_exact(kernel, swap):
     assert np.all(np.diag(K) != np.diag(kgeo.pairwise_kernels(X, kernel=kernel, **params)))
 
 
+def _long_and_short_rows(rng, n_features):
+    """x with 2,000 words, 100 heavy and 1,900 light, and y with x's 100
+    heavy ones, perturbed (Bhattacharyya's c about 0.995); and the light
+    words' columns."""
+    x, y = np.zeros(n_features), np.zeros(n_features)
+    core = rng.choice(n_features, 100, replace=False)
+    counts = rng.integers(50, 200, 100).astype(float)
+    x[core] = counts
+    light = np.setdiff1d(np.arange(n_features), core)[:1900]
+    x[light] = rng.integers(1, 3, 1900) * rng.uniform(0.01, 0.05)
+    y[core] = counts * rng.uniform(0.9, 1.1, 100)
+    return x, y, light
+
+
 @pytest.mark.parametrize("kernel", ["ngd", "bhattacharyya", "ngd_exp", "diffusion"])
 def test_geodesic_kernels_of_rows_of_very_different_lengths_are_symmetric(kernel):
     """A close pair takes the exact route (the merge of the two rows) from
@@ -1481,16 +1495,9 @@ def test_geodesic_kernels_of_rows_of_very_different_lengths_are_symmetric(kernel
     gave 38 of 40 such pairs two values (-0.19836508861890614 against
     -0.19836508861891297)."""
     rng = np.random.default_rng(3)
-    n_features = 3000
     asymmetric = 0
     for trial in range(10):
-        x, y = np.zeros(n_features), np.zeros(n_features)
-        core = rng.choice(n_features, 100, replace=False)
-        counts = rng.integers(50, 200, 100).astype(float)
-        x[core] = counts
-        light = np.setdiff1d(np.arange(n_features), core)[:1900]
-        x[light] = rng.integers(1, 3, 1900) * rng.uniform(0.01, 0.05)
-        y[core] = counts * rng.uniform(0.9, 1.1, 100)
+        x, y, _ = _long_and_short_rows(rng, 3000)
         rows = sp.csr_matrix(np.vstack([x, y]))
         forward = kgeo.pairwise_kernels(rows[0], rows[1], kernel=kernel)[0, 0]
         backward = kgeo.pairwise_kernels(rows[1], rows[0], kernel=kernel)[0, 0]
@@ -2555,15 +2562,8 @@ def test_a_pair_kept_by_the_long_rows_bound_alone_is_cleared_for_the_next_row(ke
     the pairs taken by the difference route.)"""
     from kgeo._kernels import _exact_from
 
-    rng = np.random.default_rng(3)
     n_features = 3000
-    x, y = np.zeros(n_features), np.zeros(n_features)
-    core = rng.choice(n_features, 100, replace=False)
-    counts = rng.integers(50, 200, 100).astype(float)
-    x[core] = counts
-    light = np.setdiff1d(np.arange(n_features), core)[:1900]
-    x[light] = rng.integers(1, 3, 1900) * rng.uniform(0.01, 0.05)
-    y[core] = counts * rng.uniform(0.9, 1.1, 100)
+    x, y, light = _long_and_short_rows(np.random.default_rng(3), n_features)
     z = np.zeros(n_features)
     z[light[:50]] = 1.0  # no word of y
     c = np.sqrt(x / x.sum()) @ np.sqrt(y / y.sum())
