@@ -534,9 +534,9 @@ class SVM(EstimatorMixin):
         A refit replaces the fitted attributes in one assignment: a
         prediction in another thread meanwhile uses the old model or the new.
     verbose : int or bool, default=0
-        1 (or True, as in SVC): a progress bar over class pairs (with tqdm installed, where
-        stderr is a terminal or a notebook runs it) and one log line per
-        fit; 2: one log line per class pair. The lines go to the ``logging``
+        1 (or True, as in SVC): a progress bar over class pairs (with tqdm
+        installed, where stderr is a terminal or a notebook runs it) and one
+        log line per fit; 2: one log line per class pair. The lines go to the ``logging``
         logger ``"kgeo._svm"`` at level INFO, which Python shows once
         logging is configured, e.g. ``logging.basicConfig(level="INFO")``.
     break_ties : bool, default=False

@@ -507,8 +507,9 @@ def _scan_tar(archive, select):
 
     ``select(path)`` returns a key for a wanted regular file, ``None`` to skip
     it; it is given the member's path (``_member_path``), by which members
-    are also told apart. Returns ``(kept, names)``: a dict key -> bytes, and the list of all
-    regular member names (cheap: names come with the headers anyway). The
+    are also told apart. Returns ``(kept, names)``: a dict key -> bytes, and
+    the list of all regular member names (cheap: names come with the headers
+    anyway). The
     archive is decompressed once, front to back (tarfile's stream mode), which
     is what makes the 18,846-member 20 Newsgroups archive load in about a
     second; a damaged or truncated archive is an error, never a shorter corpus,
