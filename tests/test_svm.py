@@ -5577,3 +5577,110 @@ def test_shift_scale_estimate_names_the_kernel_for_a_row_outside_its_sample():
     with pytest.raises(ValueError, match=r"kernel 'rbf' overflows float64 on X: a row's "
                                          r"squared L2 norm is 4\.9e\+307"):
         kgeo.SVM(kernel="rbf", shift=0.5).fit(X, np.arange(300) % 2)
+
+
+# --- from a mutation review of the row cache (helper 180) --------------------
+
+def test_a_helper_that_keeps_up_is_judged_helpful_and_shares_every_block(
+        rng, monkeypatch, request):
+    """A helper that stores its half of every block (the solver leaves it one
+    and waits for it) is judged helpful at every SHARE_WINDOW: the solver
+    never falls back to computing alone, so every block the fit computes is
+    shared, and the halves the helper stored are taken, not computed again
+    (review 180: recomputing every half the solver had not
+    computed itself, helper's stored halves included, passed the suite: the
+    bits are the same, but each block cost a whole block on the solver and
+    the helper was judged useless and left out after 64 blocks)."""
+    from kgeo import _solver
+
+    if not _solver.ROW_HELPER:
+        pytest.skip("this build runs no helper thread (no GCC atomics)")
+    X, y = ck.make_count_data(rng, 600, 50, 2, density=0.3)
+    one = kgeo.SVM(kernel="ngd", n_jobs=1, C=10.0).fit(X, y)
+    caches = _spy_on_caches(monkeypatch)
+    window = _solver._set_share_window(4)
+    request.addfinalizer(lambda: _solver._set_share_window(window))
+    wait = _solver._leave_halves_to_helper(10.0)
+    request.addfinalizer(lambda: _solver._leave_halves_to_helper(wait))
+    _solver._set_row_share_min(2)  # forgets earlier fits' judgements (conftest restores it)
+    two = kgeo.SVM(kernel="ngd", n_jobs=2, C=10.0).fit(X, y)
+    assert_identical(one, two)
+    cache = caches[-1]
+    computed = cache.stats()["blocks_computed"]
+    assert computed > 16  # several windows judged
+    assert cache.blocks_shared == computed
+    assert cache.blocks_shared <= cache.parts_helped <= 2 * cache.blocks_shared
+
+
+def test_a_float32_overflow_in_the_helpers_half_is_refused(rng, request):
+    """A kernel value beyond float32's range in the half of a block that the
+    helper thread computes is refused like one in the solver's half: the
+    helper's overflow flag reaches the solver (board_overflow). Review 180:
+    dropping the helper's flag passed the suite, and the fit went on with
+    an inf in the cache. One row far from the others, last
+    in its class: K(x, x) ~ 1e40 is the last value of its own-class block,
+    in the half the solver leaves to the helper; repeated, since which half
+    the helper claims is a race the solver nearly always wins."""
+    from kgeo import _solver
+
+    if not _solver.ROW_HELPER:
+        pytest.skip("this build runs no helper thread (no GCC atomics)")
+    X, y = ck.make_count_data(rng, 60, 6, 2)
+    X = np.asarray(X, dtype=float)
+    last = np.flatnonzero(y == y.min())[-1]  # last in its class: last in its block
+    X[last] *= 1e20
+    wait = _solver._leave_halves_to_helper(10.0)
+    request.addfinalizer(lambda: _solver._leave_halves_to_helper(wait))
+    window = _solver._set_share_window(2**62)
+    request.addfinalizer(lambda: _solver._set_share_window(window))
+    for _ in range(5):
+        _solver._set_row_share_min(2)  # forgets earlier fits' judgements
+        with pytest.raises(ValueError, match=r"beyond float32's range.*use cache_dtype='float64'"):
+            kgeo.SVM(kernel="linear", C=1e-20, n_jobs=2, cache_dtype="float32").fit(X, y)
+
+
+@pytest.mark.parametrize("cache_dtype", ["float64", "float32"])
+def test_a_budget_of_the_peak_allocation_recomputes_nothing(cache_dtype, rng):
+    """Spare buffers (of blocks that died) are freed before a live block is
+    evicted: with a budget of exactly the most capacity a whole-Gram fit
+    counted at once (stored blocks, spares and reserved ones), a fit whose
+    classes have different block lengths (spares of one length do not serve
+    another's blocks) computes no block twice and gives the same model.
+    Review 180: evicting live blocks while spares of another
+    length stayed passed the suite (89 of 22,438 values recomputed)."""
+    X, y = ck.make_count_data(rng, 150, 15, 5, n_duplicates=3)
+    assert len(set(np.bincount(y))) > 1  # several block lengths
+
+    class OnDemand(kgeo.SVM):
+        def _solve_pairs(self, cache, pairs, box):
+            cache.sweep_enabled = False
+            return super()._solve_pairs(cache, pairs, box)
+
+    whole = OnDemand(kernel="ngd", cache_dtype=cache_dtype, n_jobs=1).fit(X, y)
+    stats = whole.cache_stats_
+    assert stats["values_computed"] == stats["values_distinct"]
+    peak = stats["peak_values_allocated"]
+    assert peak < stats["budget_values"]
+    exact = OnDemand(kernel="ngd", cache_dtype=cache_dtype, n_jobs=1,
+                     cache_size=peak * stats["value_bytes"] / 2**20).fit(X, y)
+    stats = exact.cache_stats_
+    assert stats["budget_values"] == peak
+    assert stats["values_computed"] == stats["values_distinct"]
+    assert stats["peak_values_allocated"] <= peak
+    assert_identical(exact, whole)
+
+
+@pytest.mark.parametrize("cache_dtype", ["float64", "float32"])
+def test_a_cache_size_of_exactly_the_minimum_is_taken_without_a_warning(cache_dtype, rng):
+    """The minimum budget (two rows of the largest pair) asked for exactly is
+    enough: no warning, and the budget is that minimum (review 180: a
+    warning for requested <= minimum passed the suite)."""
+    X, y = ck.make_count_data(rng, 120, 15, 3, n_duplicates=3)
+    largest_pair = int(np.sort(np.bincount(y))[-2:].sum())
+    value_bytes = 4 if cache_dtype == "float32" else 8
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = kgeo.SVM(kernel="ngd", cache_dtype=cache_dtype, n_jobs=1,
+                         cache_size=2 * largest_pair * value_bytes / 2**20).fit(X, y)
+    assert model.cache_stats_["budget_values"] == 2 * largest_pair
+    assert_identical(model, kgeo.SVM(kernel="ngd", cache_dtype=cache_dtype, n_jobs=1).fit(X, y))
