@@ -5553,7 +5553,7 @@ def test_cache_dtype_is_checked_before_the_data():
 
 
 # The shift's scale estimate prepares X's rows uncentred: its errors name the
-# kernel (they named it '' before d035e23; a review).
+# kernel (review 179).
 
 def test_shift_scale_estimate_names_the_kernel_when_x_overflows():
     """rbf centres its training rows, so rows of 1e154 pass prepare_rows there;
@@ -5568,7 +5568,8 @@ def test_shift_scale_estimate_names_the_kernel_when_x_overflows():
 
 def test_shift_scale_estimate_names_the_kernel_for_a_row_outside_its_sample():
     """The estimate's second prepare_rows (every row, uncentred) overflows on
-    row 1, which the 128 spaced rows of its sample leave out (S04)."""
+    row 1, which the 128 spaced rows of its sample leave out (review 179's
+    mutant S04)."""
     rng = np.random.default_rng(0)
     X = 2e153 + rng.random((300, 1))
     X[1, 0] = 7e153  # squared 4.9e307 > max / 4; centred (rbf's training rows) it fits
@@ -5587,10 +5588,10 @@ def test_a_helper_that_keeps_up_is_judged_helpful_and_shares_every_block(
     and waits for it) is judged helpful at every SHARE_WINDOW: the solver
     never falls back to computing alone, so every block the fit computes is
     shared, and the halves the helper stored are taken, not computed again
-    (review 180: recomputing every half the solver had not
-    computed itself, helper's stored halves included, passed the suite: the
-    bits are the same, but each block cost a whole block on the solver and
-    the helper was judged useless and left out after 64 blocks)."""
+    (review 180: recomputing every half the solver had not computed itself,
+    the helper's stored halves included, passed the suite: the bits are the
+    same, but each block cost a whole block on the solver and the helper was
+    judged useless and left out after 64 blocks)."""
     from kgeo import _solver
 
     if not _solver.ROW_HELPER:
