@@ -3475,9 +3475,10 @@ cdef float64_t intercept(Pair* P) noexcept nogil:
         else:
             n_free += 1
             total += yG
+    # + 0.0: an intercept of exactly 0 is 0.0, not -0.0 (as in dual_coef_).
     if n_free > 0:
-        return -total / n_free
-    return -(upper + lower) / 2
+        return -total / n_free + 0.0
+    return -(upper + lower) / 2 + 0.0
 
 
 cdef inline int64_t libsvm_iteration_cap_of(intp_t l) noexcept nogil:

@@ -1209,7 +1209,7 @@ class SVM(EstimatorMixin):
         self._kgeo_version = __version__
         if n_classes == 2:
             # scikit-learn's convention: positive decision values mean classes_[1].
-            self.intercept_ = -self.intercept_
+            self.intercept_ = -self.intercept_ + 0.0  # + 0.0: no negative zeros
             self.dual_coef_ = -self.dual_coef_
         _freeze(self.dual_coef_)  # prediction keeps what it derives from them
         self.fit_time_ = time.perf_counter() - started

@@ -493,6 +493,18 @@ def test_a_zero_decision_value_is_not_a_negative_zero():
     assert not np.any(np.signbit(dec))
 
 
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_a_zero_intercept_is_not_a_negative_zero(n_classes):
+    """b* = -(mean of y G over the free variables) was -0.0 where that mean
+    is 0, as for the identity Gram (found by mutation review 182), and
+    printed as "-0."; a binary model's intercept is then negated, which must
+    not turn 0.0 into -0.0 either."""
+    model = kgeo.SVM(kernel="precomputed").fit(np.eye(n_classes), np.arange(n_classes))
+    np.testing.assert_array_equal(model.intercept_, 0.0)
+    assert not np.any(np.signbit(model.intercept_))
+
+
 def test_kernel_changed_after_fit_is_refused():
     model = _fit(SQUARE, [0, 1, 1])
     model.set_params(kernel="linear")

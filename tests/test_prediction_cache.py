@@ -242,3 +242,34 @@ def test_a_sparse_row_meets_moved_support_vectors_when_unmoved_ones_leave_float6
     k = np.exp(-d2) if kernel == "rbf" else -np.sqrt(d2)
     expected = model.dual_coef_[0] @ k + model.intercept_[0]
     np.testing.assert_allclose(dec, [expected], rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_model_loaded_with_mmap_mode_keeps_its_arrays_mapped_and_its_cache(sparse, tmp_path):
+    """Arrays over a file mapped into memory (joblib's ``mmap_mode``) are
+    taken as unchanging (`_in_lent_memory`): loading leaves them mapped
+    rather than copied into memory, which would defeat ``mmap_mode``, and
+    prediction keeps what it derives from them. No test loaded a model so:
+    a mutant that took them as lent memory, and copied every array, passed
+    (mutation review 182)."""
+    import mmap
+
+    joblib = pytest.importorskip("joblib")
+
+    def maps_a_file(array):
+        while isinstance(array, np.ndarray):
+            array = array.base
+        return isinstance(array, mmap.mmap)
+
+    X, y = _counts(np.random.default_rng(4), 90, 12, 3)
+    X = sp.csr_matrix(X) if sparse else X
+    model = kgeo.SVM(kernel="ngd").fit(X, y)
+    joblib.dump(model, tmp_path / "model.joblib")
+    loaded = joblib.load(tmp_path / "model.joblib", mmap_mode="r")
+    sv = loaded.support_vectors_
+    for array in (loaded.dual_coef_, *((sv.data, sv.indices, sv.indptr) if sparse else (sv,))):
+        assert maps_a_file(array)
+        assert not array.flags.writeable
+    np.testing.assert_array_equal(loaded.decision_function(X[:9]), model.decision_function(X[:9]))
+    assert {"coefficients", "support_vectors"} <= set(loaded._prediction_cache)
+    np.testing.assert_array_equal(loaded.predict(X[:9]), model.predict(X[:9]))

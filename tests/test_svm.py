@@ -2944,6 +2944,27 @@ def test_a_kernel_changed_after_fit_is_refused(kernel, change, rng):
     np.testing.assert_array_equal(loaded.decision_function(X), before)
 
 
+
+@pytest.mark.parametrize("how", ["pickle", "copy"])
+@pytest.mark.parametrize("change", [{"kernel": "linear"}, {"shift": 1.0}])
+def test_a_loaded_or_copied_model_refuses_a_kernel_changed_after_its_fit(how, change, rng):
+    """The fitted kernel travels with the model. The test above changes the
+    kernel of the fitted model only, so a ``__getstate__`` that dropped it
+    passed (mutation review 182): a loaded model then weighed the new
+    kernel's values by the old coefficients without a word."""
+    X, y = ck.make_count_data(rng, 45, 6, 3)
+    model = kgeo.SVM(kernel="ngd").fit(X, y)
+    before = model.decision_function(X)
+    other = pickle.loads(pickle.dumps(model)) if how == "pickle" else copy.copy(model)
+    np.testing.assert_array_equal(other.decision_function(X), before)
+    name = next(iter(change))
+    other.set_params(**change)
+    for predict in (other.predict, other.decision_function):
+        with pytest.raises(ValueError, match=rf"{name}=.*, but this SVM was fitted with "
+                                             rf"{name}="):
+            predict(X)
+
+
 def test_a_whole_degree_of_any_real_type_is_accepted(rng):
     # np.float32(2.0) was refused by poly ("must be an integer >= 1") while
     # 2.0 and np.float64(2.0) were accepted, and so was np.float32(2.0) by
@@ -4244,6 +4265,68 @@ def test_one_vs_one_votes_match_a_loop_over_the_pairs(n_classes, rng):
         short[a] = args[a][:-1]
         with pytest.raises(ValueError, match="inconsistent shapes"):
             one_vs_one_votes(*short)
+
+
+def _votes_by_the_documented_rule(K, n_support, dual_coef, intercept):
+    """predict's rule, one pair at a time in NumPy: pair (s, t) weighs class
+    s's support vectors by row t - 1 of dual_coef_ and class t's by row s,
+    and votes for s where its value exceeds 4 eps (|b| + sum|coef| max|K|),
+    else for t; tied votes go to the first class."""
+    eps = np.finfo(np.float64).eps
+    start = np.concatenate([[0], np.cumsum(n_support)])
+    votes = np.zeros((K.shape[0], len(n_support)), dtype=int)
+    p = 0
+    for s in range(len(n_support)):
+        for t in range(s + 1, len(n_support)):
+            seg_s, seg_t = slice(start[s], start[s + 1]), slice(start[t], start[t + 1])
+            coef_s, coef_t = dual_coef[t - 1, seg_s], dual_coef[s, seg_t]
+            d = K[:, seg_s] @ coef_s + K[:, seg_t] @ coef_t + intercept[p]
+            coef_sum = np.abs(coef_s).sum() + np.abs(coef_t).sum()
+            wins = d > 4 * eps * (abs(intercept[p]) + coef_sum * np.abs(K).max(axis=1))
+            votes[wins, s] += 1
+            votes[~wins, t] += 1
+            p += 1
+    return np.argmax(votes, axis=1)
+
+
+_EPS = np.finfo(np.float64).eps
+
+
+@pytest.mark.parametrize("dual_coef, intercept, row, value", [
+    # |b|: pair (0, 1)'s value 10 eps is within 4 eps (|b| + 2 |K|) = 12 eps;
+    # without the |b| term the bound is 8 eps.
+    ([[-1.0, 1.0, 1.0], [1.0, 1.0, 1.0]], [1.0 + 10 * _EPS, 1.0, 1.0], [1.0, 0.0, 0.0],
+     10 * _EPS),
+    # The pair's own sum|coef|: 2**-44 = 256 eps is within 4 eps (1 + 1025);
+    # class 0's coefficients counted twice would make the bound 12 eps.
+    ([[1.0, 1024.0, 1.0], [1.0, 1.0, 1.0]], [-1.0 + 2.0**-44, 1.0, 1.0], [1.0, 0.0, 0.0],
+     2.0**-44),
+    # max|K| is the largest magnitude: K = (-1, 0, 0) gives 1 (bound 12 eps),
+    # not the largest signed value 0 (bound 4 eps). NGD's values are all <= 0.
+    ([[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]], [1.0 + 10 * _EPS, 3.0, 1.0], [-1.0, 0.0, 0.0],
+     10 * _EPS),
+])
+def test_votes_follow_the_documented_rounding_bound_term_by_term(dual_coef, intercept, row,
+                                                                 value):
+    """A model of one support vector per class (the precomputed identity),
+    its coefficients and intercepts set by hand to dyadic numbers, so every
+    sum is exact: pairs (0, 2) and (1, 2) vote far from their bounds, and
+    pair (0, 1)'s value, just inside its bound, decides the class (1, its
+    second). The compiled votes were tested with max|K| given: a
+    ``kernel_weighted_sums`` that took the largest signed kernel value
+    instead passed the suite (mutation review 182)."""
+    model = kgeo.SVM(kernel="precomputed").fit(np.eye(3), [0, 1, 2])
+    assert model.n_support_.tolist() == [1, 1, 1] and model.support_.tolist() == [0, 1, 2]
+    model.dual_coef_ = np.array(dual_coef)
+    model.intercept_ = np.array(intercept)
+    K = np.array([row])
+    model.set_params(decision_function_shape="ovo")
+    assert model.decision_function(K)[0, 0] == value > 0
+    model.set_params(decision_function_shape="ovr")
+    expected = _votes_by_the_documented_rule(K, model.n_support_, model.dual_coef_,
+                                             model.intercept_)
+    assert expected.tolist() == [1]
+    np.testing.assert_array_equal(model.predict(K), [1])
 
 
 def test_votes_do_not_depend_on_the_memory_layout_of_dual_coef():
