@@ -3482,11 +3482,12 @@ cdef float64_t intercept(Pair* P) noexcept nogil:
 
 
 cdef inline int64_t libsvm_iteration_cap_of(intp_t l) noexcept nogil:
-    # libsvm_iteration_cap, without the GIL.
+    # libsvm_iteration_cap, without the GIL: the solver's copy, which the
+    # Python function returns, so that the tests read the cap it applies.
     return max(<int64_t> 10_000_000, 100 * <int64_t> l)
 
 
-def libsvm_iteration_cap(l):
+def libsvm_iteration_cap(intp_t l):
     """SMO iterations libsvm allows a problem of l variables: max(10**7, 100 l).
 
     Where the kernel cannot separate the classes, SMO's iterations grow in
@@ -3496,7 +3497,7 @@ def libsvm_iteration_cap(l):
     iteration costs O(l). libsvm's own solver (svm.cpp) stops at this cap
     with a warning rather than run for hours; ``max_iter=-1`` does the same.
     """
-    return max(10_000_000, 100 * int(l))
+    return libsvm_iteration_cap_of(l)
 
 
 cdef inline float64_t* aligned_64(float64_t* p) noexcept nogil:

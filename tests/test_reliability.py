@@ -909,7 +909,9 @@ def test_data_of_a_huge_scale_stops_at_libsvms_iteration_limit(tmp_path):
     _assert_child_ok(tmp_path, """
         import warnings
         from kgeo._solver import libsvm_iteration_cap
-        assert libsvm_iteration_cap(6) == 10**7 and libsvm_iteration_cap(200_000) == 2 * 10**7
+        assert libsvm_iteration_cap(6) == libsvm_iteration_cap(100_000) == 10**7
+        assert libsvm_iteration_cap(100_001) == 10_000_100
+        assert libsvm_iteration_cap(200_000) == 2 * 10**7
         Xb = np.array([[3., 1], [1, 3], [2, 2], [3, 2], [2, 3], [1, 1]]) * 1e5
         yb = [0, 1, 0, 1, 0, 1]
         with warnings.catch_warnings(record=True) as caught:

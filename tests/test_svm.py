@@ -1419,6 +1419,31 @@ def test_small_pairs_held_ahead_change_no_model_and_no_statistic(classes, cache_
     assert_identical(ahead, asked)
 
 
+
+def test_a_pair_of_exactly_hold_ahead_max_variables_is_held_ahead():
+    """Pairs of at most HOLD_AHEAD_MAX variables are held ahead, the bound
+    included: classes of 5 give pairs of 10, held with the bound at 10 and
+    not at 9. No pair of the test above has exactly HOLD_AHEAD_MAX
+    variables, and a mutant holding only pairs below it passed (mutation
+    review 181)."""
+    from kgeo import _solver
+    from kgeo._synthetic import make_topic_corpus
+
+    X, y = make_topic_corpus(n_documents=150, n_features=1000, n_classes=30,
+                             words_per_document=30, random_state=6)
+    assert np.all(np.bincount(y) == 5)
+    held_ahead = {}
+    for bound in (10, 9):
+        before = _solver._hold_ahead_max(bound)
+        try:
+            _, cache = fit_keeping_cache(X, y, kernel="ngd", n_jobs=1)
+        finally:
+            _solver._hold_ahead_max(before)
+        held_ahead[bound] = cache.rows_held_ahead
+        assert cache.held == 0
+    assert held_ahead[9] == 0 and held_ahead[10] > 100
+
+
 def test_solve_pairs_refuses_pairs_that_do_not_fit_its_arrays(rng):
     """solve_pairs checks its range, its classes and the sizes of every array
     of the solutions before the first pair (it writes through pointers)."""
@@ -3299,6 +3324,22 @@ def test_alpha_never_exceeds_its_bound():
     assert np.all(np.abs(model.dual_coef_) <= C * model.class_weight_.max())
     assert np.all(np.abs(model.dual_coef_[0, :4]) <= C)
     ck.check_svm(model, X, y)
+
+
+
+@pytest.mark.parametrize("kernel", ["linear", "ngd"])
+def test_a_gap_equal_to_tol_is_met(kernel, rng):
+    """SMO stops when the gap is at most tol, equality included. Every G_k
+    starts at -1, so the first gap is exactly 2: with tol=2 no pair takes a
+    step (every alpha stays 0, as PairSolutions' zero start assumes), and
+    with the float below 2 every pair takes at least one. A solver stopping
+    only below tol passed the suite (mutation review 181)."""
+    X, y = ck.make_count_data(rng, 60, 8, 3)
+    model = kgeo.SVM(kernel=kernel, tol=2.0).fit(X, y)
+    assert np.all(model.n_iter_ == 0) and model.fit_status_ == 0
+    assert np.all(model.dual_coef_ == 0)
+    stepped = kgeo.SVM(kernel=kernel, tol=np.nextafter(2.0, 0.0)).fit(X, y)
+    assert np.all(stepped.n_iter_ >= 1)
 
 
 def test_small_tol_is_met():
