@@ -493,7 +493,6 @@ def test_a_zero_decision_value_is_not_a_negative_zero():
     assert not np.any(np.signbit(dec))
 
 
-
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_a_zero_intercept_is_not_a_negative_zero(n_classes):
     """b* = -(mean of y G over the free variables) was -0.0 where that mean

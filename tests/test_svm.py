@@ -1419,7 +1419,6 @@ def test_small_pairs_held_ahead_change_no_model_and_no_statistic(classes, cache_
     assert_identical(ahead, asked)
 
 
-
 def test_a_pair_of_exactly_hold_ahead_max_variables_is_held_ahead():
     """Pairs of at most HOLD_AHEAD_MAX variables are held ahead, the bound
     included: classes of 5 give pairs of 10, held with the bound at 10 and
@@ -2969,7 +2968,6 @@ def test_a_kernel_changed_after_fit_is_refused(kernel, change, rng):
     np.testing.assert_array_equal(loaded.decision_function(X), before)
 
 
-
 @pytest.mark.parametrize("how", ["pickle", "copy"])
 @pytest.mark.parametrize("change", [{"kernel": "linear"}, {"shift": 1.0}])
 def test_a_loaded_or_copied_model_refuses_a_kernel_changed_after_its_fit(how, change, rng):
@@ -3324,7 +3322,6 @@ def test_alpha_never_exceeds_its_bound():
     assert np.all(np.abs(model.dual_coef_) <= C * model.class_weight_.max())
     assert np.all(np.abs(model.dual_coef_[0, :4]) <= C)
     ck.check_svm(model, X, y)
-
 
 
 @pytest.mark.parametrize("kernel", ["linear", "ngd"])
