@@ -536,9 +536,10 @@ class SVM(EstimatorMixin):
     verbose : int or bool, default=0
         1 (or True, as in SVC): a progress bar over class pairs (with tqdm
         installed, where stderr is a terminal or a notebook runs it) and one
-        log line per fit; 2: one log line per class pair. The lines go to the ``logging``
-        logger ``"kgeo._svm"`` at level INFO, which Python shows once
-        logging is configured, e.g. ``logging.basicConfig(level="INFO")``.
+        log line per fit; 2: one log line per class pair. The lines go to
+        the ``logging`` logger ``"kgeo._svm"`` at level INFO, which Python
+        shows once logging is configured, e.g.
+        ``logging.basicConfig(level="INFO")``.
     break_ties : bool, default=False
         With more than two classes, ``predict`` gives a sample whose votes
         tie the tied class of the largest ovr confidence, i.e. the argmax of

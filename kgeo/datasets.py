@@ -509,13 +509,13 @@ def _scan_tar(archive, select):
     it; it is given the member's path (``_member_path``), by which members
     are also told apart. Returns ``(kept, names)``: a dict key -> bytes, and
     the list of all regular member names (cheap: names come with the headers
-    anyway). The
-    archive is decompressed once, front to back (tarfile's stream mode), which
-    is what makes the 18,846-member 20 Newsgroups archive load in about a
-    second; a damaged or truncated archive is an error, never a shorter corpus,
-    with one exception that tar itself shares: in an uncompressed archive,
-    zeros over two or more whole header blocks read as the end-of-archive
-    marker (compressed archives fail their checksum instead).
+    anyway). The archive is decompressed once, front to back (tarfile's
+    stream mode), which is what makes the 18,846-member 20 Newsgroups
+    archive load in about a second; a damaged or truncated archive is an
+    error, never a shorter corpus, with one exception that tar itself
+    shares: in an uncompressed archive, zeros over two or more whole header
+    blocks read as the end-of-archive marker (compressed archives fail
+    their checksum instead).
 
     A wanted link (hard or symbolic) gets the bytes of the file it points
     at, as a folder would: from the members kept so far, or, when its

@@ -5739,10 +5739,10 @@ def test_a_float32_overflow_in_the_helpers_half_is_refused(rng, request):
     helper thread computes is refused like one in the solver's half: the
     helper's overflow flag reaches the solver (board_overflow). Review 180:
     dropping the helper's flag passed the suite, and the fit went on with
-    an inf in the cache. One row far from the others, last
-    in its class: K(x, x) ~ 1e40 is the last value of its own-class block,
-    in the half the solver leaves to the helper; repeated, since which half
-    the helper claims is a race the solver nearly always wins."""
+    an inf in the cache. One row far from the others, last in its class:
+    K(x, x) ~ 1e40 is the last value of its own-class block, in the half
+    the solver leaves to the helper; repeated, since which half the helper
+    claims is a race the solver nearly always wins."""
     from kgeo import _solver
 
     if not _solver.ROW_HELPER:
