@@ -4310,7 +4310,6 @@ def _votes_by_the_documented_rule(K, n_support, dual_coef, intercept):
     s's support vectors by row t - 1 of dual_coef_ and class t's by row s,
     and votes for s where its value exceeds 4 eps (|b| + sum|coef| max|K|),
     else for t; tied votes go to the first class."""
-    eps = np.finfo(np.float64).eps
     start = np.concatenate([[0], np.cumsum(n_support)])
     votes = np.zeros((K.shape[0], len(n_support)), dtype=int)
     p = 0
@@ -4320,29 +4319,26 @@ def _votes_by_the_documented_rule(K, n_support, dual_coef, intercept):
             coef_s, coef_t = dual_coef[t - 1, seg_s], dual_coef[s, seg_t]
             d = K[:, seg_s] @ coef_s + K[:, seg_t] @ coef_t + intercept[p]
             coef_sum = np.abs(coef_s).sum() + np.abs(coef_t).sum()
-            wins = d > 4 * eps * (abs(intercept[p]) + coef_sum * np.abs(K).max(axis=1))
+            wins = d > 4 * ck.EPS * (abs(intercept[p]) + coef_sum * np.abs(K).max(axis=1))
             votes[wins, s] += 1
             votes[~wins, t] += 1
             p += 1
     return np.argmax(votes, axis=1)
 
 
-_EPS = np.finfo(np.float64).eps
-
-
 @pytest.mark.parametrize("dual_coef, intercept, row, value", [
     # |b|: pair (0, 1)'s value 10 eps is within 4 eps (|b| + 2 |K|) = 12 eps;
     # without the |b| term the bound is 8 eps.
-    ([[-1.0, 1.0, 1.0], [1.0, 1.0, 1.0]], [1.0 + 10 * _EPS, 1.0, 1.0], [1.0, 0.0, 0.0],
-     10 * _EPS),
+    ([[-1.0, 1.0, 1.0], [1.0, 1.0, 1.0]], [1.0 + 10 * ck.EPS, 1.0, 1.0], [1.0, 0.0, 0.0],
+     10 * ck.EPS),
     # The pair's own sum|coef|: 2**-44 = 256 eps is within 4 eps (1 + 1025);
     # class 0's coefficients counted twice would make the bound 12 eps.
     ([[1.0, 1024.0, 1.0], [1.0, 1.0, 1.0]], [-1.0 + 2.0**-44, 1.0, 1.0], [1.0, 0.0, 0.0],
      2.0**-44),
     # max|K| is the largest magnitude: K = (-1, 0, 0) gives 1 (bound 12 eps),
     # not the largest signed value 0 (bound 4 eps). NGD's values are all <= 0.
-    ([[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]], [1.0 + 10 * _EPS, 3.0, 1.0], [-1.0, 0.0, 0.0],
-     10 * _EPS),
+    ([[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]], [1.0 + 10 * ck.EPS, 3.0, 1.0], [-1.0, 0.0, 0.0],
+     10 * ck.EPS),
 ])
 def test_votes_follow_the_documented_rounding_bound_term_by_term(dual_coef, intercept, row,
                                                                  value):
