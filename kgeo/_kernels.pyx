@@ -762,7 +762,8 @@ def hashed_lists(RowSet rows, const int64_t[::1] block_start):
     run_block = keys // F
     post_row = (entry_row - np.asarray(block_start)[run_block]).astype(np.int32)
     del entry_row
-    first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if keys.size else \
+    # keys[:size - 1], not keys[:-1]: the module compiles with wraparound off.
+    first = np.flatnonzero(np.r_[True, keys[1:] != keys[:keys.size - 1]]) if keys.size else \
         np.zeros(0, dtype=np.int64)
     run_word = (keys[first] % F).astype(np.int32)
     run_block = run_block[first]
