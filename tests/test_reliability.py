@@ -864,13 +864,18 @@ def test_shift_check_reads_the_kernel_scale_of_every_row():
         kgeo.SVM(kernel="linear", shift=1e5, max_iter=2000).fit(X, y)
 
 
-@pytest.mark.parametrize("kernel, bad_refit", [
+@pytest.mark.parametrize("kernel, bad_refit, match", [
     # each refit is refused at a different stage of fit, all after classes_
-    ("ngd", lambda model, X: model.fit(np.vstack([-X[:1], X[1:]]), [0, 1] * 3)),  # simplex
-    ("ngd", lambda model, X: model.fit(X, [0, 1] * 3)),  # class_weight names class 2
-    ("linear", lambda model, X: model.fit(X * 1e200, [0, 1] * 3)),  # |x|^2 overflows
+    # (the labels 0-3 are new classes, of which class_weight names only some:
+    # with [0, 1] * 3 every refit was refused for class_weight's label 2)
+    ("ngd", lambda model, X: model.fit(np.vstack([-X[:1], X[1:]]), [0, 1, 2, 3, 0, 1]),
+     r"^Negative values in data passed to the multinomial kernel 'ngd'"),  # simplex
+    ("ngd", lambda model, X: model.fit(X, [0, 1] * 3),
+     r"^class_weight has label 2, which is not among the classes \[0, 1\]"),
+    ("linear", lambda model, X: model.fit(X * 1e200, [0, 1, 2, 3, 0, 1]),
+     r"^kernel 'linear' overflows float64 on X"),  # |x|^2 overflows
 ], ids=["negative-entry", "class-weight-label", "overflowing-rows"])
-def test_a_failed_refit_leaves_the_fitted_model_as_it_was(kernel, bad_refit):
+def test_a_failed_refit_leaves_the_fitted_model_as_it_was(kernel, bad_refit, match):
     """classes_ was set before checks that can still fail: a refit on bad
     input then left the old coefficients with the new classes, and predict
     answered with labels of the wrong fit."""
@@ -878,7 +883,7 @@ def test_a_failed_refit_leaves_the_fitted_model_as_it_was(kernel, bad_refit):
     y3 = np.array([0, 1, 2, 0, 1, 2])
     model = kgeo.SVM(kernel=kernel, class_weight={0: 1.0, 1: 1.0, 2: 2.0}).fit(X, y3)
     untouched = copy.deepcopy(model)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=match):
         bad_refit(model, X)
     assert_bit_identical(model, untouched)
     assert np.array_equal(model.predict(X), untouched.predict(X))
