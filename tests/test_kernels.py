@@ -1280,6 +1280,18 @@ def test_hashed_list_heads_read_only_the_rows_entries(hashed_heads_beyond):
     assert np.array_equal(kernel_matrix(k, rows, hashed), expected)
 
 
+def test_posting_index_refuses_block_starts_that_do_not_rise_from_0_to_the_rows():
+    """block_start must be 1-D, rise (an empty block is a block) and run
+    from 0 to the rows' count."""
+    from kgeo._kernels import PostingIndex, RowSet
+
+    rows = RowSet(np.ones(4), np.zeros(4, dtype=np.int32), np.arange(5, dtype=np.int64), 1)
+    PostingIndex(rows, np.array([0, 2, 2, 4]))
+    for bad in ([0, 3, 2, 4], [1, 4], [0, 3], [0, 5], [4], [[0, 4]]):
+        with pytest.raises(ValueError, match="block_start must increase from 0 to 4"):
+            PostingIndex(rows, np.array(bad))
+
+
 def test_many_small_classes_hash_their_list_heads(hashed_heads_beyond):
     """One-vs-one over many small classes keeps its posting index within a
     few times the postings (the tables would take n_classes * n_features

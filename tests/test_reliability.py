@@ -2293,6 +2293,36 @@ def test_dense_as_csr_refuses_a_count_that_changed():
         dense_as_csr(np.ones((2, 2)), "X", nnz=5)
 
 
+def test_dense_as_csr_refuses_more_nonzeros_than_counted():
+    """X written between the passes to hold more nonzeros than counted:
+    refused, and ``dense_rows_to_csr`` stops at the end of ``data`` (-1)
+    instead of writing past it (or returning a full count)."""
+    from kgeo._kernels import dense_rows_to_csr
+    from kgeo._validation import dense_as_csr
+
+    with pytest.raises(ValueError, match="changed while it was read"):
+        dense_as_csr(np.ones((2, 2)), "X", nnz=3)
+    data = np.full(5, -7.0)
+    indices = np.full(5, -1, dtype=np.int32)
+    indptr = np.zeros(3, dtype=np.int32)
+    assert dense_rows_to_csr(np.ones((2, 2)), data[:3], indices[:3], indptr, 0) == -1
+    assert data[3:].tolist() == [-7.0, -7.0] and indices[3:].tolist() == [-1, -1]
+
+
+def test_dense_summary_matches_numpy():
+    """Non-finite entries, negative ones and each row's nonzeros (NaN is
+    one, -0.0 is not) as NumPy counts them; +-1.7976931348623157e308 is
+    finite, as in ``kernel_matrix_summary``."""
+    from kgeo._validation import dense_summary
+
+    top = np.finfo(np.float64).max
+    X = np.array([[top, -top, 0.0, -0.0, 5e-324], [np.nan, np.inf, 1.0, -2.0, 0.0]])
+    n_bad, n_negative, row_nnz = dense_summary(X)
+    assert n_bad == np.count_nonzero(~np.isfinite(X)) == 2
+    assert n_negative == np.count_nonzero(np.isfinite(X) & (X < 0)) == 2
+    assert row_nnz.tolist() == np.count_nonzero(X, axis=1).tolist() == [3, 4]
+
+
 def test_an_invalid_parameter_error_passes_through_parameter_errors_as_itself():
     from kgeo.exceptions import parameter_errors
     original = kgeo.InvalidParameterError("x")
