@@ -281,7 +281,7 @@ def model_kernel_params(model, X_train, sample_weight=None):
     """Kernel name and parameters of a fitted or unfitted SVM, gamma resolved on X_train."""
     params = model.get_params()
     kernel = params["kernel"]
-    out = {"shift": params["shift"]}
+    out = {"shift": params.get("shift", 0.0)}  # SVC has no shift
     if kernel in ("poly", "rbf", "sigmoid"):
         out["gamma"] = resolve_gamma(X_train, params["gamma"], sample_weight)
     if kernel in ("poly", "sigmoid"):
@@ -424,7 +424,7 @@ def check_svm(model, X, y, *, C=None, class_weight=None, tol=None, X_test=None,
         if X_test is not None:
             X_eval = np.vstack([X_eval, np.asarray(X_test, dtype=np.float64)])
         n_train = X_eval.shape[1]
-        K_eval = X_eval + params["shift"]
+        K_eval = X_eval + params.get("shift", 0.0)
         E_eval = np.zeros_like(K_eval)
     elif callable(params["kernel"]):
         # A callable kernel: X holds features, and the function's values are
@@ -433,7 +433,8 @@ def check_svm(model, X, y, *, C=None, class_weight=None, tol=None, X_test=None,
         X_eval = X if X_test is None else (
             sp.vstack([X, X_test], format="csr") if sp.issparse(X)
             else np.vstack([X, X_test]))
-        K_eval = np.asarray(params["kernel"](X_eval, X), dtype=np.float64) + params["shift"]
+        K_eval = (np.asarray(params["kernel"](X_eval, X), dtype=np.float64)
+                  + params.get("shift", 0.0))
         E_eval = np.zeros_like(K_eval)
     else:
         X_rows = _rows(X)
@@ -458,7 +459,12 @@ def check_svm(model, X, y, *, C=None, class_weight=None, tol=None, X_test=None,
                                    err_msg="class_weight_ is not the reference's")
         weights = np.asarray(fitted, dtype=np.float64)
     pairs = pair_alphas(model, y)
-    objectives = np.asarray(getattr(model, "dual_objective_", np.full(len(pairs), np.nan)))
+    # scikit-learn's SVC has no dual_objective_; a kgeo model's is checked
+    # whatever it holds (a NaN too).
+    objectives = getattr(model, "dual_objective_", None)
+    if objectives is not None:
+        objectives = np.asarray(objectives, dtype=np.float64)
+        assert objectives.shape == (len(pairs),), objectives.shape
     intercepts = np.asarray(model.intercept_, dtype=np.float64)
     if len(model.classes_) == 2:
         intercepts = -intercepts
@@ -517,7 +523,7 @@ def check_svm(model, X, y, *, C=None, class_weight=None, tol=None, X_test=None,
         # Dual objective.
         objective = a.sum() - 0.5 * ay @ Kp @ ay
         o_tol = OBJECTIVE_RTOL * max(abs(objective), 1e-300) + 0.5 * a @ Ep @ a
-        if not np.isnan(objectives[p]):
+        if objectives is not None:
             assert abs(objectives[p] - objective) <= o_tol, (
                 f"{where}: dual_objective_ {objectives[p]!r} != reference {objective!r}")
         # Decision values.
@@ -548,7 +554,17 @@ def exact_kkt_gap(model, K, y, box):
     bound = [Fraction(float(c)) for c in box]
     alpha = [Fraction(0)] * n
     for k, c in zip(model.support_, model.dual_coef_[0]):
-        alpha[k] = Fraction(abs(float(c)))
+        # dual_coef_ holds a_k y_k, y_k = +1 for classes_[1] (scikit-learn's
+        # binary orientation): the sign is checked, not dropped.
+        alpha[k] = Fraction(float(c)) * int(sign[k])
+    # Definition 2's constraints, which a small gap does not imply: a
+    # solution of the dual without sum a y = 0 has a gap of 0 too.
+    for k in range(n):
+        assert 0 <= alpha[k] <= bound[k], (
+            f"alpha_{k} = {float(alpha[k])!r} outside [0, {float(bound[k])!r}]")
+    balance = abs(sum(int(sign[k]) * alpha[k] for k in range(n)))
+    assert balance <= EQUALITY_RTOL * float(max(bound)) * n, (
+        f"|sum a y| = {float(balance):.3g}")
     # G_k = (Q alpha)_k - 1; -y_k G_k is the decision's y_k - sum_j ... form.
     minus_yG = {k: sign[k] - sum(int(sign[j]) * Fraction(float(K[k, j])) * alpha[j]
                                  for j in present) for k in present}

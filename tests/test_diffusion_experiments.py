@@ -32,11 +32,14 @@ def test_kernels_at_scale_s_are_the_papers(example, rng):
     for s in (0.5, 2.0, 7.0):
         gaussian = example.svm_for("gaussian", s, 1.0)
         diffusion = example.svm_for("diffusion", s, 1.0)
+        # Every kernel parameter read from the models, not assumed.
         np.testing.assert_allclose(
-            kgeo.pairwise_kernels(x, kernel="rbf", gamma=gaussian.gamma),
+            kgeo.pairwise_kernels(x, kernel=gaussian.kernel, gamma=gaussian.gamma,
+                                  shift=gaussian.shift),
             np.exp(-squared / s ** 2), rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(
-            kgeo.pairwise_kernels(counts, kernel="diffusion", t=diffusion.t),
+            kgeo.pairwise_kernels(counts, kernel=diffusion.kernel, t=diffusion.t,
+                                  normalize=diffusion.normalize, shift=diffusion.shift),
             np.exp(-fisher ** 2 / s ** 2), rtol=1e-7, atol=1e-12)
     assert example.svm_for("linear", None, 2.0).get_params()["C"] == 2.0
 

@@ -67,7 +67,10 @@ def test_demo_prints_both_kernels(capsys):
     rows = {line.split()[0]: line for line in out.splitlines()[2:]}
     for kernel in ("ngd", "linear"):
         accuracy = float(rows[kernel].split()[3].rstrip("%"))
-        assert 25.0 < accuracy <= 100.0  # well above chance (25%) on 4 topics
+        # Well above chance (25%) on 4 topics: the default seed gives 97.9%
+        # (ngd) and 99.2% (linear); test rows misaligned with their labels
+        # give chance, 25.4% and 25.8%.
+        assert 90.0 < accuracy <= 100.0
 
 
 def test_demo_rejects_a_missing_data_folder(tmp_path, capsys):

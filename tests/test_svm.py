@@ -247,6 +247,7 @@ def test_checker_detects_wrong_models(kernel, objective_change, rng):
         (lambda m: m.intercept_.__setitem__(1, m.intercept_[1] + 1e-4), r"intercept"),
         (lambda m: m.dual_objective_.__setitem__(2, m.dual_objective_[2] * (1 + objective_change)),
          r"dual_objective_"),
+        (lambda m: m.dual_objective_.__setitem__(0, np.nan), r"dual_objective_"),
         (lambda m: setattr(m, "dual_coef_", m.dual_coef_ * 1.5), r"alpha > C"),
         (lambda m: m.support_.__setitem__(slice(0, 2), m.support_[[1, 0]]), r"not increasing"),
     ]
@@ -264,9 +265,64 @@ def test_checker_detects_wrong_models(kernel, objective_change, rng):
         ck.check_svm(weighted, X, y, class_weight={})
 
 
+def test_exact_kkt_gap_checks_the_duals_constraints(rng):
+    """A gap of 0 does not make a solution: duals of the wrong sign, or
+    without sum a y = 0, are refused before the gap is taken."""
+    X, y = ck.make_count_data(rng, 30, 6, 2)
+    X = l2_rows(X)
+    model = kgeo.SVM(kernel="linear", C=2.0, tol=1e-10).fit(X, y)
+    K, box = X @ X.T, np.full(len(y), 2.0)
+    assert ck.exact_kkt_gap(model, K, y, box) <= 1e-10
+    flipped = copy.deepcopy(model)
+    flipped.dual_coef_ = -model.dual_coef_
+    with pytest.raises(AssertionError, match="outside"):
+        ck.exact_kkt_gap(flipped, K, y, box)
+    coef = model.dual_coef_[0]
+    free = np.flatnonzero((np.abs(coef) > 0) & (np.abs(coef) < 2.0))
+    unbalanced = copy.deepcopy(model)
+    unbalanced.dual_coef_ = _scaled_at(model.dual_coef_, (0, free[0]), 0.5)
+    with pytest.raises(AssertionError, match="sum a y"):
+        ck.exact_kkt_gap(unbalanced, K, y, box)
+
+
+@pytest.mark.parametrize("kernel", ["precomputed", "rbf"])
+def test_checker_reads_scikit_learns_svc(kernel, rng):
+    """check_svm's docstring takes SVC's models too (no shift, no
+    dual_objective_); libsvm stores its kernel rows in float32, so its gaps
+    meet the default tol, not a tight one."""
+    from sklearn.svm import SVC
+
+    X, y = ck.make_count_data(rng, 40, 6, 3)
+    X = l2_rows(X)  # dense
+    data = X @ X.T if kernel == "precomputed" else X
+    model = SVC(kernel=kernel, gamma=0.5).fit(data, y)
+    report = ck.check_svm(model, data, y, check_decision=False)
+    assert len(report) == 3
+
+
 # ==========================================================================
 # 2. Proposition 3: k and k + beta give the same SVM
 # ==========================================================================
+
+def fit_seeing_shift(model, X, y):
+    """Fit model; return it and the shift of the kernel its solver read.
+
+    Proposition 3 says no fitted attribute shows the shift, so a fit that
+    dropped it would pass assert_same_svm: the shift is read here from the
+    kernel handed to the row cache the pairs are solved from."""
+    shifts = []
+    cache_class = kgeo._svm.KernelRowCache
+
+    def recording(kernel, *args, **kwargs):
+        shifts.append(kernel.shift)
+        return cache_class(kernel, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kgeo._svm, "KernelRowCache", recording)
+        model.fit(X, y)
+    assert len(shifts) == 1
+    return model, shifts[0]
+
 
 def assert_same_svm(m1, m2, X_eval, C):
     """Proposition 3's conclusion, to rounding."""
@@ -339,7 +395,8 @@ def test_shift_invariance_random(kernel, problem, beta):
         X, Xt = l2_rows(X), l2_rows(Xt)
     params = KERNEL_PARAMS[kernel]
     m1 = kgeo.SVM(kernel=kernel, C=C, **params).fit(X, y)
-    m2 = kgeo.SVM(kernel=kernel, C=C, shift=beta, **params).fit(X, y)
+    m2, seen = fit_seeing_shift(kgeo.SVM(kernel=kernel, C=C, shift=beta, **params), X, y)
+    assert seen == beta  # the solver read k + beta, not k again
     assert_same_svm(m1, m2, _evaluation_points(X, Xt), C)
 
 
@@ -355,7 +412,8 @@ def test_shift_invariance_newsgroups(kernel, other, shift, C, newsgroups5):
     if kernel in EUCLIDEAN:
         X, Xt = l2_rows(X), l2_rows(Xt)
     m1 = kgeo.SVM(kernel=kernel, C=C).fit(X, y)
-    m2 = kgeo.SVM(kernel=other, C=C, shift=shift).fit(X, y)
+    m2, seen = fit_seeing_shift(kgeo.SVM(kernel=other, C=C, shift=shift), X, y)
+    assert seen == shift
     assert_same_svm(m1, m2, Xt, C)
     np.testing.assert_array_equal(m1.predict(Xt), m2.predict(Xt))
     assert m1.score(Xt, yt) > 0.85
@@ -545,8 +603,9 @@ def test_coef_with_a_shift_is_the_unshifted_one(rng):
     X, y = ck.make_count_data(rng, 80, 20, 3, density=0.3)
     X = l2_rows(X)
     plain = kgeo.SVM(kernel="linear", tol=1e-10).fit(X, y)
-    shifted = kgeo.SVM(kernel="linear", tol=1e-10, shift=10.0,
-                       decision_function_shape="ovo").fit(X, y)
+    shifted, seen = fit_seeing_shift(kgeo.SVM(kernel="linear", tol=1e-10, shift=10.0,
+                                              decision_function_shape="ovo"), X, y)
+    assert seen == 10.0
     np.testing.assert_allclose(shifted.coef_, plain.coef_, atol=1e-8)
     np.testing.assert_allclose(X @ shifted.coef_.T + shifted.intercept_,
                                shifted.decision_function(X), atol=1e-12)
