@@ -139,7 +139,13 @@ def test_idf_of_hashed_columns_counts_by_sorting_the_same(random_count_csr, monk
     X.data[::4] = 0.0
     wide = sp.csr_matrix((X.data, X.indices * 1000 + 7, X.indptr), shape=(40, 30_000))
     assert wide.nnz < wide.shape[1] // _embedding._SPARSE_VOCABULARY  # the sorting route
-    sorted_route = kgeo.MultinomialEmbedding(weighting="tfidf").fit(wide).idf_
+
+    def count_per_column(*args, **kwargs):
+        raise AssertionError("a count per column (np.bincount), not the sorting route")
+
+    with monkeypatch.context() as patch:  # the route taken, not only its result
+        patch.setattr(np, "bincount", count_per_column)
+        sorted_route = kgeo.MultinomialEmbedding(weighting="tfidf").fit(wide).idf_
     monkeypatch.setattr(_embedding, "_SPARSE_VOCABULARY", 10**9)  # the counting route
     counted = kgeo.MultinomialEmbedding(weighting="tfidf").fit(wide).idf_
     assert sorted_route.tobytes() == counted.tobytes()

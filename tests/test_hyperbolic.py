@@ -421,6 +421,46 @@ def test_shift_changes_nothing():
     svm_checker.assert_identical_models(b, given)
 
 
+@pytest.mark.parametrize("n", [3, 5])  # the checker's closed forms
+def test_normalize_in_the_svm_is_the_heat_kernel_itself(n):
+    """normalize=True: the SVM is the model of pairwise_kernels' normalized
+    Gram matrix, bit for bit, and that matrix is the heat kernel itself: the
+    normalize=False kernel (k(x, x) = 1) times the heat kernel at distance
+    0, c^(-n/2) K_tau(0) of H^n. Scaling the kernel by k0 is the SVM of C
+    times k0 (dual coefficients over k0, the same decision values)."""
+    rng = np.random.default_rng(n)
+    X, Xt = spherical_normals(rng, 70, n), spherical_normals(rng, 20, n)
+    y = np.where(X[:, -1] > np.median(X[:, -1]), 1, 0) + (X[:, 0] > 0.8)
+    t, C, tol = 0.7, 3.0, 1e-8
+    c = 2.0 * (n - 1)
+    k0 = math.exp(H.log_heat_kernel_at_zero(t / c, n) - 0.5 * n * math.log(c))
+    assert k0 < 0.05  # far from the normalize=False kernel's 1
+    K = kgeo.pairwise_kernels(X, kernel="hyperbolic", t=t, normalize=True)
+    K_plain = kgeo.pairwise_kernels(X, kernel="hyperbolic", t=t)
+    assert np.all(np.diag(K_plain) == 1.0)
+    np.testing.assert_allclose(np.diag(K), k0, rtol=1e-13)
+    np.testing.assert_allclose(K, k0 * K_plain, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(K, reference_gram(X, X, t, normalize=True), rtol=1e-12)
+
+    model = kgeo.SVM(kernel="hyperbolic", t=t, normalize=True, C=C, tol=tol).fit(X, y)
+    given = kgeo.SVM(kernel="precomputed", C=C, tol=tol).fit(K, y)
+    svm_checker.assert_identical_models(model, given)
+    Kt = kgeo.pairwise_kernels(Xt, X, kernel="hyperbolic", t=t, normalize=True)
+    np.testing.assert_array_equal(model.decision_function(Xt), given.decision_function(Kt))
+    svm_checker.check_svm(model, X, y, X_test=Xt)
+
+    # The dual of (k0 K, C) is that of (K, k0 C) with alpha scaled by k0 and
+    # the same gradient, so the same path (same pairs, same gap) to the same
+    # solution, to rounding (measured: 8e-14 of the box, 4e-16 in value).
+    plain = kgeo.SVM(kernel="hyperbolic", t=t, C=C * k0, tol=tol).fit(X, y)
+    np.testing.assert_array_equal(model.support_, plain.support_)
+    np.testing.assert_array_equal(model.n_iter_, plain.n_iter_)
+    np.testing.assert_allclose(model.dual_coef_ * k0, plain.dual_coef_, rtol=0,
+                               atol=1e-12 * C * k0)
+    np.testing.assert_allclose(model.decision_function(Xt), plain.decision_function(Xt),
+                               rtol=0, atol=1e-12)
+
+
 def test_sets_of_points_are_classified_by_their_spread():
     # Two classes of point sets in the plane with the same means and
     # different spreads: a normal's sigma is what tells them apart.

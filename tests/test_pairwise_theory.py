@@ -389,6 +389,21 @@ def test_tol_zero_allows_the_eigensolvers_rounding_in_both_checks():
     assert kgeo.is_positive_definite(K - 1e-9 * np.eye(3), tol=0) is False
 
 
+@pytest.mark.parametrize("n", [3, 40])
+@pytest.mark.parametrize("scale", [1.0, 3.0, 2.0 ** -600])
+def test_tol_zero_allows_the_documented_rounding_and_no_more(n, scale):
+    """tol=0 leaves the smallest eigenvalue 4 n eps max|K_ij| (the
+    docstring's bound). A diagonal matrix's eigenvalues are its entries,
+    exactly, so the bound is probed from both sides: half of it accepted,
+    twice it refused. The -1e-9 above is 1e6 times beyond it: an allowance
+    450 times the documented one (1e-13 for eps) passed every test here."""
+    allowance = 4 * n * EPS * scale
+    for last, expected in ((-0.5 * allowance, True), (-2.0 * allowance, False)):
+        K = np.diag([scale] * (n - 1) + [last])
+        assert np.linalg.eigvalsh(K)[0] == last
+        assert kgeo.is_positive_definite(K, tol=0) is expected
+
+
 @pytest.mark.parametrize("n", [50, 200])
 def test_tol_zero_allows_a_rounding_that_grows_with_n(n):
     # The linear Gram of n points in the plane is exactly semi-definite, yet
@@ -484,6 +499,29 @@ def test_asymmetry_is_refused_from_1e_10_of_the_largest_entry():
     with pytest.raises(ValueError, match="K must be symmetric"):
         kgeo.is_positive_definite(np.array([[1.0, 0.5], [0.5 + 1e-8, 1.0]]))
     assert kgeo.is_positive_definite(np.array([[1.0, 0.5], [0.5 + 1e-12, 1.0]]))
+
+
+@pytest.mark.parametrize("constant", [0.0, 1e3])
+def test_cpd_tolerance_is_relative_to_the_spectrum_of_pkp(constant):
+    """The cpd check's allowance is tol * max|eig(P K P)| (+ rounding), as
+    its docstring says: K has P K P's eigenvalues by construction (an
+    orthonormal basis of the complement of the constant vector, and a
+    constant, which P removes). Found by mutation testing: the check with
+    the tol term dropped, or multiplied by 1000, passed every test here."""
+    A = np.random.default_rng(0).standard_normal((6, 5))
+    Q, _ = np.linalg.qr(A - A.mean(axis=0))  # columns orthogonal to (1, ..., 1)
+
+    def with_pkp_spectrum(eigenvalues):
+        K = Q @ np.diag(eigenvalues) @ Q.T + constant
+        return (K + K.T) / 2
+
+    K = with_pkp_spectrum([100.0, 10.0, 1.0, 0.5, -1e-7])
+    assert kgeo.is_conditionally_positive_definite(K)  # -1e-7 >= -1e-8 * 100
+    assert not kgeo.is_conditionally_positive_definite(K, tol=1e-10)
+    assert not kgeo.is_conditionally_positive_definite(K, tol=0)
+    K_small = with_pkp_spectrum([1.0, 0.5, 0.5, 0.1, -1e-7])
+    assert not kgeo.is_conditionally_positive_definite(K_small)  # -1e-7 < -1e-8 * 1
+    assert kgeo.is_conditionally_positive_definite(K_small, tol=1e-6)
 
 
 def test_tolerance_is_relative_to_the_largest_eigenvalue():
