@@ -19,6 +19,7 @@ from kgeo import _hyperbolic as H
 
 sys.path.insert(0, os.path.dirname(__file__))
 import svm_checker  # noqa: E402
+from test_svm import solver_reads_shift  # noqa: E402
 
 TAUS = (0.003, 0.1, 1.0, 10.0)
 
@@ -407,17 +408,20 @@ def test_svm_solves_the_dual(n):
 def test_shift_changes_nothing():
     """Proposition 3: the SVM of k + 5 is that of k, to rounding. A model
     that dropped the shift would pass that comparison too: the shifted one
-    must also be the model of the Gram matrix plus 5, bit for bit."""
+    must also be the model of the Gram matrix plus 5, bit for bit, and both
+    fits must hand their solver a kernel of shift 5 (a fit that dropped it
+    in both routes made the same model of k twice)."""
     rng = np.random.default_rng(8)
     X = spherical_normals(rng, 80, 3)
     y = (X[:, -1] > 1.0).astype(int)
     a = kgeo.SVM(kernel="hyperbolic", t=0.7, tol=1e-8).fit(X, y)
-    b = kgeo.SVM(kernel="hyperbolic", t=0.7, shift=5.0, tol=1e-8).fit(X, y)
+    K = kgeo.pairwise_kernels(X, kernel="hyperbolic", t=0.7)
+    with solver_reads_shift(5.0):
+        b = kgeo.SVM(kernel="hyperbolic", t=0.7, shift=5.0, tol=1e-8).fit(X, y)
+        given = kgeo.SVM(kernel="precomputed", shift=5.0, tol=1e-8).fit(K, y)
     np.testing.assert_array_equal(a.support_, b.support_)
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), rtol=0,
                                atol=1e-9)
-    K = kgeo.pairwise_kernels(X, kernel="hyperbolic", t=0.7)
-    given = kgeo.SVM(kernel="precomputed", shift=5.0, tol=1e-8).fit(K, y)
     svm_checker.assert_identical_models(b, given)
 
 
