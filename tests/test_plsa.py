@@ -719,6 +719,38 @@ def test_too_many_scores_are_refused():
         PLSAFisherEmbedding((10, 10)).fit(X)
 
 
+def test_scores_up_to_the_int32_limit_are_accepted_and_one_more_refused(monkeypatch):
+    # "Fewer than 2**31" scores per document: 2**31 - 1 (one topic, 2**31 - 2
+    # words) reaches the models' fits, 2**31 does not (">=" refused the
+    # largest allowed; a mutation review). The fits are stubbed: their
+    # tables would not fit in memory.
+    class Reached(Exception):
+        pass
+
+    def reached(self, X, y=None):
+        raise Reached
+
+    monkeypatch.setattr(PLSA, "fit", reached)
+    embedding = PLSAFisherEmbedding(1, topic_word_smoothing=0.0)
+    with pytest.raises(Reached):
+        embedding.fit(sp.csr_matrix((np.ones(1), ([0], [0])), shape=(1, 2**31 - 2)))
+    with pytest.raises(ValueError, match=r"give 2147483648 scores per document; .*fewer "
+                                         r"than 2\*\*31"):
+        embedding.fit(sp.csr_matrix((np.ones(1), ([0], [0])), shape=(1, 2**31 - 1)))
+
+
+def test_transform_of_more_than_int32_scores_is_refused_up_front():
+    # 410 documents of 4 words under 2**20 topics: 410 * 5 * 2**20 = 2**31 +
+    # 2**21 scores, refused before any table is made (only the topic counts
+    # are read first: the assigned components are never used). Without the
+    # check it allocated 17 GB (a mutation review).
+    embedding = PLSAFisherEmbedding(1, random_state=0).fit(np.ones((3, 4)))
+    embedding.models_[0].components_ = np.zeros((2**20, 4))
+    with pytest.raises(ValueError, match=r"X's 1640 nonzeros give 2149580800 Fisher scores; "
+                                         r"kgeo needs fewer than 2\*\*31 per matrix"):
+        embedding.transform(np.ones((410, 4)))
+
+
 @pytest.mark.parametrize("n_components, n_features", [(10**9, 4), (2**63, 4), (2**11, 2**31 - 1)])
 def test_topic_tables_beyond_the_machines_memory_are_refused_up_front(n_components,
                                                                       n_features, monkeypatch):
@@ -1026,6 +1058,18 @@ def test_fit_stops_at_the_first_step_within_tol(corpus):
         assert np.all(gains[:-1] > limits[:-1]) and gains[-1] <= limits[-1]
     # A tolerance no step can fail: one step, not two.
     assert PLSA(4, random_state=0, tol=10.0).fit(corpus).n_iter_ == 1
+
+
+def test_a_step_that_lowers_the_objective_stops_a_fit_with_tol_zero(corpus, monkeypatch):
+    # "Raises the objective by no more than tol times its magnitude": a fall
+    # (rounding's, for EM) is within any tol >= 0 and stops the fit; its
+    # size compared with abs() ran on to max_iter (a mutation review).
+    steps = iter(range(10**6))
+    monkeypatch.setattr(PLSA, "_log_prior", lambda self, *tables: -1e9 * next(steps))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kgeo.ConvergenceWarning)
+        model = PLSA(4, tol=0.0, random_state=0, max_iter=50).fit(corpus)
+    assert model.n_iter_ == 1 and np.diff(model.objective_curve_)[0] < 0
 
 
 def test_em_steps_with_counts_below_four_match_dense_reference(corpus):
